@@ -1,0 +1,52 @@
+"""Dense integer ids for grouping large columns without sorting (pure numpy helpers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+
+def dense(v: np.ndarray) -> np.ndarray:
+    """Dense ranks (0..k-1, int32) of integer values; a lookup table when the range is small, else a sort."""
+    v = np.asarray(v)
+    if v.size == 0:
+        return v.astype(np.int32)
+    lo, hi = int(v.min()), int(v.max())
+    if hi - lo <= 2 * v.size + 1024:
+        seen = np.zeros(hi - lo + 1, dtype=np.int32)
+        off = v - lo
+        seen[off] = 1
+        rank = np.cumsum(seen, dtype=np.int32)
+        rank -= 1
+        return rank[off]
+    return np.unique(v, return_inverse=True)[1].reshape(-1).astype(np.int32)
+
+
+def dense_rows(*cols: np.ndarray) -> np.ndarray:
+    """Dense ids (0..k-1) of the distinct rows of the given integer columns."""
+    ids = np.zeros(cols[0].size, dtype=np.int32)
+    for c in cols:
+        c_ids = dense(np.asarray(c).astype(np.int64, copy=False))
+        ids = dense(ids.astype(np.int64) * (int(c_ids.max(initial=0)) + 1) + c_ids)  # < n * n: fits int64
+    return ids
+
+
+def first_index(ids: np.ndarray) -> np.ndarray:
+    """Row of the first occurrence of each id (ids dense 0..k-1)."""
+    k = int(ids.max(initial=-1)) + 1
+    first = np.full(k, ids.size, dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(ids.size, dtype=np.int64))
+    return first
+
+
+def distinct_ids(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(dense id per row, first row of each id) for any Series (nulls form their own group)."""
+    if isinstance(s.dtype, (pl.Categorical, pl.Enum)):
+        phys = s.to_physical()
+        key = phys.fill_null(-1 if phys.null_count() else 0).cast(pl.Int64).to_numpy()
+    elif s.dtype.is_integer():
+        key = s.cast(pl.Int64).fill_null(np.iinfo(np.int64).min).to_numpy()
+    else:
+        key = s.hash().to_numpy().view(np.int64)
+    ids = dense(key)
+    return ids, first_index(ids)

@@ -1,0 +1,216 @@
+"""Arm-kit-compatible event tables: per-run timelines and per-operator statistics (pure functions).
+
+The first columns are exactly the SME2 ExecuTorch profiling kit's, so scripts written against its CSVs
+keep working; ours follow. Deliberate differences from the kit (its bugs, fixed):
+
+* ``pct_total`` is the event's share of *its run's* ``Method::execute`` (the kit divided by the sum of
+  every row in the run, wrappers included, which made shares about three times too small). Events nest
+  (a kernel sits inside its OPERATOR_CALL), so shares of nested rows overlap; ``self_pct`` never does:
+  it sums to 100 over a run.
+* ops stats ``count`` is executions per run, not the number of distinct event instances, and
+  ``total_ms``/``pct_total`` are per inference, averaged over runs.
+* load/init events (``Default`` block) are not in the timelines; ``analysis_summary.json`` reports them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import polars as pl
+
+from ..model import Profile
+from .._ids import distinct_ids
+from .inspector_order import inspector_order
+
+TIMELINE_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "start_us", "end_us", "duration_ms",
+                        "pct_total", "node_id", "run_index", "block")
+OPS_STATS_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "count", "total_ms", "avg_ms", "pct_total")
+
+_SUFFIX = r" #\d+$"
+PCT_DECIMALS = 6  # percentages are rounded so CSVs stay compact and stable
+
+
+def op_type(name: str) -> str:
+    """The kit's ``type``: the event name without XNNPACK's per-delegate instance suffix (`` #3``)."""
+    return re.sub(_SUFFIX, "", name.strip())
+
+
+def map_distinct(s: pl.Series, fn, name: str | None = None) -> pl.Series:
+    """Apply ``fn`` to each distinct value of ``s`` (not to every row); returns a Categorical Series.
+
+    Event tables repeat a few hundred names across 100k+ rows, so string work is done on the few
+    distinct values and the result is gathered back by id.
+    """
+    ids, first = distinct_ids(s)
+    values = [fn(v) for v in s.gather(first).to_list()]
+    return pl.Series(name or s.name, values, dtype=pl.Categorical).gather(ids)
+
+
+def _json_of(v) -> str | None:
+    """A list of op types as a JSON array; None (an empty CSV cell) when unknown (no ETRecord)."""
+    if v is None:
+        return None
+    return json.dumps(list(v), ensure_ascii=False)
+
+
+def timeline_table(profile: Profile, model_id: str, *, run_index: int | None = None,
+                   runs: tuple[int, int] | None = None, node_ids: np.ndarray | None = None) -> pl.DataFrame:
+    """One row per event of the execute runs, in execution order.
+
+    ``run_index`` selects one run, ``runs=(a, b)`` the runs ``a ≤ run_index < b``; ``node_ids`` (from
+    :func:`~edgeprof.analysis.inspector_order.inspector_order`) can be passed to avoid recomputing it.
+    """
+    return Timeline(profile, model_id, node_ids).table(run_index=run_index, runs=runs)
+
+
+class Timeline:
+    """Builds timeline tables of one profile; per-profile work is done once, blocks are cheap.
+
+    ``chunks()`` yields the whole timeline in blocks of whole runs, so a writer can stream a
+    200k-event timeline without holding it in memory.
+    """
+
+    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None = None):
+        self._ctx = _TimelineContext(profile, model_id, node_ids)
+        self._counts = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")["n_events"].to_numpy()
+
+    def table(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> pl.DataFrame:
+        if run_index is not None:
+            runs = (run_index, run_index + 1)
+        return self._ctx.rows(self._ctx.select(runs))
+
+    def chunks(self, max_rows: int = 32768):
+        counts = self._counts
+        a = 0
+        while a < counts.size:
+            b, rows = a, 0
+            while b < counts.size and (rows == 0 or rows + counts[b] <= max_rows):
+                rows += int(counts[b])
+                b += 1
+            yield self.table(runs=(a, b))
+            a = b
+
+
+class _TimelineContext:
+    """Per-profile arrays computed once; :meth:`rows` then builds any subset of the timeline cheaply."""
+
+    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None):
+        ev = self.ev = profile.events
+        self.model_id = model_id
+        self.run_idx = run_idx = ev["run_index"].to_numpy()
+        n_runs = int(run_idx.max(initial=-1)) + 1
+        runs = profile.runs.filter(pl.col("run_index") >= 0)
+        self.e2e = np.full(n_runs, np.nan)
+        self.e2e[runs["run_index"].to_numpy()] = runs["e2e_ns"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        origin = np.zeros(n_runs, dtype=np.int64)
+        origin[runs["run_index"].to_numpy()] = runs["start_ns"].fill_null(0).to_numpy()
+        self.start = start = ev["start_ns"].to_numpy()
+        is_exec = (ev["name"] == "Method::execute").to_numpy() & (run_idx >= 0)
+        if is_exec.any():  # a run's origin is its Method::execute start when there is one
+            ex_start = np.full(n_runs, np.iinfo(np.int64).max)
+            np.minimum.at(ex_start, run_idx[is_exec], start[is_exec])
+            has = ex_start != np.iinfo(np.int64).max
+            origin[has] = ex_start[has]
+        self.origin = origin
+        self.node_ids = node_ids if node_ids is not None else inspector_order(profile)["node_id"].to_numpy()
+        # string columns derived once from the few distinct values, then sliced per block
+        self.type = map_distinct(ev["name"], op_type, "type")
+        self.op_types = map_distinct(ev["op_types"], _json_of, "op_types")
+        self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
+        self.event_index = ev["event_index"].to_numpy()
+
+    def select(self, runs: tuple[int, int] | None) -> np.ndarray:
+        r = self.run_idx
+        mask = (r >= 0) if runs is None else (r >= max(runs[0], 0)) & (r < runs[1])
+        return np.flatnonzero(mask)
+
+    def rows(self, rows: np.ndarray) -> pl.DataFrame:
+        ev = self.ev
+        contiguous = bool(rows.size) and rows[-1] - rows[0] + 1 == rows.size
+
+        def take(s: pl.Series) -> pl.Series:
+            return s.slice(int(rows[0]), rows.size) if contiguous else s.gather(rows)
+
+        r = self.run_idx[rows]
+        e2e = self.e2e[r]
+        start = self.start[rows]
+        dur = take(ev["duration_ns"])
+        dur_f = dur.cast(pl.Float64).fill_null(np.nan).to_numpy()
+        self_ns = take(ev["self_ns"]).to_numpy()
+        parent = take(ev["parent"])
+        parent_ev = pl.Series(self.event_index[parent.fill_null(0).to_numpy()]).set(parent.is_null(), None)
+        return pl.DataFrame({
+            "model_id": pl.Series([self.model_id], dtype=pl.Categorical).gather(np.zeros(rows.size, dtype=np.int64)),
+            "name": take(ev["name"]),
+            "type": take(self.type),
+            "delegate_backend": take(ev["delegate_backend"]),
+            "start_us": start / 1e3,
+            "end_us": (start + dur.fill_null(0).to_numpy()) / 1e3,
+            "duration_ms": dur_f / 1e6,
+            "pct_total": np.round(dur_f / e2e * 100, PCT_DECIMALS),
+            "node_id": self.node_ids[rows],
+            "run_index": take(ev["run_index"]),
+            "block": take(ev["block"]),
+            # ours
+            "kind": take(ev["kind"]),
+            "event_index": take(ev["event_index"]),
+            "instruction_id": take(ev["instruction_id"]),
+            "depth": take(ev["depth"]),
+            "parent_event_index": parent_ev,
+            "self_ms": self_ns / 1e6,
+            "self_pct": np.round(self_ns / e2e * 100, PCT_DECIMALS),
+            "offset_us": (start - self.origin[r]) / 1e3,
+            "op_types": take(self.op_types),
+            "module_path": take(ev["module_path"]),
+            "timing_source": take(ev["timing_source"]),
+            "backend_source": take(self.backend_source),
+        }).with_columns(pl.col("duration_ms", "pct_total").fill_nan(None))
+
+
+def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
+    """Per operator type and backend, per inference: executions, total/average time, share of end-to-end."""
+    ev = profile.execute_events()
+    ev = ev.with_columns(map_distinct(ev["name"], op_type, "type"))
+    runs = profile.runs.filter(pl.col("run_index") >= 0)
+    n_runs = max(runs.height, 1)
+    mean_e2e = runs["e2e_ns"].cast(pl.Float64).mean() or float("nan")
+    g = (ev.group_by("type", "delegate_backend", pl.col("kind").cast(pl.String))
+           .agg(pl.len().alias("occurrences"),
+                pl.col("duration_ns").sum().alias("_total_ns"),
+                pl.col("self_ns").sum().alias("_self_ns"),
+                pl.col("duration_ns").min().alias("_min"),
+                pl.col("duration_ns").median().alias("_median"),
+                pl.col("duration_ns").max().alias("_max"),
+                pl.col("duration_ns").std().alias("_std"),
+                pl.col("timing_source").unique().sort().str.join("+").alias("timing_source"),
+                pl.col("op_types").list.explode(keep_nulls=False, empty_as_null=False).unique().sort().alias("op_types")))
+    per_run_int = bool((g["occurrences"] % n_runs == 0).all()) if g.height else True
+    count = (pl.col("occurrences") // n_runs) if per_run_int else (pl.col("occurrences") / n_runs)
+    total_ms = pl.col("_total_ns") / n_runs / 1e6
+    out = g.select(
+        pl.lit(model_id).alias("model_id"),
+        pl.col("type").alias("name"),
+        pl.col("type"),
+        pl.col("delegate_backend"),
+        count.alias("count"),
+        total_ms.round(6).alias("total_ms"),
+        (pl.col("_total_ns") / pl.col("occurrences") / 1e6).round(6).alias("avg_ms"),
+        (pl.col("_total_ns") / n_runs / mean_e2e * 100).round(PCT_DECIMALS).alias("pct_total"),
+        pl.col("kind"),
+        pl.lit(runs.height).alias("runs"),
+        pl.col("occurrences"),
+        (pl.col("_min") / 1e6).alias("min_ms"),
+        (pl.col("_median") / 1e6).round(6).alias("median_ms"),
+        (pl.col("_max") / 1e6).alias("max_ms"),
+        (pl.col("_std") / 1e6).round(6).alias("std_ms"),
+        (pl.col("_self_ns") / n_runs / 1e6).round(6).alias("self_total_ms"),
+        (pl.col("_self_ns") / n_runs / mean_e2e * 100).round(PCT_DECIMALS).alias("self_pct"),
+        pl.col("timing_source"),
+        pl.col("op_types"),
+    )
+    attached = profile.etrecord is not None and profile.etrecord.status == "attached"
+    out = out.with_columns(pl.Series("op_types", [_json_of(v) if attached else None for v in out["op_types"].to_list()],
+                                     dtype=pl.String))
+    return out.sort(["total_ms", "name", "delegate_backend"], descending=[True, False, False], nulls_last=True)

@@ -1,0 +1,256 @@
+"""The public Python API. The CLI is a thin layer over these functions.
+
+>>> import edgeprof
+>>> prof = edgeprof.load_etdump("model.etdp", etrecord="model.etrecord")
+>>> prof.events            # Polars DataFrame, one row per event occurrence
+>>> prof.latency_ms()      # end-to-end latency per run
+"""
+
+from __future__ import annotations
+
+import os
+import warnings as _warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._memory import release_free_memory
+from .errors import EdgeprofWarning, ETRecordError, InputError, UsageError
+from .model import ETRecordInfo, Profile
+
+
+def _attach_etrecord(prof: Profile, etrecord, strict: bool, method: str | None) -> Profile:
+    import dataclasses
+
+    from .io.etrecord import ETRecord, enrich, read_etrecord
+
+    try:
+        rec = etrecord if isinstance(etrecord, ETRecord) else read_etrecord(etrecord, method=method)
+    except ETRecordError as e:
+        if strict:
+            raise
+        info = ETRecordInfo(path=str(etrecord), status="unreadable", message=e.message)
+        return dataclasses.replace(prof, etrecord=info, warnings=prof.warnings + [f"{e}; continuing without it"])
+    return enrich(prof, rec, strict=strict)
+
+
+def load_etdump(path, etrecord=None, *, strict_etrecord: bool = False, method: str | None = None,
+                allow_empty: bool = False, warn: bool = True) -> Profile:
+    """Read an ETDump (``.etdump``/``.etdp``) into a :class:`~edgeprof.model.Profile`.
+
+    ``etrecord``: a path (or a parsed ETRecord) to attach op types and backend names. A missing,
+    unreadable or mismatched ETRecord gives a warning and the profile without it, unless
+    ``strict_etrecord`` (then :class:`~edgeprof.errors.ETRecordError`). Problems with the ETDump itself
+    raise :class:`~edgeprof.errors.InputError` subclasses naming the file and byte offset.
+    """
+    from .io.etdump import read_etdump
+
+    prof = read_etdump(path, allow_empty=allow_empty)
+    if etrecord is not None:
+        prof = _attach_etrecord(prof, etrecord, strict_etrecord, method)
+    else:
+        prof.etrecord = ETRecordInfo(path=None, status="absent")
+    if warn:
+        for w in prof.warnings:
+            _warnings.warn(f"{prof.source}: {w}", EdgeprofWarning, stacklevel=2)
+    return prof
+
+
+# --------------------------------------------------------------------------------------------------
+# analyze: ETDumps → Arm-kit CSVs + analysis_summary.json
+# --------------------------------------------------------------------------------------------------
+
+@dataclass
+class AnalyzeResult:
+    summary: dict
+    summary_path: Path | None
+    outputs: list[Path] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def output_prefix(etdump: Path) -> str:
+    """The kit's CSV prefix: ``<stem>_exec``, or ``<stem>_xtrace`` for ``*_xtrace`` ETDumps."""
+    stem = etdump.stem
+    return stem[: -len("_xtrace")] + "_xtrace" if stem.endswith("_xtrace") else stem + "_exec"
+
+
+def _rel(p: Path | str | None, base: Path) -> str | None:
+    if p is None:
+        return None
+    p = Path(p)
+    try:
+        return p.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return str(p.resolve())
+
+
+def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: bool, fmt: str,
+                 manifest, manifest_path, method) -> tuple[dict, list[Path]]:
+    from .analysis.latency import basic_summary, framework_times_ms, per_run_latency_ms
+    from .analysis.inspector_order import inspector_order
+    from .analysis.timeline import Timeline, ops_stats_table
+    from .io.etdump import read_etdump
+    from .io.runfolder import describe, find_etrecord
+    from .render.atomic import Batch
+    from .render.tables import suffix, write_table
+
+    rf = describe(path, run_dir)
+    prof = read_etdump(path)
+    found = "given" if etrecord is not None else None
+    er = etrecord
+    if er is None:
+        er, found = find_etrecord(path, run_dir, manifest, manifest_path)
+    if er is not None:
+        prof = _attach_etrecord(prof, er, strict, method)
+    else:
+        prof.etrecord = ETRecordInfo(path=None, status="absent", message=found or "")
+    model_id = path.stem
+    import polars as pl
+
+    stats = ops_stats_table(prof, model_id)
+    has_run0 = prof.run(0).height > 0
+    node_ids = inspector_order(prof)["node_id"].to_numpy()
+    release_free_memory()
+    prefix = output_prefix(path)
+    ext = suffix(fmt)
+    targets = {
+        "csv_timeline_all": out_dir / f"{prefix}_all_runs_timeline{ext}",
+        "csv_timeline": out_dir / f"{prefix}_run0_timeline{ext}",
+        "csv_stats": out_dir / f"{prefix}_ops_stats{ext}",
+    }
+    with Batch() as batch:
+        timeline = Timeline(prof, model_id, node_ids)
+        n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
+        if has_run0:
+            write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
+        else:
+            targets["csv_timeline"] = None
+        write_table(stats, batch.path(targets["csv_stats"]), fmt)
+        written = batch.commit()
+    lat, source = per_run_latency_ms(prof)
+    lat_summary = basic_summary(lat)
+    lat_summary["source"] = source
+    n_dcalls = prof.execute_events().filter(pl.col("kind") == "delegate_call").height
+    entry = {
+        "etdump": _rel(path, run_dir),
+        "model_id": model_id,
+        "model": rf.model,
+        "experiment": rf.experiment,
+        "platform": rf.platform,
+        "threads": rf.threads,
+        "etrecord": _rel(prof.etrecord.path, run_dir) if prof.etrecord and prof.etrecord.path else None,
+        "etrecord_status": prof.etrecord.status if prof.etrecord else "absent",
+        "runs": prof.n_runs,
+        "events": prof.n_events,
+        "rows": n_rows,
+        "latency_ms": lat_summary,
+        **framework_times_ms(prof),
+        "delegate_calls_per_run": n_dcalls / max(prof.n_runs, 1),
+        "csv_timeline": _rel(targets["csv_timeline"], run_dir),
+        "csv_timeline_all": _rel(targets["csv_timeline_all"], run_dir),
+        "csv_stats": _rel(targets["csv_stats"], run_dir),
+        "warnings": list(prof.warnings),
+    }
+    return entry, written
+
+
+def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
+            jobs: int | None = None, method: str | None = None, progress=None,
+            write_summary: bool = True) -> AnalyzeResult:
+    """Analyse every ETDump under ``inputs`` (a run folder, or files) and write the kit's CSVs.
+
+    Writes ``<stem>_exec_all_runs_timeline``, ``<stem>_exec_run0_timeline`` and ``<stem>_exec_ops_stats``
+    (CSV or Parquet) next to each ETDump (or under ``output_dir``, mirroring the folder structure), then
+    ``analysis_summary.json`` in the run folder (or ``output_dir``). A file that cannot be read is reported
+    in ``errors`` and skipped; nothing is written for it.
+    ``progress(done, total, path)`` is called after each file.
+    """
+    from .io.runfolder import find_etdumps, read_manifest
+    from .render import jsonfmt
+    from .render.atomic import write_text
+    from .render.tables import FORMATS
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    inputs = [Path(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+    if not inputs:
+        raise UsageError("nothing to analyse: give a run folder or ETDump files")
+    for p in inputs:
+        if not p.exists():
+            raise InputError(p, "no such file or folder")
+    if len(inputs) == 1 and inputs[0].is_dir():
+        run_dir = inputs[0]
+    else:
+        parents = [p if p.is_dir() else p.parent for p in inputs]
+        run_dir = Path(os.path.commonpath([str(p.resolve()) for p in parents]))
+    files = find_etdumps(inputs)
+    if not files:
+        raise InputError(run_dir, "no .etdump or .etdp files found")
+    if etrecord is not None and not Path(etrecord).exists():
+        if strict_etrecord:
+            raise ETRecordError(etrecord, "no such ETRecord file")
+    manifest, manifest_path, manifest_problem = read_manifest(run_dir)
+    out_root = Path(output_dir) if output_dir is not None else None
+
+    def out_dir_for(f: Path) -> Path:
+        if out_root is None:
+            return f.parent
+        try:
+            return out_root / f.parent.resolve().relative_to(run_dir.resolve())
+        except ValueError:
+            return out_root
+
+    def job(f: Path):
+        try:
+            return _analyze_one(f, run_dir=run_dir, out_dir=out_dir_for(f), etrecord=etrecord, strict=strict_etrecord,
+                                fmt=fmt, manifest=manifest, manifest_path=manifest_path, method=method), None
+        except InputError as e:
+            return None, e
+
+    n_jobs = max(1, min(jobs or (os.cpu_count() or 1), len(files)))
+    results = []
+    if n_jobs == 1:
+        for i, f in enumerate(files):
+            results.append(job(f))
+            if progress:
+                progress(i + 1, len(files), f)
+    else:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            futures = [pool.submit(job, f) for f in files]
+            for i, fut in enumerate(futures):
+                results.append(fut.result())
+                if progress:
+                    progress(i + 1, len(files), files[i])
+    per, errors, outputs, csv_files = [], [], [], []
+    for f, (res, err) in zip(files, results):
+        if err is not None:
+            errors.append((str(f), str(err)))
+            continue
+        entry, written = res
+        per.append(entry)
+        outputs.extend(written)
+        csv_files.extend(e for e in (entry["csv_timeline_all"], entry["csv_stats"]) if e)
+    used = {e["etrecord"] for e in per}
+    summary = {
+        "schema_version": jsonfmt.SCHEMA_VERSION,
+        "tool": "edgeprof",
+        "run_dir": str(run_dir.resolve()),
+        "etrecord": (_rel(etrecord, run_dir) if etrecord is not None else (next(iter(used)) if len(used) == 1 else None)),
+        "etdump_count": len(files),
+        "analysed_count": len(per),
+        "format": fmt,
+        "per_etdump": per,
+        "csv_files": csv_files,
+        "errors": [{"etdump": _rel(f, run_dir), "error": msg} for f, msg in errors],
+        "warnings": [manifest_problem] if manifest_problem else [],
+    }
+    summary_path = None
+    if write_summary and per:
+        summary_path = (out_root or run_dir) / "analysis_summary.json"
+        write_text(summary_path, jsonfmt.dumps(summary))
+        outputs.append(summary_path)
+    return AnalyzeResult(summary=summary, summary_path=summary_path, outputs=outputs, errors=errors)

@@ -1,0 +1,63 @@
+"""Typed errors and warnings. Every error names the file it is about; the CLI maps them to exit codes."""
+
+from __future__ import annotations
+
+import os
+
+
+class EdgeprofError(Exception):
+    """Base class. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 2
+
+
+class UsageError(EdgeprofError):
+    """Bad command-line usage or API arguments."""
+
+
+class InputError(EdgeprofError):
+    """An input file is missing, unreadable or malformed.
+
+    ``str(err)`` is a one-line message: ``<path>: <what> [at byte offset N | line N]``.
+    """
+
+    def __init__(self, path, message: str, *, offset: int | None = None, line: int | None = None):
+        self.path = os.fspath(path) if path is not None else "<memory>"
+        self.message = message
+        self.offset = offset
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ""
+        if self.offset is not None:
+            where = f" (at byte offset {self.offset})"
+        elif self.line is not None:
+            where = f" (line {self.line})"
+        return f"{self.path}: {self.message}{where}"
+
+
+class NotAnETDumpError(InputError):
+    """The bytes are not an ETDump at all (wrong identifier, empty, another format)."""
+
+
+class CorruptETDumpError(InputError):
+    """The file claims to be an ETDump but an offset or length points outside the buffer."""
+
+
+class NoRunsError(InputError):
+    """The ETDump holds no Execute run, so there is nothing to analyse."""
+
+
+class ETRecordError(InputError):
+    """The ETRecord is unreadable, unsafe to read, or does not match the ETDump."""
+
+
+class CheckFailed(EdgeprofError):
+    """A gate or validation failed (exit code 1)."""
+
+    exit_code = 1
+
+
+class EdgeprofWarning(UserWarning):
+    """Something was off but analysis continued (for example an ETRecord that does not match)."""

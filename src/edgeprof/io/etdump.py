@@ -1,0 +1,623 @@
+"""ETDump reader: size-prefixed FlatBuffer (identifier ``ED00``) → :class:`edgeprof.model.Profile`.
+
+Schema: ExecuTorch ``devtools/etdump/etdump_schema_flatcc.fbs``.
+``ETDump{version, run_data:[RunData]}``; ``RunData{name, bundled_input_index, allocators:[Allocator{name}],
+events:[Event]}``; ``Event`` wraps exactly one of ``ProfileEvent``, ``AllocationEvent`` or ``DebugEvent``.
+
+Everything is decoded column-wise with numpy (see :mod:`edgeprof.io.flatbuf`); nothing here creates a
+Python object per event. The normalization rules (event kinds, nesting, names) are ExecuTorch's:
+
+* an event with a delegate debug id (int ≠ -1 or non-empty string) is a ``delegate_op`` and is named by
+  that id, as ExecuTorch's Inspector names it;
+* ``native_call_<op>.<overload>`` is a ``kernel``, nested in the ``OPERATOR_CALL`` of the same instruction
+  that follows it; delegate ops nest in the ``DELEGATE_CALL`` of their instruction that follows them;
+  ``OPERATOR_CALL``/``DELEGATE_CALL`` and unknown events nest in the run's ``Method::execute``.
+* a RunData is a run (``run_index`` 0, 1, …) unless it is named ``Default`` and has no ``Method::execute``
+  (the load/init block, ``run_index`` −1).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .._ids import dense_rows
+from .._memory import release_free_memory
+from ..errors import CorruptETDumpError, InputError, NotAnETDumpError
+from .flatbuf import FlatBuffer
+
+IDENTIFIER = b"ED00"
+FRAMEWORK_EVENTS = ("Method::execute", "Method::init", "Program::load_method")
+MAX_ETDUMP_BYTES = 4 * 1024**3  # FlatBuffers cannot address more
+
+# Inspector's 32-bit timer wrap-around rule.
+_U32_MAX = 2**32 - 1
+
+SCALAR_TYPES = {
+    0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64",
+    11: "bool", 12: "qint8", 13: "quint8", 14: "qint32", 15: "bfloat16", 16: "quint4x2", 17: "quint2x4",
+    22: "bits16", 23: "float8_e5m2", 24: "float8_e4m3fn", 25: "float8_e5m2fnuz", 26: "float8_e4m3fnuz",
+    27: "uint16", 28: "uint32", 29: "uint64",
+}
+VALUE_TYPES = ("null", "int", "bool", "float", "double", "tensor", "tensor_list", "string")
+
+_KNOWN_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"PK\x03\x04", "a zip archive (an ETRecord?)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x1f\x8b", "a gzip file"),
+    (b"\x7fELF", "an ELF binary"),
+)
+
+
+def sniff(data: bytes) -> str | None:
+    """Describe a non-ETDump file from its first bytes, or None if it looks like an ETDump."""
+    if data[8:12] == IDENTIFIER or data[4:8] == IDENTIFIER:
+        return None
+    for magic, what in _KNOWN_MAGIC:
+        if data.startswith(magic):
+            return what
+    if len(data) >= 8 and data[4:6] == b"ET" and data[6:8].isdigit():
+        return f"an ExecuTorch program (.pte, identifier {data[4:8].decode()!r})"
+    head = data[:64].lstrip()
+    if head[:1] in (b"{", b"["):
+        return "a JSON or text file"
+    if head and all(32 <= c < 127 or c in (9, 10, 13) for c in head):
+        return "a text file"
+    return "not an ETDump"
+
+
+def read_bytes(path) -> bytes:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_ETDUMP_BYTES:
+            raise NotAnETDumpError(path, f"{size} bytes is larger than any ETDump can be")
+        with open(path, "rb") as f:
+            return f.read()
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, expected an ETDump file") from None
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+
+
+def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
+    """Validate the envelope and return (buffer starting at the root offset, base offset in the file)."""
+    n = len(data)
+    if n == 0:
+        raise NotAnETDumpError(path, "empty file, expected an ETDump")
+    if n < 12:
+        raise NotAnETDumpError(path, f"only {n} bytes, too short for an ETDump")
+    what = sniff(data)
+    if what is not None:
+        raise NotAnETDumpError(path, f"{what}, not an ETDump (no 'ED00' identifier at byte 8)")
+    if data[8:12] == IDENTIFIER:  # size-prefixed, as the ExecuTorch runtime writes it
+        declared = int.from_bytes(data[0:4], "little")
+        if declared > n - 4:
+            raise CorruptETDumpError(path, f"size prefix says {declared} bytes follow but only {n - 4} do: truncated ETDump", offset=0)
+        return FlatBuffer(memoryview(data)[4: 4 + declared], path, base=4), 4
+    return FlatBuffer(memoryview(data), path, base=0), 0  # plain (not size-prefixed) buffer
+
+
+EVENT_CHUNK = 1 << 15  # events decoded per block: bounds temporary memory on very large files
+
+
+def decode(data: bytes, path) -> dict:
+    """Decode every table of an ETDump into numpy columns (no interpretation yet)."""
+    from .flatbuf import Interner
+
+    fb, _ = open_buffer(data, path)
+    root = fb.read_checked(np.array([0], dtype=np.int64), np.uint32, "root offset").astype(np.int64)
+    top = fb.tables(root, "ETDump")
+    version = int(top.scalar(0, np.uint32, 0)[0])
+    runs_ref = int(top.ref(1, "run_data")[0])
+    run_pos = fb.table_vector(runs_ref, "ETDump.run_data")
+    runs = fb.tables(run_pos, "RunData")
+    other = Interner()
+    run_name_codes, run_names, _ = fb.strings(runs.ref(0, "name"), "RunData.name", other)
+    bundled = runs.scalar(1, np.int32, -1)
+    alloc_pos, alloc_owner = fb.table_vectors(runs.ref(2, "allocators"), "RunData.allocators")
+    allocators = fb.tables(alloc_pos, "Allocator")
+    alloc_name_codes, _, _ = fb.strings(allocators.ref(0, "name"), "Allocator.name", other)
+    names = Interner()  # ProfileEvent names
+    dstrs = Interner()  # ProfileEvent delegate debug id strings
+
+    ev_pos, ev_run = fb.table_vectors(runs.ref(3, "events"), "RunData.events")
+    n_events = ev_pos.size
+    cols: dict[str, list] = {k: [] for k in ("pe_seq", "pe_name_codes", "pe_dd_str_codes", "pe_chain", "pe_instruction",
+                                             "pe_dd_int", "pe_start", "pe_end", "meta_refs")}
+    ae_refs, ae_seq, de_refs, de_seq = [], [], [], []
+    n_empty = n_ambiguous = 0
+    for c0 in range(0, n_events, EVENT_CHUNK):
+        seq = np.arange(c0, min(c0 + EVENT_CHUNK, n_events), dtype=np.int64)
+        events = fb.tables(ev_pos[c0: c0 + EVENT_CHUNK], "Event")
+        pe_ref = events.ref(0, "profile_event")
+        ae_ref = events.ref(1, "allocation_event")
+        de_ref = events.ref(2, "debug_event")
+        del events
+        present = (pe_ref >= 0).astype(np.int8) + (ae_ref >= 0) + (de_ref >= 0)
+        n_empty += int(np.count_nonzero(present == 0))
+        n_ambiguous += int(np.count_nonzero(present > 1))
+        # an Event holding several payloads counts as its first one (profile, allocation, debug), like Inspector
+        is_pe = pe_ref >= 0
+        is_ae = (ae_ref >= 0) & ~is_pe
+        is_de = (de_ref >= 0) & ~is_pe & ~is_ae
+        if is_ae.any():
+            ae_refs.append(ae_ref[is_ae])
+            ae_seq.append(seq[is_ae])
+        if is_de.any():
+            de_refs.append(de_ref[is_de])
+            de_seq.append(seq[is_de])
+        pe = fb.tables(pe_ref[is_pe] if not is_pe.all() else pe_ref, "ProfileEvent")
+        cols["pe_seq"].append(seq[is_pe])
+        cols["pe_name_codes"].append(fb.strings(pe.ref(0, "name"), "ProfileEvent.name", names)[0])
+        cols["pe_dd_str_codes"].append(fb.strings(pe.ref(4, "delegate_debug_id_str"),
+                                                  "ProfileEvent.delegate_debug_id_str", dstrs)[0])
+        cols["meta_refs"].append(pe.ref(5, "delegate_debug_metadata"))
+        cols["pe_chain"].append(pe.scalar(1, np.int32, 0))
+        cols["pe_instruction"].append(pe.scalar(2, np.int32, -1))
+        cols["pe_dd_int"].append(pe.scalar(3, np.int32, -1))
+        cols["pe_start"].append(pe.scalar(6, np.uint64, 0))
+        cols["pe_end"].append(pe.scalar(7, np.uint64, 0))
+        del pe, pe_ref, ae_ref, de_ref
+    del ev_pos
+    empty = {"pe_seq": np.int64, "pe_name_codes": np.int32, "pe_dd_str_codes": np.int32, "pe_chain": np.int32,
+             "pe_instruction": np.int32, "pe_dd_int": np.int32, "pe_start": np.uint64, "pe_end": np.uint64,
+             "meta_refs": np.int64}
+    out = {k: (np.concatenate(v) if v else np.empty(0, dtype=empty[k])) for k, v in cols.items()}
+    meta = fb.scalar_vectors(out.pop("meta_refs"), np.uint8, "ProfileEvent.delegate_debug_metadata")
+    out.update(
+        version=version,
+        run_names=[other.uniques[c] if c >= 0 else "" for c in run_name_codes],
+        run_bundled_input_index=bundled,
+        allocator_run=alloc_owner,
+        allocator_names=[other.uniques[c] if c >= 0 else "" for c in alloc_name_codes],
+        n_runs=len(runs),
+        n_empty_events=n_empty,
+        n_ambiguous_events=n_ambiguous,
+        pe_run=ev_run[out["pe_seq"]],
+        pe_names=names.uniques,
+        pe_dd_strs=dstrs.uniques,
+        pe_meta=meta,
+    )
+
+    # AllocationEvents
+    ae_seq = np.concatenate(ae_seq) if ae_seq else np.empty(0, dtype=np.int64)
+    ae = fb.tables(np.concatenate(ae_refs) if ae_refs else np.empty(0, dtype=np.int64), "AllocationEvent")
+    out.update(ae_run=ev_run[ae_seq], ae_seq=ae_seq, ae_allocator=ae.scalar(0, np.int32, 0),
+               ae_size=ae.scalar(1, np.uint64, 0))
+
+    # DebugEvents (intermediate outputs): metadata only; tensor bytes live in the separate debug buffer
+    de_seq = np.concatenate(de_seq) if de_seq else np.empty(0, dtype=np.int64)
+    de = fb.tables(np.concatenate(de_refs) if de_refs else np.empty(0, dtype=np.int64), "DebugEvent")
+    dname_codes, _, _ = fb.strings(de.ref(5, "name"), "DebugEvent.name", other)
+    ddstr_codes, _, _ = fb.strings(de.ref(4, "delegate_debug_id_str"), "DebugEvent.delegate_debug_id_str", other)
+    out.update(
+        de_run=ev_run[de_seq],
+        de_seq=de_seq,
+        de_chain=de.scalar(0, np.uint64, 0),
+        de_instruction=de.scalar(1, np.int32, -1),
+        de_dd_int=de.scalar(3, np.int32, -1),
+        de_dd_str=[other.uniques[c] if c >= 0 else None for c in ddstr_codes],
+        de_name=[other.uniques[c] if c >= 0 else None for c in dname_codes],
+        de_value=_decode_values(fb, de.ref(2, "debug_entry")),
+    )
+    out["invalid_utf8"] = other.invalid + names.invalid + dstrs.invalid
+    return out
+
+
+def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
+    """Decode ``Value`` tables (debug entries) into per-event columns."""
+    n = ref.size
+    has = ref >= 0
+    cols = {
+        "value_type": np.full(n, -1, dtype=np.int16),
+        "is_output": np.zeros(n, dtype=bool),
+        "int_value": np.full(n, np.nan),
+        "float_value": np.full(n, np.nan),
+        "bool_value": np.zeros(n, dtype=np.int8) - 1,
+        "tensors": [[] for _ in range(n)] if n < 100_000 else None,
+    }
+    if not has.any():
+        return cols
+    idx = np.flatnonzero(has)
+    v = fb.tables(ref[has], "Value")
+    cols["value_type"][idx] = v.scalar(0, np.int8, 0)
+
+    def sub_scalar(k, name, field_dtype, what):
+        r = v.ref(k, what)
+        m = r >= 0
+        vals = np.full(r.size, np.nan)
+        if m.any():
+            t = fb.tables(r[m], name)
+            vals[m] = t.scalar(0, field_dtype, 0).astype(np.float64)
+        return vals, m
+
+    iv, _ = sub_scalar(3, "Int", np.int64, "int_value")
+    fv, _ = sub_scalar(4, "Float", np.float32, "float_value")
+    dv, dm = sub_scalar(5, "Double", np.float64, "double_value")
+    bv, bm = sub_scalar(6, "Bool", np.uint8, "bool_value")
+    ov, om = sub_scalar(7, "Bool", np.uint8, "output")
+    cols["int_value"][idx] = iv
+    cols["float_value"][idx] = np.where(dm, dv, fv)
+    cols["bool_value"][idx] = np.where(bm, bv, -1).astype(np.int8)
+    cols["is_output"][idx] = om & (ov > 0)
+
+    # tensors: single tensor (field 1) or tensor list (field 2 → TensorList{tensors})
+    single = v.ref(1, "tensor")
+    lst = v.ref(2, "tensor_list")
+    tl = lst >= 0
+    list_tensors = np.empty(0, dtype=np.int64)
+    list_owner = np.empty(0, dtype=np.int64)
+    if tl.any():
+        tlt = fb.tables(lst[tl], "TensorList")
+        list_tensors, own = fb.table_vectors(tlt.ref(0, "tensors"), "TensorList.tensors")
+        list_owner = np.flatnonzero(tl)[own]
+    t_pos = np.concatenate([single[single >= 0], list_tensors])
+    t_owner = np.concatenate([np.flatnonzero(single >= 0), list_owner])
+    if t_pos.size:
+        t = fb.tables(t_pos, "Tensor")
+        stype = t.scalar(0, np.int8, 0)
+        sizes, s_off = fb.scalar_vectors(t.ref(1, "sizes"), np.int64, "Tensor.sizes")
+        strides, st_off = fb.scalar_vectors(t.ref(2, "strides"), np.int64, "Tensor.strides")
+        offset = t.scalar(3, np.int64, 0)
+        if cols["tensors"] is not None:
+            sizes_l, strides_l = sizes.tolist(), strides.tolist()
+            for j, owner in enumerate(t_owner.tolist()):
+                cols["tensors"][idx[owner]].append({
+                    "scalar_type": SCALAR_TYPES.get(int(stype[j]), f"unknown({int(stype[j])})"),
+                    "sizes": sizes_l[s_off[j]: s_off[j + 1]],
+                    "strides": strides_l[st_off[j]: st_off[j + 1]],
+                    "offset": int(offset[j]),
+                })
+    return cols
+
+
+def durations(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Durations in the timer's unit, with Inspector's 32-bit wrap-around rule.
+
+    Returns (duration as int64, valid mask). ``end < start`` with a value above 2**32-1 cannot be a
+    32-bit wrap and is invalid.
+    """
+    s = start.astype(np.int64)
+    e = end.astype(np.int64)
+    dur = e - s
+    back = start > end
+    wrap = back & (start <= _U32_MAX) & (end <= _U32_MAX)
+    dur[wrap] = (_U32_MAX - s[wrap]) + e[wrap]
+    # values beyond int64 range (corrupt input) also count as invalid
+    huge = (start > np.uint64(2**62)) | (end > np.uint64(2**62))
+    valid = ~(back & ~wrap) & ~huge
+    return dur, valid
+
+
+# --------------------------------------------------------------------------------------------------
+# normalization: decoded columns → Profile
+# --------------------------------------------------------------------------------------------------
+
+# XNNPACK operator strings: "<Operator name> (<layout>[, <dtype>…])[ <algorithm>][ #N]"
+_XNNPACK_OP = None
+
+
+def looks_like_xnnpack_op(name: str) -> bool:
+    global _XNNPACK_OP
+    if _XNNPACK_OP is None:
+        import re
+
+        _XNNPACK_OP = re.compile(r"^[A-Z][A-Za-z0-9 \-]*\((?:NC|NHWC|NCHW|ND|NWC|NCW|NDHWC|NCDHW|NHWC2NCHW|NCHW2NHWC)\b[^)]*\)")
+    return bool(_XNNPACK_OP.match(name))
+
+
+def _kind_of(name: str) -> int:
+    from ..model import KINDS
+
+    if name in FRAMEWORK_EVENTS:
+        return KINDS.index("framework")
+    if name == "OPERATOR_CALL":
+        return KINDS.index("operator_call")
+    if name == "DELEGATE_CALL":
+        return KINDS.index("delegate_call")
+    if name.startswith("native_call_"):
+        return KINDS.index("kernel")
+    return KINDS.index("other")
+
+
+def _next_match(group_child, row_child, group_parent, row_parent):
+    """For each child, the first parent row at or after the child row with the same group (−1 if none)."""
+    out = np.full(row_child.size, -1, dtype=np.int64)
+    if row_child.size == 0 or row_parent.size == 0:
+        return out
+    kp = (group_parent.astype(np.int64) << 32) | row_parent.astype(np.int64)
+    order = np.argsort(kp, kind="stable")
+    kp = kp[order]
+    kc = (group_child.astype(np.int64) << 32) | row_child.astype(np.int64)
+    i = np.searchsorted(kp, kc, side="left")
+    ok = i < kp.size
+    i2 = np.minimum(i, kp.size - 1)
+    ok &= (kp[i2] >> 32) == group_child
+    out[ok] = row_parent[order[i2[ok]]]
+    return out
+
+
+def build_profile(dec: dict, path, file_size: int = 0):
+    """Turn decoded columns into a :class:`~edgeprof.model.Profile`."""
+    import polars as pl
+
+    from ..model import KINDS, METHOD_EXECUTE, TIMING_SOURCES, Profile
+
+    warnings: list[str] = []
+    n = dec["pe_run"].size
+    run_names: list[str] = dec["run_names"]
+    n_rundata = dec["n_runs"]
+
+    # ---- names: Inspector names a delegated event by its delegate debug id ----------------------
+    names: list[str] = dec["pe_names"]
+    dstrs: list[str] = dec["pe_dd_strs"]
+    dd_int = dec["pe_dd_int"].astype(np.int64)
+    dcode = dec["pe_dd_str_codes"]
+    dstr_nonempty_lut = np.array([s != "" for s in dstrs] + [False], dtype=bool)
+    has_dstr = dstr_nonempty_lut[np.where(dcode >= 0, dcode, len(dstrs))]
+    has_dint = dd_int != -1
+    delegated = has_dint | has_dstr
+    int_uniques, int_codes = np.unique(dd_int[has_dint], return_inverse=True)
+    a, b = len(names), len(dstrs)
+    cand = names + dstrs + [str(int(v)) for v in int_uniques] + [""]
+    empty = len(cand) - 1
+    code = np.where(dec["pe_name_codes"] >= 0, dec["pe_name_codes"], empty).astype(np.int64)
+    code[has_dstr] = a + dcode[has_dstr]
+    code[has_dint] = a + b + int_codes.reshape(-1)
+    canon: dict[str, int] = {}
+    remap = np.array([canon.setdefault(s, len(canon)) for s in cand], dtype=np.int64)
+    uniq = list(canon)
+    code = remap[code]
+    kind_lut = np.array([_kind_of(s) for s in uniq], dtype=np.int8)
+    kind = np.where(delegated, KINDS.index("delegate_op"), kind_lut[code]).astype(np.int8)
+
+    # ---- runs -------------------------------------------------------------------------------------
+    pe_run = dec["pe_run"]
+    exec_code = canon.get(METHOD_EXECUTE, -1)
+    is_exec = (code == exec_code) & ~delegated
+    has_exec = np.bincount(pe_run[is_exec], minlength=n_rundata) > 0
+    has_events = (np.bincount(pe_run, minlength=n_rundata) + np.bincount(dec["de_run"], minlength=n_rundata)
+                  + np.bincount(dec["ae_run"], minlength=n_rundata)) > 0
+    is_run = has_events & (np.array([nm != "Default" for nm in run_names], dtype=bool) | has_exec)
+    run_index_of = np.where(is_run, np.cumsum(is_run) - 1, -1).astype(np.int32)
+    if n_rundata and not has_events.all():
+        warnings.append(f"{int((~has_events).sum())} RunData block(s) hold no events and were skipped")
+
+    # event position within its run
+    row = np.arange(n, dtype=np.int64)
+    run_first = np.full(n_rundata + 1, n, dtype=np.int64)
+    if n:
+        change = np.flatnonzero(np.r_[True, pe_run[1:] != pe_run[:-1]])
+        run_first[pe_run[change]] = change
+    event_index = (row - run_first[pe_run]).astype(np.int32) if n else np.empty(0, np.int32)
+
+    # ---- durations --------------------------------------------------------------------------------
+    start = dec["pe_start"]
+    end = dec["pe_end"]
+    dur, valid = durations(start, end)
+    if n and not valid.all():
+        warnings.append(f"{int((~valid).sum())} event(s) end before they start (and not by a 32-bit timer wrap); their durations are left empty")
+    dur_valid = np.where(valid, dur, 0)
+
+    # ---- nesting ----------------------------------------------------------------------------------
+    instr = dec["pe_instruction"].astype(np.int64)
+    k_kernel, k_op, k_dcall, k_dop, k_fw, k_other = (KINDS.index(k) for k in
+                                                     ("kernel", "operator_call", "delegate_call", "delegate_op", "framework", "other"))
+    group = dense_rows(pe_run, instr).astype(np.int64) if n else np.empty(0, np.int64)
+    parent = np.full(n, -1, dtype=np.int64)
+    for child_kind, parent_kind in ((k_kernel, k_op), (k_dop, k_dcall)):
+        c = kind == child_kind
+        p = kind == parent_kind
+        parent[c] = _next_match(group[c], row[c], group[p], row[p])
+    top = (parent < 0) & ~is_exec & (kind != k_fw)
+    parent[top] = _next_match(pe_run[top].astype(np.int64), row[top], pe_run[is_exec].astype(np.int64), row[is_exec])
+    init_code = canon.get("Method::init", -1)
+    load_code = canon.get("Program::load_method", -1)
+    if init_code >= 0 and load_code >= 0:
+        c = (code == init_code) & ~delegated
+        p = (code == load_code) & ~delegated
+        parent[c] = _next_match(pe_run[c].astype(np.int64), row[c], pe_run[p].astype(np.int64), row[p])
+    depth = np.zeros(n, dtype=np.int8)
+    has_parent = parent >= 0
+    for _ in range(8):
+        new = np.where(has_parent, depth[np.maximum(parent, 0)] + 1, 0).astype(np.int8)
+        if np.array_equal(new, depth):
+            break
+        depth = new
+    child_sum = np.bincount(parent[has_parent], weights=dur_valid[has_parent].astype(np.float64), minlength=n)[:n]
+    self_ns = dur_valid - child_sum.astype(np.int64)
+
+    # ---- backends and timing source (small lookup tables + codes; strings are built by Polars) ------
+    backends = ["portable", "framework", "delegated", "XnnpackBackend"]
+    backend_lut = np.where(kind_lut == k_fw, 1, 0).astype(np.int8)
+    xnn_name = np.array([looks_like_xnnpack_op(s) for s in uniq], dtype=bool)
+    backend = backend_lut[code]
+    source = np.zeros(n, dtype=np.int8)  # 0 "", 1 "inferred"
+    dop = kind == k_dop
+    xnn_op = dop & xnn_name[code]
+    backend[dop] = 2
+    backend[xnn_op] = 3
+    source[xnn_op] = 1
+    dcall = np.flatnonzero(kind == k_dcall)
+    backend[dcall] = 2
+    if dcall.size:
+        # a delegate call is XNNPACK when its per-op events are
+        child_xnn = np.bincount(parent[xnn_op], minlength=n)[:n] > 0
+        xc = dcall[child_xnn[dcall]]
+        backend[xc] = 3
+        source[xc] = 1
+    timing = np.zeros(n, dtype=np.int8)
+    timing[xnn_op] = 1  # XNNPACK lays per-op start times end to end from the delegate call's start
+    timing |= _contiguous_children(dop, parent, start, end, dur_valid).astype(np.int8)
+
+    # ---- tables -----------------------------------------------------------------------------------
+    cat = pl.Categorical
+    block_names: dict[str, int] = {}
+    block_code = np.array([block_names.setdefault(nm, len(block_names)) for nm in run_names], dtype=np.int64)
+    block_of_run = pl.Series("block", list(block_names), dtype=cat)
+    ev = pl.DataFrame({
+        "run_index": run_index_of[pe_run],
+        "block": block_of_run.gather(block_code[pe_run]) if n else pl.Series([], dtype=cat),
+        "event_index": event_index,
+        "name": pl.Series(uniq, dtype=cat).gather(code) if n else pl.Series([], dtype=cat),
+        "kind": pl.Series(KINDS, dtype=pl.Enum(KINDS)).gather(kind),
+        "instruction_id": dec["pe_instruction"].astype(np.int32),
+        "chain_index": dec["pe_chain"].astype(np.int32),
+        "delegate_debug_id_int": pl.Series(dd_int.astype(np.int32)).set(pl.Series(~has_dint), None) if n else pl.Series([], dtype=pl.Int32),
+        "delegate_debug_id_str": (pl.Series(dstrs + [None], dtype=cat).gather(np.where(has_dstr, dcode, len(dstrs)))
+                                  if n else pl.Series([], dtype=cat)),
+        "start_ns": start.astype(np.int64),
+        "end_ns": end.astype(np.int64),
+        "duration_ns": pl.Series(dur).set(pl.Series(~valid), None) if n else pl.Series([], dtype=pl.Int64),
+        "self_ns": self_ns,
+        "parent": pl.Series(parent).set(pl.Series(~has_parent), None) if n else pl.Series([], dtype=pl.Int64),
+        "depth": depth,
+        "delegate_backend": pl.Series(backends, dtype=cat).gather(backend),
+        "backend_source": pl.Series(["", "inferred"], dtype=cat).gather(source),
+        "timing_source": pl.Series(TIMING_SOURCES, dtype=cat).gather(timing),
+        "op_types": pl.repeat(None, n, dtype=pl.List(pl.String), eager=True),
+        "module_path": pl.repeat(None, n, dtype=cat, eager=True),
+    }, schema_overrides={"parent": pl.Int64, "duration_ns": pl.Int64, "delegate_debug_id_int": pl.Int32})
+
+    e2e = np.bincount(pe_run[is_exec & valid], weights=dur[is_exec & valid].astype(np.float64), minlength=n_rundata)
+    n_exec = np.bincount(pe_run[is_exec], minlength=n_rundata)
+    # runs without Method::execute: fall back to the sum of their top-level events, and say so
+    top_level = (depth == 0) & valid
+    e2e_top = np.bincount(pe_run[top_level], weights=dur[top_level].astype(np.float64), minlength=n_rundata)
+    e2e = np.where(n_exec > 0, e2e, e2e_top)
+    e2e_source = np.where(n_exec > 0, "method_execute", "top_level_events").astype(object)
+    run_min = np.full(n_rundata, np.iinfo(np.int64).max)
+    run_max = np.full(n_rundata, np.iinfo(np.int64).min)
+    if n:
+        np.minimum.at(run_min, pe_run, start.astype(np.int64))
+        np.maximum.at(run_max, pe_run, end.astype(np.int64))
+    n_events = np.bincount(pe_run, minlength=n_rundata)
+    runs = pl.DataFrame({
+        "run_data_index": np.arange(n_rundata, dtype=np.int32),
+        "run_index": run_index_of,
+        "block": pl.Series(run_names, dtype=pl.String),
+        "bundled_input_index": dec["run_bundled_input_index"].astype(np.int32),
+        "n_events": n_events.astype(np.int64),
+        "n_method_execute": n_exec.astype(np.int32),
+        "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
+        "e2e_source": pl.Series(np.where(n_events == 0, None, e2e_source), dtype=pl.String),
+        "start_ns": pl.Series(run_min).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
+        "end_ns": pl.Series(run_max).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
+    }, schema_overrides={"e2e_ns": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64})
+    runs_wo_exec = int(((n_exec == 0) & is_run).sum())
+    if runs_wo_exec:
+        warnings.append(f"{runs_wo_exec} run(s) have no Method::execute event: their end-to-end latency is the sum "
+                        "of their top-level events (runs.e2e_source = 'top_level_events')")
+
+    allocs = _allocation_table(dec, run_index_of, run_names)
+    debug = _debug_table(dec, run_index_of, run_names)
+    if dec["n_empty_events"]:
+        warnings.append(f"{dec['n_empty_events']} Event table(s) hold no payload and were skipped")
+    if dec["n_ambiguous_events"]:
+        warnings.append(f"{dec['n_ambiguous_events']} Event table(s) hold more than one payload; the first was used")
+    if dec["invalid_utf8"]:
+        warnings.append(f"{dec['invalid_utf8']} string(s) are not valid UTF-8 (shown with replacement characters)")
+    allocators = [(int(r), nm) for r, nm in zip(dec["allocator_run"].tolist(), dec["allocator_names"])]
+    return Profile(source=str(path), events=ev, runs=runs, allocations=allocs, debug_events=debug,
+                   allocators=allocators, version=dec["version"], file_size=file_size, warnings=warnings)
+
+
+def _contiguous_children(dop, parent, start, end, dur):
+    """Delegate ops whose start times are laid end to end from their delegate call's start.
+
+    That is how a backend that measures only durations fills in start times (XNNPACK does this).
+    Groups with at least two ops where every start equals the previous end and the first start
+    equals the delegate call's start are marked.
+    """
+    n = dop.size
+    out = np.zeros(n, dtype=bool)
+    idx = np.flatnonzero(dop & (parent >= 0))
+    if idx.size < 2:
+        return out
+    par = parent[idx]
+    s = start[idx].astype(np.int64)
+    e = s + dur[idx]
+    first = np.r_[True, par[1:] != par[:-1]]
+    link_ok = np.where(first, s == start[par].astype(np.int64), s == np.r_[0, e[:-1]])
+    gid = np.cumsum(first) - 1
+    bad = np.bincount(gid, weights=~link_ok, minlength=gid[-1] + 1) > 0
+    size = np.bincount(gid, minlength=gid[-1] + 1)
+    ok = ~bad & (size >= 2)
+    out[idx] = ok[gid]
+    return out
+
+
+def _allocation_table(dec, run_index_of, run_names):
+    import polars as pl
+
+    runs = dec["ae_run"]
+    names_by_run: dict[int, list[str]] = {}
+    for r, nm in zip(dec["allocator_run"].tolist(), dec["allocator_names"]):
+        names_by_run.setdefault(r, []).append(nm)
+    alloc_id = dec["ae_allocator"].tolist()
+    alloc_name = [
+        (names_by_run.get(r) or [None] * 0)[a] if 0 <= a < len(names_by_run.get(r, [])) else None
+        for r, a in zip(runs.tolist(), alloc_id)
+    ]
+    return pl.DataFrame({
+        "run_index": run_index_of[runs] if runs.size else np.empty(0, np.int32),
+        "block": pl.Series([run_names[r] for r in runs.tolist()], dtype=pl.String),
+        "sequence": dec["ae_seq"].astype(np.int64),
+        "allocator_id": dec["ae_allocator"].astype(np.int32),
+        "allocator": pl.Series(alloc_name, dtype=pl.String),
+        "size_bytes": dec["ae_size"].astype(np.int64),
+    })
+
+
+def _debug_table(dec, run_index_of, run_names):
+    import polars as pl
+
+    runs = dec["de_run"]
+    v = dec["de_value"]
+    vt = v["value_type"]
+    tensor_type = pl.List(pl.Struct({"scalar_type": pl.String, "sizes": pl.List(pl.Int64),
+                                     "strides": pl.List(pl.Int64), "offset": pl.Int64}))
+    return pl.DataFrame({
+        "run_index": run_index_of[runs] if runs.size else np.empty(0, np.int32),
+        "block": pl.Series([run_names[r] for r in runs.tolist()], dtype=pl.String),
+        "sequence": dec["de_seq"].astype(np.int64),
+        "name": pl.Series(dec["de_name"], dtype=pl.String),
+        "instruction_id": dec["de_instruction"].astype(np.int32),
+        "chain_index": dec["de_chain"].astype(np.int64),
+        "delegate_debug_id_int": pl.Series(np.where(dec["de_dd_int"] == -1, None, dec["de_dd_int"]).tolist(), dtype=pl.Int32),
+        "delegate_debug_id_str": pl.Series(dec["de_dd_str"], dtype=pl.String),
+        "value_type": pl.Series([VALUE_TYPES[t] if 0 <= t < len(VALUE_TYPES) else ("absent" if t == -1 else f"unknown({t})")
+                                 for t in vt.tolist()], dtype=pl.String),
+        "is_output": v["is_output"],
+        "int_value": pl.Series(v["int_value"]).fill_nan(None),
+        "float_value": pl.Series(v["float_value"]).fill_nan(None),
+        "bool_value": pl.Series(np.where(v["bool_value"] < 0, None, v["bool_value"] > 0).tolist(), dtype=pl.Boolean),
+        "tensors": pl.Series(v["tensors"] if v["tensors"] is not None else [None] * runs.size, dtype=tensor_type),
+    })
+
+
+def read_etdump(path, *, allow_empty: bool = False):
+    """Read and normalize one ETDump file (``.etdump``/``.etdp``). Raises typed :mod:`edgeprof.errors`."""
+    from ..errors import NoRunsError
+
+    data = read_bytes(path)
+    size = len(data)
+    try:
+        dec = decode(data, path)
+    except (CorruptETDumpError, NotAnETDumpError):
+        raise
+    except (ValueError, IndexError, OverflowError, MemoryError) as e:  # defensive: never a raw traceback
+        raise CorruptETDumpError(path, f"undecodable ETDump ({type(e).__name__}: {e})") from None
+    del data  # the decoded columns are copies: free the file's bytes before building tables
+    prof = build_profile(dec, path, file_size=size)
+    del dec
+    release_free_memory()
+    if not allow_empty and prof.n_runs == 0:
+        raise NoRunsError(path, "holds no Execute run (only load/init events): nothing to analyse")
+    return prof

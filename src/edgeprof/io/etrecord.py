@@ -1,0 +1,351 @@
+"""ETRecord reader (torch-free) and the enrichment of a Profile with it.
+
+An ETRecord is a zip. We read only its JSON members and never unpickle anything:
+
+* ``debug_handle_map``: ``{method: {instruction_id: handle | [handles]}}``
+* ``delegate_map``: ``{method: {instruction_id: {"name": backend, "delegate_map": {delegate id: handles}}}}``
+* ``instruction_id_to_num_outs_map``: ``{method: {instruction_id: n}}``
+* ``edge_dialect_exported_program/<method>`` (or the older single ``edge_dialect_exported_program``): the
+  serialized edge program (torch.export JSON); each node has ``target``, ``metadata.debug_handle``,
+  ``metadata.stack_trace`` and ``metadata.nn_module_stack``.
+
+``op_types`` of an event follow ExecuTorch Inspector: the targets of the graph nodes whose debug handles
+the event's instruction maps to, in handle order (a handle shared by several nodes contributes all of
+them; a repeated handle contributes again). ``Method::init``, ``Program::load_method`` and
+``Method::execute`` get none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+
+from ..errors import ETRecordError
+
+EDGE_PREFIX = "edge_dialect_exported_program"
+JSON_MEMBERS = ("debug_handle_map", "delegate_map", "instruction_id_to_num_outs_map")
+MAX_MAP_BYTES = 64 * 1024**2  # a map member larger than this is refused
+MAX_GRAPH_BYTES = 512 * 1024**2  # the edge-program JSON of very large models stays well below this
+MAX_MEMBERS = 10_000
+MAX_RATIO = 200  # uncompressed / compressed above this (for members > 1 MB) is treated as a zip bomb
+RESERVED_EVENTS = ("Method::init", "Program::load_method", "Method::execute")
+_EDGE_OPS = "executorch.exir.dialects.edge.ops."
+_SKIPPED_TARGETS = ("_operator.getitem", "operator.getitem", "executorch.exir.memory.alloc")
+
+
+@dataclass
+class GraphNode:
+    name: str
+    op_type: str
+    debug_handle: int | None
+    stack_trace: str | None = None
+    module_path: str | None = None
+
+
+@dataclass
+class ETRecord:
+    path: str
+    method: str
+    methods: list[str]
+    debug_handle_map: dict[int, list[int]]
+    delegate_map: dict[int, dict]
+    num_outs: dict[int, int]
+    nodes: list[GraphNode] = field(default_factory=list)
+    nodes_by_handle: dict[int, list[GraphNode]] = field(default_factory=dict)
+
+    def backend_of(self, instruction_id: int) -> str | None:
+        d = self.delegate_map.get(instruction_id)
+        return (d.get("name") or "") if d is not None else None
+
+
+def op_type_of(target: str) -> str:
+    """Inspector's op name for a serialized node target (``aten.convolution.default``)."""
+    if target.startswith(_EDGE_OPS):
+        return target[len(_EDGE_OPS):]
+    if target.startswith("torch.ops.higher_order."):
+        return target.rsplit(".", 1)[-1]
+    if target.startswith("torch.ops."):
+        return target[len("torch.ops."):]
+    return target.rsplit(".", 1)[-1]
+
+
+def _innermost_module(stack) -> str | None:
+    """``nn_module_stack`` → the innermost module path (``layer.self_attn``)."""
+    if isinstance(stack, str):
+        entries = [e for e in stack.split(";") if e]
+        if not entries:
+            return None
+        parts = entries[-1].split(",")
+        return parts[1] if len(parts) >= 2 else None
+    if isinstance(stack, dict) and stack:  # {key: [path, class]} in some serializations
+        last = list(stack.values())[-1]
+        if isinstance(last, (list, tuple)) and last:
+            return str(last[0])
+    return None
+
+
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) -> bytes:
+    if info.flag_bits & 0x1:
+        raise ETRecordError(path, f"member {info.filename!r} is encrypted")
+    if info.file_size > limit:
+        raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {limit}): refused")
+    if info.file_size > 1024**2 and info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
+        raise ETRecordError(path, f"member {info.filename!r} expands {info.file_size // info.compress_size}x: refused as a possible zip bomb")
+    with z.open(info) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ETRecordError(path, f"member {info.filename!r} expands beyond {limit} bytes: refused")
+    return data
+
+
+def _loads(data: bytes, what: str, path):
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ETRecordError(path, f"{what} is nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ETRecordError(path, f"{what} is not valid JSON ({e})") from None
+
+
+def _int_keyed(d, what, path) -> dict:
+    if not isinstance(d, dict):
+        raise ETRecordError(path, f"{what} is not a JSON object")
+    out = {}
+    for k, v in d.items():
+        try:
+            out[int(k)] = v
+        except (TypeError, ValueError):
+            raise ETRecordError(path, f"{what} has a non-integer instruction id {k!r}") from None
+    return out
+
+
+def _handles(v) -> list[int]:
+    if isinstance(v, bool):
+        return []
+    if isinstance(v, int):
+        return [v]
+    if isinstance(v, list):
+        return [int(x) for x in v if isinstance(x, int) and not isinstance(x, bool)]
+    return []
+
+
+def read_etrecord(path, method: str | None = None) -> ETRecord:
+    """Read the JSON members of an ETRecord. Raises :class:`ETRecordError` on anything unusable."""
+    path = os.fspath(path)
+    try:
+        z = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise ETRecordError(path, "no such ETRecord file") from None
+    except IsADirectoryError:
+        raise ETRecordError(path, "is a directory, expected an ETRecord file") from None
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise ETRecordError(path, f"not an ETRecord (not a readable zip archive: {e})") from None
+    with z:
+        infos = z.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise ETRecordError(path, f"{len(infos)} zip members: refused")
+        by_name = {i.filename: i for i in infos}
+        if "ETRECORD_V0" not in by_name and "debug_handle_map" not in by_name:
+            raise ETRecordError(path, "zip archive without an ETRecord marker or debug_handle_map: not an ETRecord")
+        maps = {}
+        for m in JSON_MEMBERS:
+            if m in by_name:
+                maps[m] = _loads(_read_member(z, by_name[m], MAX_MAP_BYTES, path), m, path)
+        if "debug_handle_map" not in maps:
+            raise ETRecordError(path, "ETRecord has no debug_handle_map: it cannot be tied to ETDump events")
+        dhm = maps["debug_handle_map"]
+        if not isinstance(dhm, dict) or not dhm:
+            raise ETRecordError(path, "debug_handle_map is empty or not an object")
+        methods = sorted(dhm)
+        if method is None:
+            method = "forward" if "forward" in dhm else methods[0]
+        if method not in dhm:
+            raise ETRecordError(path, f"ETRecord has no method {method!r} (has: {', '.join(methods)})")
+        handle_map = {k: _handles(v) for k, v in _int_keyed(dhm[method], "debug_handle_map", path).items()}
+        dm = maps.get("delegate_map") or {}
+        delegate_map = {}
+        if isinstance(dm, dict) and isinstance(dm.get(method), dict):
+            for k, v in _int_keyed(dm[method], "delegate_map", path).items():
+                if isinstance(v, dict):
+                    inner = v.get("delegate_map") if isinstance(v.get("delegate_map"), dict) else {}
+                    delegate_map[k] = {"name": str(v.get("name") or ""), "delegate_map": inner}
+        no = maps.get("instruction_id_to_num_outs_map") or {}
+        num_outs = {}
+        if isinstance(no, dict) and isinstance(no.get(method), dict):
+            num_outs = {k: v for k, v in _int_keyed(no[method], "instruction_id_to_num_outs_map", path).items()
+                        if isinstance(v, int)}
+        graph_member = f"{EDGE_PREFIX}/{method}"
+        if graph_member not in by_name:
+            graph_member = EDGE_PREFIX if EDGE_PREFIX in by_name else None
+        nodes: list[GraphNode] = []
+        if graph_member is not None:
+            nodes = _graph_nodes(_loads(_read_member(z, by_name[graph_member], MAX_GRAPH_BYTES, path), graph_member, path), path)
+    by_handle: dict[int, list[GraphNode]] = {}
+    for nd in nodes:
+        if nd.debug_handle is not None:
+            by_handle.setdefault(nd.debug_handle, []).append(nd)
+    return ETRecord(path=path, method=method, methods=methods, debug_handle_map=handle_map,
+                    delegate_map=delegate_map, num_outs=num_outs, nodes=nodes, nodes_by_handle=by_handle)
+
+
+def _graph_nodes(doc, path) -> list[GraphNode]:
+    try:
+        raw = doc["graph_module"]["graph"]["nodes"]
+    except (KeyError, TypeError):
+        raise ETRecordError(path, "edge program JSON has no graph_module.graph.nodes") from None
+    if not isinstance(raw, list):
+        raise ETRecordError(path, "edge program graph nodes are not a list")
+    out = []
+    for nd in raw:
+        if not isinstance(nd, dict):
+            continue
+        target = nd.get("target")
+        if not isinstance(target, str) or target in _SKIPPED_TARGETS:
+            continue
+        meta = nd.get("metadata") if isinstance(nd.get("metadata"), dict) else {}
+        h = meta.get("debug_handle")
+        try:
+            handle = int(h) if h is not None and not isinstance(h, bool) else None
+        except (TypeError, ValueError):
+            handle = None
+        st = meta.get("stack_trace")
+        out.append(GraphNode(name=str(nd.get("name", "")), op_type=op_type_of(target), debug_handle=handle,
+                             stack_trace=st if isinstance(st, str) else None,
+                             module_path=_innermost_module(meta.get("nn_module_stack"))))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# enrichment
+# --------------------------------------------------------------------------------------------------
+
+def _event_handles(rec: ETRecord, instr: int, delegate_id) -> tuple[list[int] | None, str | None]:
+    """(debug handles, backend name) of one event, following Inspector's resolution rules."""
+    if instr not in rec.debug_handle_map:
+        return None, None
+    if delegate_id is None:
+        return rec.debug_handle_map[instr], None
+    d = rec.delegate_map.get(instr)
+    if d is None:
+        return rec.debug_handle_map[instr], None
+    inner = d["delegate_map"]
+    hit = inner.get(str(delegate_id))
+    if hit is None:
+        for key, value in inner.items():
+            if key in str(delegate_id):
+                hit = value
+    return (_handles(hit) if hit is not None else None), d["name"]
+
+
+def _common_module(paths: list[str]) -> str | None:
+    paths = [p for p in paths if p]
+    if not paths:
+        return None
+    split = [p.split(".") for p in paths]
+    prefix = split[0]
+    for s in split[1:]:
+        k = 0
+        while k < min(len(prefix), len(s)) and prefix[k] == s[k]:
+            k += 1
+        prefix = prefix[:k]
+    return ".".join(prefix) or None
+
+
+def check_match(profile, rec: ETRecord) -> str | None:
+    """Why ``rec`` does not belong to ``profile`` (None when it plausibly does)."""
+    import polars as pl
+
+    ev = profile.execute_events()
+    used = ev.filter(~pl.col("name").is_in(list(RESERVED_EVENTS)))
+    instrs = set(used["instruction_id"].unique().to_list()) - {-1}
+    if not instrs:
+        return None
+    missing = sorted(instrs - set(rec.debug_handle_map))
+    if missing:
+        return (f"ETDump instruction ids {missing[:5]}{'…' if len(missing) > 5 else ''} are not in the ETRecord's "
+                f"debug_handle_map (it maps {len(rec.debug_handle_map)} instructions): ETRecord of a different program?")
+    unseen = len(set(rec.debug_handle_map) - instrs)
+    if unseen > len(rec.debug_handle_map) / 2:
+        return (f"the ETDump executed only {len(instrs)} of the ETRecord's {len(rec.debug_handle_map)} instructions: "
+                "ETRecord of a different program?")
+    dcalls = set(used.filter(pl.col("kind") == "delegate_call")["instruction_id"].unique().to_list())
+    not_delegated = sorted(i for i in dcalls if i not in rec.delegate_map)
+    if not_delegated:
+        return f"DELEGATE_CALL instructions {not_delegated[:5]} are not delegate instructions in the ETRecord"
+    kernels = used.filter(pl.col("kind") == "kernel").unique(["instruction_id", "name"]).select("instruction_id", "name")
+    bad = 0
+    for instr, name in kernels.iter_rows():
+        if instr in rec.delegate_map:
+            return f"portable kernel {name} runs instruction {instr}, which the ETRecord says is a delegate call"
+        op = name[len("native_call_"):].split(".")[0].lstrip("_")
+        types = {t.split(".")[1].lstrip("_") if t.count(".") >= 2 else t
+                 for h in rec.debug_handle_map.get(instr, []) for t in (n.op_type for n in rec.nodes_by_handle.get(h, []))}
+        if types and op not in types:
+            bad += 1
+    if kernels.height and bad / kernels.height > 0.2:
+        return f"{bad} of {kernels.height} portable kernels do not match the ETRecord's op types at their instruction"
+    return None
+
+
+def enrich(profile, rec: ETRecord, *, strict: bool = False):
+    """Attach op types, module paths and backend names from ``rec``; returns a new Profile.
+
+    A mismatched ETRecord raises :class:`ETRecordError` when ``strict``, else the profile is returned
+    unchanged with a warning and ``profile.etrecord.status == "mismatch"``.
+    """
+    import dataclasses
+
+    import polars as pl
+
+    from ..model import ETRecordInfo
+
+    why = check_match(profile, rec)
+    if why is not None:
+        if strict:
+            raise ETRecordError(rec.path, f"does not match {profile.source}: {why}")
+        info = ETRecordInfo(path=rec.path, status="mismatch", message=why, method=rec.method)
+        return dataclasses.replace(profile, etrecord=info,
+                                   warnings=profile.warnings + [f"ETRecord {rec.path} ignored: {why}"])
+    ev = profile.events
+    keys = (ev.select("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str", "kind")
+            .unique(maintain_order=True))
+    rows = {"instruction_id": [], "name": [], "delegate_debug_id_int": [], "delegate_debug_id_str": [],
+            "op_types_new": [], "module_new": [], "backend_new": []}
+    for instr, name, dint, dstr, kind in keys.iter_rows():
+        if name in RESERVED_EVENTS:
+            continue
+        delegated = dint is not None or (dstr is not None and dstr != "")
+        did = dint if dint is not None else (dstr if delegated else None)
+        handles, backend = _event_handles(rec, instr, did)
+        if handles is None and backend is None:
+            continue
+        nodes = [nd for h in (handles or []) for nd in rec.nodes_by_handle.get(h, [])]
+        if kind == "delegate_call":
+            backend = rec.backend_of(instr)
+        rows["instruction_id"].append(instr)
+        rows["name"].append(name)
+        rows["delegate_debug_id_int"].append(dint)
+        rows["delegate_debug_id_str"].append(dstr)
+        rows["op_types_new"].append([nd.op_type for nd in nodes])
+        rows["module_new"].append(_common_module([nd.module_path or "" for nd in nodes]))
+        rows["backend_new"].append(backend)
+    info = ETRecordInfo(path=rec.path, status="attached", method=rec.method,
+                        backends={k: v["name"] for k, v in rec.delegate_map.items()})
+    if not rows["name"]:
+        return dataclasses.replace(profile, etrecord=info)
+    cat = pl.Categorical
+    lut = pl.DataFrame(rows, schema={"instruction_id": pl.Int32, "name": cat, "delegate_debug_id_int": pl.Int32,
+                                     "delegate_debug_id_str": cat, "op_types_new": pl.List(pl.String),
+                                     "module_new": cat, "backend_new": cat})
+    on = ["instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str"]
+    joined = ev.join(lut, on=on, how="left", nulls_equal=True, maintain_order="left")
+    has_backend = pl.col("backend_new").is_not_null() & (pl.col("backend_new") != "")
+    joined = joined.with_columns(
+        pl.when(pl.col("op_types_new").is_not_null()).then(pl.col("op_types_new")).otherwise(pl.lit([], dtype=pl.List(pl.String))).alias("op_types"),
+        pl.col("module_new").alias("module_path"),
+        pl.when(has_backend).then(pl.col("backend_new")).otherwise(pl.col("delegate_backend")).alias("delegate_backend"),
+        pl.when(has_backend).then(pl.lit("etrecord", dtype=cat)).otherwise(pl.col("backend_source")).alias("backend_source"),
+    ).drop("op_types_new", "module_new", "backend_new")
+    return dataclasses.replace(profile, events=joined.select(ev.columns), etrecord=info)

@@ -1,0 +1,153 @@
+"""Run folders as the Arm SME2 profiling kit lays them out, and the files around an ETDump.
+
+Layouts understood (both appear in practice):
+
+* nested: ``out_<model>/runs/<platform>/<experiment>/<stem>_<experiment>_t<threads>.etdump``
+* flat:   ``out_<model>/runs/<platform>/<stem>_<experiment>_t<threads>.etdump``
+
+plus ``manifest.json`` (its ``model`` names the ``.pte``), ``<stem>_pipeline_summary.json`` (names the
+stem) and ETRecords next to the ETDump, its ``.pte``, or in ``out_<model>/artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ETDUMP_SUFFIXES = (".etdump", ".etdp")
+_THREADS = re.compile(r"_t(\d+)$")
+_SEP = "._-"
+
+
+@dataclass(frozen=True)
+class RunFile:
+    path: Path
+    stem: str
+    model: str | None = None
+    experiment: str | None = None
+    platform: str | None = None
+    threads: int | None = None
+
+
+def find_etdumps(inputs) -> list[Path]:
+    """ETDump files named by ``inputs`` (files as given; folders searched recursively), sorted, unique."""
+    out: list[Path] = []
+    seen = set()
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.suffix in ETDUMP_SUFFIXES and f.is_file()
+                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        else:
+            found = [p]
+        for f in found:
+            key = f.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+    return out
+
+
+def _pipeline_stems(folder: Path) -> list[str]:
+    try:
+        return sorted((f.name[: -len("_pipeline_summary.json")] for f in folder.glob("*_pipeline_summary.json")),
+                      key=len, reverse=True)
+    except OSError:
+        return []
+
+
+def describe(path: Path, run_dir: Path | None = None) -> RunFile:
+    """Model, experiment, platform and threads from the kit's naming grammar (None where unknown)."""
+    stem = path.stem
+    m = _THREADS.search(stem)
+    threads = int(m.group(1)) if m else None
+    base = stem[: m.start()] if m else stem
+    parent = path.parent.name
+    grand = path.parent.parent.name if path.parent.parent != path.parent else ""
+    experiment = model = platform = None
+    if parent and (base == parent or base.endswith("_" + parent)) and grand:
+        experiment = parent  # nested layout
+        model = base[: -len(parent) - 1] or None if base != parent else None
+        platform = grand if path.parent.parent.parent.name == "runs" or grand in ("mac", "android", "linux") else None
+    else:
+        for s in _pipeline_stems(path.parent):
+            if base.startswith(s + "_"):
+                model, experiment = s, base[len(s) + 1:]
+                break
+        if grand == "runs":
+            platform = parent
+        if experiment is None and m:
+            experiment = base
+    return RunFile(path=path, stem=stem, model=model, experiment=experiment, platform=platform, threads=threads)
+
+
+def read_manifest(run_dir: Path) -> tuple[dict | None, Path | None, str | None]:
+    """``manifest.json`` in ``run_dir`` (or up to two levels above): (content, path, problem)."""
+    for d in (run_dir, run_dir.parent, run_dir.parent.parent):
+        f = d / "manifest.json"
+        if f.is_file():
+            try:
+                doc = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError, RecursionError) as e:
+                return None, f, f"{f}: unreadable manifest.json ({e}); ignored"
+            if not isinstance(doc, dict):
+                return None, f, f"{f}: manifest.json is not a JSON object; ignored"
+            return doc, f, None
+    return None, None, None
+
+
+def _prefix_len(record_stem: str, etdump_stem: str) -> int:
+    """Length of ``record_stem`` if it is a prefix of ``etdump_stem`` ending at a separator, else 0."""
+    if record_stem == etdump_stem:
+        return len(record_stem) + 1
+    if etdump_stem.startswith(record_stem) and etdump_stem[len(record_stem)] in _SEP:
+        return len(record_stem)
+    return 0
+
+
+def _record_stem(p: Path) -> str:
+    name = p.name[: -len(".etrecord")]
+    return name[:-4] if name.endswith(".pte") else name
+
+
+def find_etrecord(etdump: Path, run_dir: Path | None = None, manifest: dict | None = None,
+                  manifest_path: Path | None = None) -> tuple[Path | None, str]:
+    """Locate the ETRecord for ``etdump``: (path or None, how it was found)."""
+    if manifest and isinstance(manifest.get("model"), str):
+        model = Path(manifest["model"])
+        bases = [model] if model.is_absolute() else [b / model for b in
+                                                     ([manifest_path.parent] if manifest_path else []) + [Path.cwd()]]
+        for b in bases:
+            for cand in (Path(str(b) + ".etrecord"), b.with_suffix(".etrecord")):
+                if cand.is_file():
+                    return cand, "manifest.json model"
+    # beside the ETDump, in its ancestors up to the run folder, and in out_<model>/artifacts
+    folders = []
+    d = etdump.parent
+    stop = run_dir.resolve() if run_dir else etdump.parent.resolve()
+    for _ in range(6):
+        folders.append(d)
+        if (d / "artifacts").is_dir():
+            folders.append(d / "artifacts")
+        if d.resolve() == stop or d.parent == d:
+            if (d.parent / "artifacts").is_dir():
+                folders.append(d.parent / "artifacts")
+            if d.parent.parent != d.parent and (d.parent.parent / "artifacts").is_dir():
+                folders.append(d.parent.parent / "artifacts")
+            break
+        d = d.parent
+    best, best_len = None, 0
+    for folder in folders:
+        try:
+            cands = sorted(folder.glob("*.etrecord"))
+        except OSError:
+            continue
+        for c in cands:
+            n = _prefix_len(_record_stem(c), etdump.stem)
+            if n > best_len:
+                best, best_len = c, n
+        if best is not None:
+            return best, "beside the ETDump" if folder == etdump.parent else f"in {folder}"
+    return None, "none found"

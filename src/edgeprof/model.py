@@ -1,0 +1,142 @@
+"""The normalized profile: one row per profiled event occurrence, plus per-run and side tables.
+
+Readers build a :class:`Profile`; analyses read it; nothing here knows a file format.
+
+``Profile.events`` columns (Polars; ``Cat`` = Categorical, compare with plain strings as usual):
+
+======================  =========  ==========================================================================
+column                  type       meaning
+======================  =========  ==========================================================================
+run_index               Int32      0-based over execute runs in file order; −1 for the load/init block
+block                   Cat        the RunData name (``Execute``, ``Default``)
+event_index             Int32      position of the event within its run (profile events, file order)
+name                    Cat        ProfileEvent name, or the delegate debug id when the event has one
+kind                    Enum       framework · operator_call · kernel · delegate_call · delegate_op · other
+instruction_id          Int32      runtime instruction id (−1 when none)
+chain_index             Int32      execution chain
+delegate_debug_id_int   Int32      integer delegate debug id (null when absent)
+delegate_debug_id_str   Cat        string delegate debug id (null when absent)
+start_ns, end_ns        Int64      timestamps as recorded (ns on the ExecuTorch default clock)
+duration_ns             Int64      end − start (32-bit wrap-around handled; null when impossible)
+self_ns                 Int64      duration minus the durations of the events nested directly in it
+parent                  Int64      row index of the enclosing event (null at top level)
+depth                   Int8       nesting depth (0 = top level)
+delegate_backend        Cat        backend of a delegate call or delegate op; ``portable`` for portable
+                                   kernels and OPERATOR_CALL; ``framework`` for Method/Program events
+backend_source          Cat        ``etrecord`` (named by the ETRecord), ``inferred`` (from op names), or ""
+timing_source           Cat        ``measured``, or ``synthesized_start`` for delegate ops whose start
+                                   times the backend laid end to end (XNNPACK): only durations are measured
+op_types                List[Str]  ATen/edge op types from the ETRecord (null without one)
+module_path             Cat        innermost ``nn.Module`` path of those ops (null without ETRecord)
+======================  =========  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import polars as pl
+
+KINDS = ("framework", "operator_call", "kernel", "delegate_call", "delegate_op", "other")
+TIMING_SOURCES = ("measured", "synthesized_start")
+METHOD_EXECUTE = "Method::execute"
+
+
+@dataclass
+class ETRecordInfo:
+    """What an ETRecord contributed (or why it did not)."""
+
+    path: str | None
+    status: str  # "attached", "mismatch", "unreadable", "absent"
+    message: str = ""
+    method: str = "forward"
+    backends: dict[int, str] = field(default_factory=dict)  # DELEGATE_CALL instruction → backend name
+
+
+@dataclass
+class Profile:
+    """A decoded, normalized ETDump (see module docstring for the ``events`` columns)."""
+
+    source: str
+    events: "pl.DataFrame"
+    runs: "pl.DataFrame"
+    allocations: "pl.DataFrame"
+    debug_events: "pl.DataFrame"
+    allocators: list[tuple[int, str]] = field(default_factory=list)  # (run_data_index, allocator name)
+    version: int = 0
+    file_size: int = 0
+    etrecord: ETRecordInfo | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    # -- sizes ---------------------------------------------------------------------------------------
+    @property
+    def n_events(self) -> int:
+        return self.events.height
+
+    @property
+    def n_runs(self) -> int:
+        import polars as pl
+
+        return self.runs.filter(pl.col("run_index") >= 0).height
+
+    # -- convenient access ----------------------------------------------------------------------------
+    def execute_events(self) -> "pl.DataFrame":
+        """Events of execute runs only (load/init block excluded); a zero-copy slice when they are contiguous."""
+        import numpy as np
+        import polars as pl
+
+        rows = np.flatnonzero(self.events["run_index"].to_numpy() >= 0)
+        if rows.size and rows[-1] - rows[0] + 1 == rows.size:
+            return self.events.slice(int(rows[0]), int(rows.size))
+        return self.events.filter(pl.col("run_index") >= 0)
+
+    def run(self, run_index: int) -> "pl.DataFrame":
+        import polars as pl
+
+        return self.events.filter(pl.col("run_index") == run_index)
+
+    def latency_ns(self) -> "np.ndarray":
+        """End-to-end latency per execute run: the sum of that run's ``Method::execute`` durations.
+
+        Runs without ``Method::execute`` use the sum of their top-level events instead;
+        ``runs["e2e_source"]`` says which runs those are.
+        """
+        import numpy as np
+        import polars as pl
+
+        r = self.runs.filter(pl.col("run_index") >= 0).sort("run_index")
+        return r["e2e_ns"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+    def latency_ms(self) -> "np.ndarray":
+        return self.latency_ns() / 1e6
+
+    def to_pandas(self):
+        """The event table as a pandas DataFrame (needs pandas; pyarrow is not required)."""
+        return to_pandas(self.events)
+
+    def __repr__(self) -> str:  # short, for interactive use
+        return f"Profile({self.source!r}, runs={self.n_runs}, events={self.n_events})"
+
+
+def to_pandas(df: "pl.DataFrame"):
+    """Polars → pandas without requiring pyarrow: list columns become Python lists."""
+    try:
+        import pandas as pd
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("to_pandas() needs pandas: pip install pandas") from e
+    import polars as pl
+
+    data = {}
+    for name, s in zip(df.columns, df.get_columns()):
+        if s.dtype == pl.List(pl.String) or isinstance(s.dtype, pl.List):
+            data[name] = pd.Series(s.to_list(), dtype=object)
+        elif s.dtype in (pl.String, pl.Categorical) or isinstance(s.dtype, pl.Enum):
+            data[name] = pd.Series(s.cast(pl.String).to_list(), dtype=object)
+        elif s.null_count() and s.dtype.is_integer():
+            data[name] = pd.array(s.to_list(), dtype=str(s.dtype).replace("Int", "Int").capitalize())
+        else:
+            data[name] = s.to_numpy()
+    return pd.DataFrame(data)

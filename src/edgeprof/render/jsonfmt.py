@@ -1,0 +1,35 @@
+"""Deterministic JSON: sorted keys, floats rounded to a fixed number of decimals, no NaN/Infinity."""
+
+from __future__ import annotations
+
+import json
+import math
+
+SCHEMA_VERSION = 1
+DECIMALS = 6  # ms with ns resolution
+
+
+def clean(obj, decimals: int = DECIMALS):
+    """Recursively make ``obj`` JSON-safe and stable: NaN/inf → None, numpy scalars → Python, tuples → lists."""
+    if isinstance(obj, float):
+        if math.isnan(obj) or math.isinf(obj):
+            return None
+        r = round(obj, decimals)
+        return 0.0 if r == 0 else r
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
+        return obj
+    if isinstance(obj, dict):
+        return {str(k): clean(v, decimals) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean(v, decimals) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return clean(obj.item(), decimals)
+    if hasattr(obj, "tolist"):
+        return clean(obj.tolist(), decimals)
+    if hasattr(obj, "__fspath__"):
+        return str(obj)
+    raise TypeError(f"cannot serialize {type(obj).__name__}")
+
+
+def dumps(obj, *, indent: int | None = 2) -> str:
+    return json.dumps(clean(obj), sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"

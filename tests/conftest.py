@@ -1,0 +1,63 @@
+"""Shared fixtures: real ETDumps/ETRecords copied into tests/data (see tools/make_test_data.py)."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+ETDUMP_NAMES = sorted(p.name[: -len(".etdp.gz")] for p in (DATA / "etdump").glob("*.etdp.gz"))
+ETRECORD_MODELS = ("toycnn_portable", "toycnn_xnn", "toycnn_xnnq8", "tel_portable", "tel_xnn", "tel_xnnq8")
+
+
+@pytest.fixture(scope="session")
+def etdump_dir(tmp_path_factory) -> Path:
+    """All fixture ETDumps, decompressed once per session."""
+    out = tmp_path_factory.mktemp("etdumps")
+    for name in ETDUMP_NAMES:
+        with gzip.open(DATA / "etdump" / f"{name}.etdp.gz") as fin, open(out / f"{name}.etdp", "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+    return out
+
+
+@pytest.fixture(scope="session")
+def etdump(etdump_dir):
+    def path(name: str) -> Path:
+        return etdump_dir / f"{name}.etdp"
+
+    return path
+
+
+@pytest.fixture(scope="session")
+def etrecord():
+    def path(model: str, full: bool = False) -> Path:
+        return DATA / "etrecord" / (f"{model}.full.etrecord" if full else f"{model}.etrecord")
+
+    return path
+
+
+@pytest.fixture(scope="session")
+def ground_truth():
+    import polars as pl
+
+    def read(name: str, kind: str = "inspector") -> "pl.DataFrame":
+        return pl.read_csv(DATA / "ground_truth" / f"{name}.{kind}.csv.gz",
+                           schema_overrides={"delegate_debug_identifier": pl.String})
+
+    return read
+
+
+@pytest.fixture
+def arm_run_dir(tmp_path, etdump, etrecord) -> Path:
+    """A copy of a run folder shaped like the Arm kit's: out_<model>/runs/<platform>/<experiment>/..."""
+    root = tmp_path / "out_tel"
+    for exp, src in (("linux_xnn", "tel_xnn"), ("linux_xnnq8", "tel_xnnq8"), ("linux_portable", "tel_portable")):
+        d = root / "runs" / "linux" / exp
+        d.mkdir(parents=True)
+        shutil.copyfile(etdump(f"{src}.N20"), d / f"tel_{exp}_t1.etdump")
+        (root / "artifacts").mkdir(exist_ok=True)
+        shutil.copyfile(etrecord(src), root / "artifacts" / f"tel_{exp}.etrecord")
+    return root / "runs" / "linux"
