@@ -281,7 +281,7 @@ def durations(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarra
     """Durations in the timer's unit, with Inspector's 32-bit wrap-around rule.
 
     Returns (duration as int64, valid mask). ``end < start`` with a value above 2**32-1 cannot be a
-    32-bit wrap and is invalid.
+    32-bit wrap and is invalid, as is a duration over 2**53 ns (104 days).
     """
     s = start.astype(np.int64)
     e = end.astype(np.int64)
@@ -291,7 +291,8 @@ def durations(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarra
     dur[wrap] = (_U32_MAX - s[wrap]) + e[wrap]
     # values beyond int64 range (corrupt input) also count as invalid
     huge = (start > np.uint64(2**62)) | (end > np.uint64(2**62))
-    valid = ~(back & ~wrap) & ~huge
+    # a duration beyond 2**53 ns (104 days) cannot be real; it also keeps float sums exact
+    valid = ~(back & ~wrap) & ~huge & (np.abs(dur) < 2**53)
     return dur, valid
 
 
@@ -448,7 +449,7 @@ def build_profile(dec: dict, path, file_size: int = 0):
     backend[dcall] = 2
     if dcall.size:
         # a delegate call is XNNPACK when its per-op events are
-        child_xnn = np.bincount(parent[xnn_op], minlength=n)[:n] > 0
+        child_xnn = np.bincount(parent[xnn_op & (parent >= 0)], minlength=n)[:n] > 0
         xc = dcall[child_xnn[dcall]]
         backend[xc] = 3
         source[xc] = 1
@@ -506,7 +507,8 @@ def build_profile(dec: dict, path, file_size: int = 0):
         "n_events": n_events.astype(np.int64),
         "n_method_execute": n_exec.astype(np.int32),
         "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
-        "e2e_source": pl.Series(np.where(n_events == 0, None, e2e_source), dtype=pl.String),
+        "e2e_source": pl.Series([None if k == 0 else src for k, src in zip(n_events.tolist(), e2e_source.tolist())],
+                                dtype=pl.String),
         "start_ns": pl.Series(run_min).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
         "end_ns": pl.Series(run_max).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
     }, schema_overrides={"e2e_ns": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64})
@@ -615,7 +617,10 @@ def read_etdump(path, *, allow_empty: bool = False):
     except (ValueError, IndexError, OverflowError, MemoryError) as e:  # defensive: never a raw traceback
         raise CorruptETDumpError(path, f"undecodable ETDump ({type(e).__name__}: {e})") from None
     del data  # the decoded columns are copies: free the file's bytes before building tables
-    prof = build_profile(dec, path, file_size=size)
+    try:
+        prof = build_profile(dec, path, file_size=size)
+    except (ValueError, IndexError, OverflowError) as e:  # defensive, as above (the fuzz target calls it bare)
+        raise CorruptETDumpError(path, f"inconsistent ETDump ({type(e).__name__}: {e})") from None
     del dec
     release_free_memory()
     if not allow_empty and prof.n_runs == 0:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 from ..errors import ETRecordError
@@ -93,8 +94,11 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) ->
         raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {limit}): refused")
     if info.file_size > 1024**2 and info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
         raise ETRecordError(path, f"member {info.filename!r} expands {info.file_size // info.compress_size}x: refused as a possible zip bomb")
-    with z.open(info) as f:
-        data = f.read(limit + 1)
+    try:
+        with z.open(info) as f:
+            data = f.read(limit + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as e:
+        raise ETRecordError(path, f"member {info.filename!r} cannot be read ({type(e).__name__}: {e}): corrupt ETRecord") from None
     if len(data) > limit:
         raise ETRecordError(path, f"member {info.filename!r} expands beyond {limit} bytes: refused")
     return data
@@ -140,7 +144,7 @@ def read_etrecord(path, method: str | None = None) -> ETRecord:
         raise ETRecordError(path, "no such ETRecord file") from None
     except IsADirectoryError:
         raise ETRecordError(path, "is a directory, expected an ETRecord file") from None
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, RuntimeError) as e:
         raise ETRecordError(path, f"not an ETRecord (not a readable zip archive: {e})") from None
     with z:
         infos = z.infolist()

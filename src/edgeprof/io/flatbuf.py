@@ -42,15 +42,24 @@ class FlatBuffer:
     def fail(self, offset, message: str):
         raise CorruptETDumpError(self.path, message, offset=int(offset) + self.base)
 
-    def check(self, pos: np.ndarray, nbytes, what: str) -> None:
-        """Raise unless every ``[pos, pos + nbytes)`` lies inside the buffer."""
+    def check(self, pos: np.ndarray, nbytes, what: str, origin: np.ndarray | None = None) -> None:
+        """Raise unless every ``[pos, pos + nbytes)`` lies inside the buffer.
+
+        ``origin``: where each position was read from (the referencing field); the error then names
+        that offset, which lies inside the file, and says where it points.
+        """
         if pos.size == 0:
             return
         bad = (pos < 0) | (pos + nbytes > self.size)
         if bad.any():
             i = int(np.argmax(bad))
             n = int(nbytes[i]) if np.ndim(nbytes) else int(nbytes)
-            self.fail(pos[i], f"{what} ({n} bytes) runs outside the {self.size}-byte buffer: truncated or corrupt ETDump")
+            if origin is not None:
+                o = int(origin[i]) if np.ndim(origin) else int(origin)
+                self.fail(o, f"{what} reference points to byte {int(pos[i]) + self.base} ({n} bytes), outside the "
+                             f"{self.size + self.base}-byte file: truncated or corrupt ETDump")
+            self.fail(pos[i], f"{what} ({n} bytes) runs outside the {self.size + self.base}-byte file: "
+                              "truncated or corrupt ETDump")
 
     # -- scalars ------------------------------------------------------------------------------------
     def read(self, pos: np.ndarray, dtype) -> np.ndarray:
@@ -96,7 +105,11 @@ class FlatBuffer:
         soff = self.read_checked(pos, np.int32, f"{what} table header").astype(_I64)
         vt = pos - soff
         uvt, vinv = _few_unique(vt)
-        self.check(uvt, 4, f"{what} vtable")
+        if uvt.size:
+            bad_vt = (uvt < 0) | (uvt + 4 > self.size)
+            if bad_vt.any():
+                j = int(np.argmax(bad_vt))
+                self.check(uvt[j: j + 1], 4, f"{what} vtable", origin=pos[int(np.argmax(vinv == j))])
         vtsize = self.read(uvt, np.uint16).astype(_I64)
         tsize = self.read(uvt + 2, np.uint16).astype(_I64)
         bad = (vtsize < 4) | (vtsize % 2 == 1) | (tsize < 4)
@@ -104,7 +117,7 @@ class FlatBuffer:
             i = int(np.argmax(bad))
             self.fail(uvt[i], f"{what} vtable has impossible sizes (vtable {vtsize[i]}, table {tsize[i]})")
         self.check(uvt, vtsize, f"{what} vtable")
-        self.check(pos, tsize[vinv] if uvt.size > 1 else tsize, f"{what} table")
+        self.check(pos, tsize[vinv] if uvt.size > 1 else tsize, f"{what} table", origin=pos)
         return Tables(self, pos, uvt, vinv, vtsize, tsize, what)
 
     def deref(self, fpos: np.ndarray, what: str) -> np.ndarray:
@@ -114,7 +127,7 @@ class FlatBuffer:
         if m.any():
             p = fpos[m]
             tgt = p + self.read(p, np.uint32).astype(_I64)
-            self.check(tgt, 4, what)
+            self.check(tgt, 4, what, origin=p)
             out[m] = tgt
         return out
 
@@ -125,7 +138,7 @@ class FlatBuffer:
         if m.any():
             r = ref[m]
             cnt = self.read(r, np.uint32).astype(_I64)
-            self.check(r + 4, cnt * elem_size, what)
+            self.check(r + 4, cnt * elem_size, f"{what} vector", origin=r)
             n[m] = cnt
         return n
 
@@ -143,7 +156,7 @@ class FlatBuffer:
         n = int(self.vector_lengths(np.array([ref], dtype=_I64), 4, what)[0])
         slots = ref + 4 + 4 * np.arange(n, dtype=_I64)
         tgt = slots + self.read(slots, np.uint32).astype(_I64)
-        self.check(tgt, 4, f"{what} element")
+        self.check(tgt, 4, f"{what} element", origin=slots)
         return tgt
 
     def table_vectors(self, refs: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -155,7 +168,7 @@ class FlatBuffer:
         starts = np.repeat(np.where(refs >= 0, refs + 4, 0) - 4 * first, lens)
         slots = starts + 4 * np.arange(owner.size, dtype=_I64)
         tgt = slots + self.read(slots, np.uint32).astype(_I64)
-        self.check(tgt, 4, f"{what} element")
+        self.check(tgt, 4, f"{what} element", origin=slots)
         return tgt, owner
 
     def scalar_vectors(self, refs: np.ndarray, dtype, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +201,7 @@ class FlatBuffer:
         r = ref[m]
         lens = self.read(r, np.uint32).astype(_I64)
         start = r + 4
-        self.check(start, lens, f"{what} string")
+        self.check(start, lens, f"{what} string", origin=r)
         sub = np.full(r.shape, -1, dtype=np.int64)
         short = lens <= _SHORT
         width = 4 * max(-(-int(lens[short].max()) // 4), 1) if short.any() else 4
