@@ -41,9 +41,11 @@ def first_index(ids: np.ndarray) -> np.ndarray:
 
 def distinct_ids(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """(dense id per row, first row of each id) for any Series (nulls form their own group)."""
+    if s.null_count() == s.len():  # all null (e.g. op types without an ETRecord): one group
+        return np.zeros(s.len(), dtype=np.int64), np.zeros(1 if s.len() else 0, dtype=np.int64)
     if isinstance(s.dtype, (pl.Categorical, pl.Enum)):
         phys = s.to_physical()
-        key = phys.fill_null(-1 if phys.null_count() else 0).cast(pl.Int64).to_numpy()
+        key = phys.to_numpy() if not phys.null_count() else phys.cast(pl.Int64).fill_null(-1).to_numpy()
     elif s.dtype.is_integer():
         key = s.cast(pl.Int64).fill_null(np.iinfo(np.int64).min).to_numpy()
     else:

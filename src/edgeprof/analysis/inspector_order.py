@@ -30,23 +30,96 @@ def inspector_order(profile: Profile) -> pl.DataFrame:
         return pl.DataFrame({c: pl.Series([], dtype=pl.Int64) for c in
                              ("block_index", "block_event_index", "block_run_index", "node_id")})
     runs = profile.runs
-    # run_data index per event: (run_index, block) identify it; rebuild from the runs table order
+    keys = (ev["instruction_id"].to_numpy(), ev["chain_index"].to_numpy(),
+            ev["delegate_debug_id_int"].fill_null(-1).to_numpy(), _codes(ev["delegate_debug_id_str"].fill_null("")),
+            _codes(ev["name"]))
+    block_names = runs["block"].to_list()
+    bundled = runs["bundled_input_index"].to_list()
+    counts = runs["n_events"].to_numpy()
     rd = _run_data_index(profile)
-    instr = ev["instruction_id"].to_numpy()
-    dint = ev["delegate_debug_id_int"].fill_null(-1).to_numpy()
-    dstr = _codes(ev["delegate_debug_id_str"].fill_null(""))
+    fast = _by_templates(keys, counts, block_names, bundled)
+    if fast is not None:
+        blk, ev_idx, run_in_block, block_size = fast
+    else:
+        blk_of_run, ev_idx, run_in_block_of_run, block_size = _order(rd, keys, block_names, bundled)
+        blk, run_in_block = blk_of_run[rd], run_in_block_of_run[rd]
+    block_offset = np.r_[0, np.cumsum(block_size)][:-1].astype(np.int64)
+    return pl.DataFrame({
+        "block_index": blk.astype(np.int64),
+        "block_event_index": ev_idx.astype(np.int64),
+        "block_run_index": run_in_block.astype(np.int64),
+        "node_id": block_offset[blk] + ev_idx,
+    })
+
+
+def _by_templates(keys, counts, block_names, bundled):
+    """Fast path: runs whose event key sequences are identical share Inspector's numbering.
+
+    Runs are grouped by (name, bundled input, length); when every run of a group repeats the group's
+    first run exactly (the usual case: the same model executed N times), Inspector's order is computed
+    for one run per group and broadcast. Returns None when some run differs (the general path then
+    handles everything).
+    """
+    starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+    groups: dict[tuple, list[int]] = {}
+    for r, c in enumerate(counts.tolist()):
+        if c:
+            groups.setdefault((block_names[r], bundled[r], c), []).append(r)
+    reps = []
+    for (_, _, length), members in groups.items():
+        if len(members) > 1:
+            rows = starts[np.array(members)][:, None] + np.arange(length)
+            for k in keys:
+                m = k[rows]
+                if not (m == m[0]).all():
+                    return None
+        reps.append(members[0])
+    reps.sort()
+    rep_rows = np.concatenate([starts[r] + np.arange(counts[r]) for r in reps])
+    rd_small = np.repeat(np.arange(len(reps)), [counts[r] for r in reps])
+    blk_small, ev_small, _, block_size = _order(rd_small, tuple(k[rep_rows] for k in keys),
+                                                [block_names[r] for r in reps], [bundled[r] for r in reps])
+    block_of_rep = {r: int(blk_small[i]) for i, r in enumerate(reps)}
+    ev_of_rep = {}
+    off = 0
+    for r in reps:
+        ev_of_rep[r] = ev_small[off: off + counts[r]]
+        off += counts[r]
+    n = int(counts.sum())
+    blk = np.empty(n, dtype=np.int64)
+    ev_idx = np.empty(n, dtype=np.int64)
+    run_in_block = np.empty(n, dtype=np.int64)
+    seen: dict[int, int] = {}
+    rep_of = {m: members[0] for members in groups.values() for m in members}
+    for r, c in enumerate(counts.tolist()):
+        if not c:
+            continue
+        rep = rep_of[r]
+        b = block_of_rep[rep]
+        s = starts[r]
+        blk[s: s + c] = b
+        ev_idx[s: s + c] = ev_of_rep[rep]
+        run_in_block[s: s + c] = seen.get(b, 0)
+        seen[b] = seen.get(b, 0) + 1
+    return blk, ev_idx, run_in_block, block_size
+
+
+def _order(rd, keys, block_names, bundled):
+    """Inspector's numbering, general path: (block per run, event index per row, run index in block per run,
+    block sizes)."""
+    instr, chain, dint, dstr, name = keys
+    n = rd.size
     i32 = np.int32
 
     # 1. instruction groups in first-appearance order within each run
-    ginv = dense_rows(rd, instr, ev["chain_index"].to_numpy(), dint, dstr)
+    ginv = dense_rows(rd, instr, chain, dint, dstr)
     gfirst = first_index(ginv)
     order = np.lexsort((gfirst[ginv], rd)).astype(i32)  # stable: ties keep file order
     del gfirst, ginv
 
     # 2. event signatures (instruction, name, delegate ids); duplicates within a run collapse to the first
-    sinv = dense_rows(instr, _codes(ev["name"]), dint, dstr)
+    sinv = dense_rows(instr, name, dint, dstr)
     rsinv = dense_rows(rd, sinv)
-    del instr, dint, dstr
     pos_in_order = np.empty(n, dtype=i32)
     pos_in_order[order] = np.arange(n, dtype=i32)
     # the representative of a (run, signature) is the occurrence that comes first in Inspector order
@@ -70,13 +143,12 @@ def inspector_order(profile: Profile) -> pl.DataFrame:
     del ev_idx_rep, first_in_run, rsinv
 
     # 3. run signatures → blocks (in order of first appearance)
-    block_names = runs["block"].to_list()
-    bundled = runs["bundled_input_index"].to_list()
-    run_block: dict[int, int] = {}
-    block_runs: dict[int, int] = {}
+    n_rd = int(rd.max()) + 1
+    blk_of_run = np.full(n_rd, -1, dtype=np.int64)
+    run_in_block = np.full(n_rd, -1, dtype=np.int64)
+    block_runs: list[int] = []
     block_size: list[int] = []
     sig_to_block: dict[tuple, int] = {}
-    run_in_block = {}
     for k, r in enumerate(run_of_start.tolist()):
         seg = ord_rep[starts[k]: starts[k] + counts[k]]
         sig = (block_names[r], bundled[r], tuple(sinv[seg].tolist()))
@@ -84,23 +156,11 @@ def inspector_order(profile: Profile) -> pl.DataFrame:
         if b is None:
             b = sig_to_block[sig] = len(block_size)
             block_size.append(int(counts[k]))
-            block_runs[b] = 0
-        run_block[r] = b
+            block_runs.append(0)
+        blk_of_run[r] = b
         run_in_block[r] = block_runs[b]
         block_runs[b] += 1
-    block_offset = np.r_[0, np.cumsum(block_size)][:-1] if block_size else np.zeros(0, np.int64)
-    lut_block = np.full(rd.max() + 1, -1, dtype=np.int64)
-    lut_run = np.full(rd.max() + 1, -1, dtype=np.int64)
-    for r, b in run_block.items():
-        lut_block[r] = b
-        lut_run[r] = run_in_block[r]
-    blk = lut_block[rd]
-    return pl.DataFrame({
-        "block_index": blk,
-        "block_event_index": ev_idx,
-        "block_run_index": lut_run[rd],
-        "node_id": block_offset[blk] + ev_idx,
-    })
+    return blk_of_run, ev_idx, run_in_block, block_size
 
 
 def _codes(s: pl.Series) -> np.ndarray:

@@ -21,7 +21,8 @@ import numpy as np
 import polars as pl
 
 from ..model import Profile
-from .._ids import distinct_ids
+from .._ids import dense_rows, distinct_ids, first_index
+from .groupstats import group_stats
 from .inspector_order import inspector_order
 
 TIMELINE_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "start_us", "end_us", "duration_ms",
@@ -170,47 +171,79 @@ class _TimelineContext:
 
 
 def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
-    """Per operator type and backend, per inference: executions, total/average time, share of end-to-end."""
+    """Per operator type and backend, per inference: executions, total/average time, share of end-to-end.
+
+    Groups are (``type``, ``delegate_backend``, ``kind``); computed with dense ids and numpy, so a 200k-event
+    profile needs a few arrays of its length and no hash tables.
+    """
     ev = profile.execute_events()
-    ev = ev.with_columns(map_distinct(ev["name"], op_type, "type"))
     runs = profile.runs.filter(pl.col("run_index") >= 0)
     n_runs = max(runs.height, 1)
     mean_e2e = runs["e2e_ns"].cast(pl.Float64).mean() or float("nan")
-    g = (ev.group_by("type", "delegate_backend", pl.col("kind").cast(pl.String))
-           .agg(pl.len().alias("occurrences"),
-                pl.col("duration_ns").sum().alias("_total_ns"),
-                pl.col("self_ns").sum().alias("_self_ns"),
-                pl.col("duration_ns").min().alias("_min"),
-                pl.col("duration_ns").median().alias("_median"),
-                pl.col("duration_ns").max().alias("_max"),
-                pl.col("duration_ns").std().alias("_std"),
-                pl.col("timing_source").unique().sort().str.join("+").alias("timing_source"),
-                pl.col("op_types").list.explode(keep_nulls=False, empty_as_null=False).unique().sort().alias("op_types")))
-    per_run_int = bool((g["occurrences"] % n_runs == 0).all()) if g.height else True
-    count = (pl.col("occurrences") // n_runs) if per_run_int else (pl.col("occurrences") / n_runs)
-    total_ms = pl.col("_total_ns") / n_runs / 1e6
-    out = g.select(
-        pl.lit(model_id).alias("model_id"),
-        pl.col("type").alias("name"),
-        pl.col("type"),
-        pl.col("delegate_backend"),
-        count.alias("count"),
-        total_ms.round(6).alias("total_ms"),
-        (pl.col("_total_ns") / pl.col("occurrences") / 1e6).round(6).alias("avg_ms"),
-        (pl.col("_total_ns") / n_runs / mean_e2e * 100).round(PCT_DECIMALS).alias("pct_total"),
-        pl.col("kind"),
-        pl.lit(runs.height).alias("runs"),
-        pl.col("occurrences"),
-        (pl.col("_min") / 1e6).alias("min_ms"),
-        (pl.col("_median") / 1e6).round(6).alias("median_ms"),
-        (pl.col("_max") / 1e6).alias("max_ms"),
-        (pl.col("_std") / 1e6).round(6).alias("std_ms"),
-        (pl.col("_self_ns") / n_runs / 1e6).round(6).alias("self_total_ms"),
-        (pl.col("_self_ns") / n_runs / mean_e2e * 100).round(PCT_DECIMALS).alias("self_pct"),
-        pl.col("timing_source"),
-        pl.col("op_types"),
-    )
+    name_ids, name_first = distinct_ids(ev["name"])
+    type_names = [op_type(v) for v in ev["name"].gather(name_first).to_list()]
+    type_code = {t: i for i, t in enumerate(dict.fromkeys(type_names))}
+    tid = np.array([type_code[t] for t in type_names], dtype=np.int64)[name_ids]
+    bid, _ = distinct_ids(ev["delegate_backend"])
+    kid = ev["kind"].to_physical().to_numpy().astype(np.int64)
+    gid = dense_rows(tid, bid, kid)
+    first = first_index(gid)
+    G = first.size
+    dur = ev["duration_ns"]
+    st = group_stats(gid, dur.fill_null(0).to_numpy(), dur.is_not_null().to_numpy(), G)
+    occurrences = np.bincount(gid, minlength=G)
+    self_sum = np.bincount(gid, weights=ev["self_ns"].to_numpy().astype(np.float64), minlength=G)
+    timing = _joined_per_group(gid, ev["timing_source"], G)
+    ops = _op_types_per_group(gid, ev["op_types"], G)
+    keys = ev.select("delegate_backend", pl.col("kind").cast(pl.String)).gather(first)
+    per_run_int = bool((occurrences % n_runs == 0).all())
+    count = occurrences // n_runs if per_run_int else occurrences / n_runs
     attached = profile.etrecord is not None and profile.etrecord.status == "attached"
-    out = out.with_columns(pl.Series("op_types", [_json_of(v) if attached else None for v in out["op_types"].to_list()],
-                                     dtype=pl.String))
+    type_list = list(type_code)
+    types = [type_list[t] for t in tid[first].tolist()]
+    out = pl.DataFrame({
+        "model_id": [model_id] * G,
+        "name": types,
+        "type": types,
+        "delegate_backend": keys["delegate_backend"].cast(pl.String),
+        "count": count,
+        "total_ms": np.round(st["sum"] / n_runs / 1e6, 6),
+        "avg_ms": np.round(st["mean"] / 1e6, 6),
+        "pct_total": np.round(st["sum"] / n_runs / mean_e2e * 100, PCT_DECIMALS),
+        "kind": keys["kind"],
+        "runs": [runs.height] * G,
+        "occurrences": occurrences,
+        "min_ms": st["min"] / 1e6,
+        "median_ms": np.round(st["median"] / 1e6, 6),
+        "max_ms": st["max"] / 1e6,
+        "std_ms": np.round(st["std"] / 1e6, 6),
+        "self_total_ms": np.round(self_sum / n_runs / 1e6, 6),
+        "self_pct": np.round(self_sum / n_runs / mean_e2e * 100, PCT_DECIMALS),
+        "timing_source": timing,
+        "op_types": [_json_of(v) if attached else None for v in ops],
+    }, schema_overrides={"op_types": pl.String, "timing_source": pl.String}).fill_nan(None)
     return out.sort(["total_ms", "name", "delegate_backend"], descending=[True, False, False], nulls_last=True)
+
+
+def _joined_per_group(gid: np.ndarray, s: pl.Series, G: int) -> list[str]:
+    """The distinct values of ``s`` in each group, sorted and joined with ``+``."""
+    vid, vfirst = distinct_ids(s)
+    values = s.gather(vfirst).to_list()
+    pair = dense_rows(gid, vid)
+    pf = first_index(pair)
+    out: list[set] = [set() for _ in range(G)]
+    for g, v in zip(gid[pf].tolist(), vid[pf].tolist()):
+        out[g].add(values[v])
+    return ["+".join(sorted(x for x in o if x is not None)) for o in out]
+
+
+def _op_types_per_group(gid: np.ndarray, s: pl.Series, G: int) -> list[list[str]]:
+    """The union of the op-type lists in each group (sorted)."""
+    vid, vfirst = distinct_ids(s)
+    lists = s.gather(vfirst).to_list()
+    pair = dense_rows(gid, vid)
+    pf = first_index(pair)
+    out: list[set] = [set() for _ in range(G)]
+    for g, v in zip(gid[pf].tolist(), vid[pf].tolist()):
+        out[g].update(lists[v] or [])
+    return [sorted(o) for o in out]

@@ -228,17 +228,24 @@ class FlatBuffer:
         and only distinct strings are decoded.
         """
         nw = max(-(-int(sl.max()) // 4), 1)
-        if (ss & 3).any():  # unaligned starts (not written by FlatBuffers builders): byte rows
-            rows = np.lib.stride_tricks.sliding_window_view(self.u8, 4 * nw)[ss]
-            mat = np.ascontiguousarray(rows).view("<u4")
-        else:
-            v32 = np.frombuffer(self.u8, dtype="<u4", count=self.size // 4)
-            mat = v32[(ss >> 2)[:, None] + np.arange(nw, dtype=_I64)]
-        nbytes = np.clip(sl[:, None] - 4 * np.arange(nw, dtype=_I64), 0, 4)
-        mat &= ((np.uint64(1) << (8 * nbytes).astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
+        n = ss.size
+        mat = np.empty((n, nw), dtype=np.uint32)
         h = sl.astype(np.uint64) * _HASH_WEIGHTS[-1]
+        aligned = not (ss & 3).any()  # FlatBuffers builders align strings; anything else goes byte-wise
+        v32 = np.frombuffer(self.u8, dtype="<u4", count=self.size // 4) if aligned else None
+        q = ss >> 2
         for c in range(nw):
-            h = (h ^ mat[:, c].astype(np.uint64)) * _HASH_WEIGHTS[c]
+            if aligned:
+                col = v32[q + c]
+            else:
+                col = self.read(ss + 4 * c, np.uint32)
+            keep = sl - 4 * c  # bytes of this word that belong to the string
+            partial = (keep < 4)
+            if partial.any():
+                bits = (8 * np.clip(keep[partial], 0, 4)).astype(np.uint64)
+                col[partial] &= ((np.uint64(1) << bits) - np.uint64(1)).astype(np.uint32)
+            mat[:, c] = col
+            h = (h ^ col.astype(np.uint64)) * _HASH_WEIGHTS[c]
         _, first, inv = np.unique(h, return_index=True, return_inverse=True)
         inv = inv.reshape(-1)
         rep = first[inv]

@@ -1,0 +1,45 @@
+"""Per-group statistics over large integer columns with numpy (no hash tables, bounded memory).
+
+``gid`` are dense group ids (0..G-1, see :mod:`edgeprof._ids`); values are int64 nanoseconds with an
+optional validity mask. Results are float arrays of length G (NaN where a group has no valid value).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = None, n_groups: int | None = None) -> dict:
+    """count, sum, min, max, median (midpoint of the two middle values), sample std (ddof=1) per group."""
+    G = int(n_groups if n_groups is not None else (gid.max(initial=-1) + 1))
+    if valid is None:
+        valid = np.ones(gid.size, dtype=bool)
+    g = gid[valid]
+    v = values[valid].astype(np.int64)
+    count = np.bincount(g, minlength=G).astype(np.int64)
+    total = np.bincount(g, weights=v.astype(np.float64), minlength=G)
+    vmin = np.full(G, np.iinfo(np.int64).max)
+    vmax = np.full(G, np.iinfo(np.int64).min)
+    np.minimum.at(vmin, g, v)
+    np.maximum.at(vmax, g, v)
+    has = count > 0
+    mean = np.divide(total, count, out=np.full(G, np.nan), where=has)
+    dev = v - mean[g]
+    ss = np.bincount(g, weights=dev * dev, minlength=G)
+    std = np.sqrt(np.divide(ss, count - 1, out=np.full(G, np.nan), where=count > 1))
+    order = np.lexsort((v, g))
+    sv = v[order]
+    start = np.concatenate(([0], np.cumsum(count)[:-1]))
+    lo = start + (count - 1) // 2
+    hi = start + count // 2
+    median = np.full(G, np.nan)
+    median[has] = (sv[lo[has]].astype(np.float64) + sv[hi[has]]) / 2
+    return {
+        "count": count,
+        "sum": total,
+        "min": np.where(has, vmin, np.nan).astype(np.float64),
+        "max": np.where(has, vmax, np.nan).astype(np.float64),
+        "mean": mean,
+        "median": median,
+        "std": std,
+    }
