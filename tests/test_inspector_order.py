@@ -19,8 +19,8 @@ def reference(prof):
     block_runs: list[int] = []
     out = {}
     starts = 0
-    for r, (name, bundled, count) in enumerate(zip(prof.runs["block"].to_list(), prof.runs["bundled_input_index"].to_list(),
-                                                   prof.runs["n_events"].to_list())):
+    for name, bundled, count in zip(prof.runs["block"].to_list(), prof.runs["bundled_input_index"].to_list(),
+                                    prof.runs["n_events"].to_list()):
         rows = ev.slice(starts, count).to_dicts()
         starts += count
         if not rows:
@@ -30,12 +30,9 @@ def reference(prof):
             gk = (e["instruction_id"], e["chain_index"], e["delegate_debug_id_int"] or -1, e["delegate_debug_id_str"] or "")
             groups.setdefault(gk, []).append(e)
         sigs: dict[tuple, dict] = {}
-        first_row: dict[tuple, int] = {}
-        for gk, members in groups.items():
+        for members in groups.values():
             for e in members:
                 sk = (e["instruction_id"], e["name"], e["delegate_debug_id_int"] or -1, e["delegate_debug_id_str"] or "")
-                if sk not in sigs:
-                    first_row[sk] = e["row"]
                 sigs[sk] = e
         order = list(sigs)
         key = (name, bundled, tuple(order))

@@ -98,12 +98,12 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
     from .render.atomic import Batch
     from .render.tables import suffix, write_table
 
-    rf = describe(path, run_dir)
+    rf = describe(path)
     prof = read_etdump(path)
     found = "given" if etrecord is not None else None
     er = etrecord
     if er is None:
-        er, found = find_etrecord(path, run_dir, manifest, manifest_path)
+        er, found = find_etrecord(path, manifest, manifest_path)
     if er is not None:
         prof = _attach_etrecord(prof, er, strict, method)
     else:

@@ -193,8 +193,8 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
     st = group_stats(gid, dur.fill_null(0).to_numpy(), dur.is_not_null().to_numpy(), G)
     occurrences = np.bincount(gid, minlength=G)
     self_sum = np.bincount(gid, weights=ev["self_ns"].to_numpy().astype(np.float64), minlength=G)
-    timing = _joined_per_group(gid, ev["timing_source"], G)
-    ops = _op_types_per_group(gid, ev["op_types"], G)
+    timing = ["+".join(sorted(v for v in vals if v)) for vals in _values_per_group(gid, ev["timing_source"], G)]
+    ops = [sorted({t for lst in vals if lst for t in lst}) for vals in _values_per_group(gid, ev["op_types"], G)]
     keys = ev.select("delegate_backend", pl.col("kind").cast(pl.String)).gather(first)
     per_run_int = bool((occurrences % n_runs == 0).all())
     count = occurrences // n_runs if per_run_int else occurrences / n_runs
@@ -225,25 +225,12 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
     return out.sort(["total_ms", "name", "delegate_backend"], descending=[True, False, False], nulls_last=True)
 
 
-def _joined_per_group(gid: np.ndarray, s: pl.Series, G: int) -> list[str]:
-    """The distinct values of ``s`` in each group, sorted and joined with ``+``."""
+def _values_per_group(gid: np.ndarray, s: pl.Series, G: int) -> list[list]:
+    """The distinct values of ``s`` in each of the ``G`` groups (each distinct value decoded once)."""
     vid, vfirst = distinct_ids(s)
     values = s.gather(vfirst).to_list()
-    pair = dense_rows(gid, vid)
-    pf = first_index(pair)
-    out: list[set] = [set() for _ in range(G)]
-    for g, v in zip(gid[pf].tolist(), vid[pf].tolist()):
-        out[g].add(values[v])
-    return ["+".join(sorted(x for x in o if x is not None)) for o in out]
-
-
-def _op_types_per_group(gid: np.ndarray, s: pl.Series, G: int) -> list[list[str]]:
-    """The union of the op-type lists in each group (sorted)."""
-    vid, vfirst = distinct_ids(s)
-    lists = s.gather(vfirst).to_list()
-    pair = dense_rows(gid, vid)
-    pf = first_index(pair)
-    out: list[set] = [set() for _ in range(G)]
-    for g, v in zip(gid[pf].tolist(), vid[pf].tolist()):
-        out[g].update(lists[v] or [])
-    return [sorted(o) for o in out]
+    pair = first_index(dense_rows(gid, vid))
+    out: list[list] = [[] for _ in range(G)]
+    for g, v in zip(gid[pair].tolist(), vid[pair].tolist()):
+        out[g].append(values[v])
+    return out

@@ -408,8 +408,8 @@ def build_profile(dec: dict, path, file_size: int = 0):
 
     # ---- nesting ----------------------------------------------------------------------------------
     instr = dec["pe_instruction"].astype(np.int64)
-    k_kernel, k_op, k_dcall, k_dop, k_fw, k_other = (KINDS.index(k) for k in
-                                                     ("kernel", "operator_call", "delegate_call", "delegate_op", "framework", "other"))
+    k_kernel, k_op, k_dcall, k_dop, k_fw = (KINDS.index(k) for k in
+                                            ("kernel", "operator_call", "delegate_call", "delegate_op", "framework"))
     group = dense_rows(pe_run, instr).astype(np.int64) if n else np.empty(0, np.int64)
     parent = np.full(n, -1, dtype=np.int64)
     for child_kind, parent_kind in ((k_kernel, k_op), (k_dop, k_dcall)):

@@ -19,6 +19,7 @@ from pathlib import Path
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
 _THREADS = re.compile(r"_t(\d+)$")
 _SEP = "._-"
+ANCESTORS = 5  # how far above an ETDump to look for its ETRecord (runs/<platform>/<experiment>/ sits 3 deep)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def _pipeline_stems(folder: Path) -> list[str]:
         return []
 
 
-def describe(path: Path, run_dir: Path | None = None) -> RunFile:
+def describe(path: Path) -> RunFile:
     """Model, experiment, platform and threads from the kit's naming grammar (None where unknown)."""
     stem = path.stem
     m = _THREADS.search(stem)
@@ -112,9 +113,12 @@ def _record_stem(p: Path) -> str:
     return name[:-4] if name.endswith(".pte") else name
 
 
-def find_etrecord(etdump: Path, run_dir: Path | None = None, manifest: dict | None = None,
-                  manifest_path: Path | None = None) -> tuple[Path | None, str]:
-    """Locate the ETRecord for ``etdump``: (path or None, how it was found)."""
+def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Path | None = None) -> tuple[Path | None, str]:
+    """Locate the ETRecord for ``etdump``: (path or None, how it was found).
+
+    An ETRecord is taken only when its name is a prefix of the ETDump's (at a ``_``/``.``/``-``
+    boundary), the longest such prefix in the nearest folder winning.
+    """
     if manifest and isinstance(manifest.get("model"), str):
         model = Path(manifest["model"])
         bases = [model] if model.is_absolute() else [b / model for b in
@@ -123,19 +127,14 @@ def find_etrecord(etdump: Path, run_dir: Path | None = None, manifest: dict | No
             for cand in (Path(str(b) + ".etrecord"), b.with_suffix(".etrecord")):
                 if cand.is_file():
                     return cand, "manifest.json model"
-    # beside the ETDump, in its ancestors up to the run folder, and in out_<model>/artifacts
+    # beside the ETDump, in the folders above it, and in their artifacts/ folders (out_<model>/artifacts)
     folders = []
     d = etdump.parent
-    stop = run_dir.resolve() if run_dir else etdump.parent.resolve()
-    for _ in range(6):
+    for _ in range(ANCESTORS):
         folders.append(d)
         if (d / "artifacts").is_dir():
             folders.append(d / "artifacts")
-        if d.resolve() == stop or d.parent == d:
-            if (d.parent / "artifacts").is_dir():
-                folders.append(d.parent / "artifacts")
-            if d.parent.parent != d.parent and (d.parent.parent / "artifacts").is_dir():
-                folders.append(d.parent.parent / "artifacts")
+        if d.parent == d:
             break
         d = d.parent
     best, best_len = None, 0

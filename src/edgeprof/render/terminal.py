@@ -50,23 +50,30 @@ def _fmt(v, digits=3):
     return "—" if v is None else f"{v:.{digits}f}"
 
 
-def print_analyze(result) -> None:
+def console(stderr: bool = False):
+    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables."""
     from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=stream, width=None if stream.isatty() else 120, highlight=False)
+
+
+def print_analyze(result) -> None:
     from rich.table import Table
 
-    console = Console()
+    out = console()
     s = result.summary
-    t = Table(title=f"edgeprof analyze — {s['analysed_count']}/{s['etdump_count']} ETDumps", title_justify="left")
-    for col, kw in (("ETDump", {}), ("experiment", {}), ("runs", {"justify": "right"}),
+    t = Table(title=f"edgeprof analyze: {s['analysed_count']} of {s['etdump_count']} ETDumps", title_justify="left")
+    for col, kw in (("experiment", {}), ("ETDump", {"overflow": "fold"}), ("runs", {"justify": "right"}),
                     ("events", {"justify": "right"}), ("median ms", {"justify": "right"}),
-                    ("min ms", {"justify": "right"}), ("max ms", {"justify": "right"}), ("ETRecord", {})):
+                    ("p90 ms", {"justify": "right"}), ("ETRecord", {})):
         t.add_column(col, **kw)
     for e in s["per_etdump"]:
         lat = e["latency_ms"]
-        t.add_row(e["etdump"], e["experiment"] or "—", str(e["runs"]), str(e["events"]), _fmt(lat["median_ms"]),
-                  _fmt(lat["min_ms"]), _fmt(lat["max_ms"]), e["etrecord_status"])
-    for f, msg in result.errors:
-        t.add_row(f"[red]{f}[/red]", "[red]failed[/red]", "", "", "", "", "", "")
-    console.print(t)
+        t.add_row(e["experiment"] or "—", e["etdump"].rsplit("/", 1)[-1], str(e["runs"]), str(e["events"]),
+                  _fmt(lat["median_ms"]), _fmt(lat["p90_ms"]), e["etrecord_status"])
+    for f in s["errors"]:
+        t.add_row("[red]failed[/red]", f["etdump"].rsplit("/", 1)[-1], "", "", "", "", "")
+    out.print(t)
     if result.summary_path is not None:
-        console.print(f"wrote {len(result.outputs)} files; summary: {result.summary_path}")
+        out.print(f"wrote {len(result.outputs)} files; summary: {result.summary_path}")

@@ -1,0 +1,73 @@
+"""Run-folder conventions of the Arm kit: names → model/experiment/threads, and finding the ETRecord."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from edgeprof.io.runfolder import describe, find_etdumps, find_etrecord, read_manifest
+
+
+def touch(p: Path) -> Path:
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(b"x")
+    return p
+
+
+def test_nested_layout(tmp_path):
+    f = touch(tmp_path / "out_toy" / "runs" / "mac" / "mac_sme2_on" / "toy_cnn_xnnpack_fp16_mac_sme2_on_t4.etdump")
+    rf = describe(f)
+    assert (rf.model, rf.experiment, rf.platform, rf.threads) == ("toy_cnn_xnnpack_fp16", "mac_sme2_on", "mac", 4)
+
+
+def test_flat_layout_with_pipeline_summary(tmp_path):
+    d = tmp_path / "runs" / "android"
+    touch(d / "mv3_xnnpack_fp32_pipeline_summary.json")
+    f = touch(d / "mv3_xnnpack_fp32_android_sme2_off_t1.etdump")
+    rf = describe(f)
+    assert (rf.model, rf.experiment, rf.platform, rf.threads) == ("mv3_xnnpack_fp32", "android_sme2_off", "android", 1)
+
+
+def test_plain_file(tmp_path):
+    rf = describe(touch(tmp_path / "model.N20.etdp"))
+    assert (rf.model, rf.experiment, rf.threads) == (None, None, None)
+
+
+def test_find_etdumps_skips_hidden_and_dedups(tmp_path):
+    a = touch(tmp_path / "a" / "x.etdump")
+    touch(tmp_path / ".cache" / "y.etdump")
+    touch(tmp_path / "a" / "notes.txt")
+    b = touch(tmp_path / "b.etdp")
+    assert find_etdumps([tmp_path, a]) == [a, b]
+
+
+def test_etrecord_by_longest_prefix_in_artifacts(tmp_path):
+    f = touch(tmp_path / "out_tel" / "runs" / "linux" / "exp" / "tel_xnnq8_exp_t1.etdump")
+    touch(tmp_path / "out_tel" / "artifacts" / "tel.etrecord")
+    best = touch(tmp_path / "out_tel" / "artifacts" / "tel_xnnq8.etrecord")
+    touch(tmp_path / "out_tel" / "artifacts" / "tel_xnnq8x.etrecord")  # not at a boundary
+    assert find_etrecord(f)[0] == best
+
+
+def test_etrecord_pte_suffix_and_no_false_match(tmp_path):
+    f = touch(tmp_path / "m_portable_t1.etdump")
+    touch(tmp_path / "other.etrecord")
+    assert find_etrecord(f)[0] is None
+    rec = touch(tmp_path / "m_portable.pte.etrecord")
+    assert find_etrecord(f)[0] == rec
+
+
+def test_manifest_model_wins(tmp_path):
+    f = touch(tmp_path / "runs" / "mac" / "x_t1.etdump")
+    rec = touch(tmp_path / "models" / "net.pte.etrecord")
+    (tmp_path / "runs" / "manifest.json").write_text(json.dumps({"model": "../models/net.pte"}))
+    manifest, mpath, problem = read_manifest(tmp_path / "runs" / "mac")
+    assert problem is None and manifest["model"] == "../models/net.pte"
+    found, how = find_etrecord(f, manifest, mpath)
+    assert found.resolve() == rec.resolve() and how == "manifest.json model"
+
+
+def test_broken_manifest_is_a_warning(tmp_path):
+    (tmp_path / "manifest.json").write_text("{nope")
+    manifest, _, problem = read_manifest(tmp_path)
+    assert manifest is None and "unreadable manifest.json" in problem
