@@ -148,8 +148,9 @@ def main() -> None:
     print(f"\ntargets on {f.name} ({n:,} events): analyze {n / whole['seconds']:,.0f} events/s (target ≥ 700,000: "
           f"{'met' if n / whole['seconds'] >= 7e5 else 'NOT met'}), peak RSS {whole['rss_mb']:.0f} MB (target ≤ 150: "
           f"{'met' if whole['rss_mb'] <= 150 else 'NOT met'})"
-          + (f", {insp['seconds'] / whole['seconds']:.0f}x Inspector (target ≥ 50x: "
-             f"{'met' if insp['seconds'] / whole['seconds'] >= 50 else 'NOT met'})" if insp else ", Inspector not available"))
+          + (f"; vs Inspector on this machine ({insp['seconds']:.2f} s): analyze {insp['seconds'] / whole['seconds']:.0f}x, "
+             f"parse only {insp['seconds'] / parse['seconds']:.0f}x (the issue's 50x is against Inspector's 14.5 s, "
+             f"i.e. analyze in ≤ 0.29 s: {whole['seconds']:.3f} s here)" if insp else "; Inspector not available"))
 
 
 if __name__ == "__main__":

@@ -90,8 +90,10 @@ def _rel(p: Path | str | None, base: Path) -> str | None:
 
 def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: bool, fmt: str,
                  manifest, manifest_path, method) -> tuple[dict, list[Path]]:
-    from .analysis.latency import basic_summary, framework_times_ms, per_run_latency_ms
+    import polars as pl
+
     from .analysis.inspector_order import inspector_order
+    from .analysis.latency import basic_summary, framework_times_ms, per_run_latency_ms
     from .analysis.timeline import Timeline, ops_stats_table
     from .io.etdump import read_etdump
     from .io.runfolder import describe, find_etrecord
@@ -109,8 +111,6 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
     else:
         prof.etrecord = ETRecordInfo(path=None, status="absent", message=found or "")
     model_id = path.stem
-    import polars as pl
-
     has_run0 = prof.run(0).height > 0
     prefix = output_prefix(path)
     ext = suffix(fmt)
@@ -120,9 +120,9 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         "csv_stats": out_dir / f"{prefix}_ops_stats{ext}",
     }
     with Batch() as batch, ThreadPoolExecutor(max_workers=1) as helper:
-        # the operator statistics are computed and written on the second core while the timeline is
         node_ids = inspector_order(prof)["node_id"].to_numpy()
         release_free_memory()
+        # operator statistics are computed and written by a helper thread while the timeline is written
         stats_path = batch.path(targets["csv_stats"])
         stats_done = helper.submit(lambda: write_table(ops_stats_table(prof, model_id), stats_path, fmt))
         timeline = Timeline(prof, model_id, node_ids)
