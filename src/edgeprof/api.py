@@ -72,12 +72,6 @@ class AnalyzeResult:
         return not self.errors
 
 
-def output_prefix(etdump: Path) -> str:
-    """The kit's CSV prefix: ``<stem>_exec``, or ``<stem>_xtrace`` for ``*_xtrace`` ETDumps."""
-    stem = etdump.stem
-    return stem[: -len("_xtrace")] + "_xtrace" if stem.endswith("_xtrace") else stem + "_exec"
-
-
 def _rel(p: Path | str | None, base: Path) -> str | None:
     if p is None:
         return None
@@ -93,10 +87,11 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
     import polars as pl
 
     from .analysis.inspector_order import inspector_order
-    from .analysis.latency import basic_summary, framework_times_ms, per_run_latency_ms
+    from .analysis.latency import framework_times_ms
+    from .analysis.stats import summarize
     from .analysis.timeline import Timeline, ops_stats_table
     from .io.etdump import read_etdump
-    from .io.runfolder import describe, find_etrecord
+    from .io.runfolder import describe, find_etrecord, output_prefix
     from .render.atomic import Batch
     from .render.tables import suffix, write_table
 
@@ -133,9 +128,10 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
             targets["csv_timeline"] = None
         stats_done.result()
         written = batch.commit()
-    lat, source = per_run_latency_ms(prof)
-    lat_summary = basic_summary(lat)
-    lat_summary["source"] = source
+    lat, source = prof.latency_ms(), prof.latency_source
+    d = summarize(lat)
+    lat_summary = {k: d.get(k) for k in ("count", "mean_ms", "median_ms", "min_ms", "max_ms", "std_dev_ms")}
+    lat_summary.update(p90_ms=(d.get("percentiles") or {}).get("p90"), source=source)
     n_dcalls = prof.execute_events().filter(pl.col("kind") == "delegate_call").height
     entry = {
         "etdump": _rel(path, run_dir),
@@ -256,3 +252,97 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
         write_text(summary_path, jsonfmt.dumps(summary))
         outputs.append(summary_path)
     return AnalyzeResult(summary=summary, summary_path=summary_path, outputs=outputs, errors=errors)
+
+
+# --------------------------------------------------------------------------------------------------
+# latency and compare: robust statistics of end-to-end latency
+# --------------------------------------------------------------------------------------------------
+
+SME2_OFF = ("sme2_off", "sme2-off", "sme2off", "nosme2", "no_sme2")
+SME2_ON = ("sme2_on", "sme2-on", "sme2on")
+
+
+def _series(specs, run_dir=None, threads=None):
+    from .io.latency_sources import load, resolve
+
+    run_dir = Path(run_dir) if run_dir is not None else None
+    if isinstance(specs, (str, os.PathLike)):
+        specs = [specs]
+    files = [f for spec in specs for f in resolve(str(spec), run_dir, threads)]
+    if not files:
+        raise UsageError("no input files")
+    return [load(f) for f in files]
+
+
+def _arm_name(series, given: str | None) -> str:
+    if given:
+        return given
+    exps = {s.experiment for s in series}
+    if len(exps) == 1 and None not in exps:
+        return exps.pop()
+    stems = [s.path.stem for s in series]
+    common = os.path.commonprefix(stems).rstrip("._-")
+    return common or stems[0]
+
+
+def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | None = None, seed: int = 0,
+            resamples: int = 2000) -> list[tuple[object, dict]]:
+    """Robust latency statistics for each launch (file) named by ``inputs``: [(series, report), …].
+
+    ``inputs``: ETDumps, timeline CSVs, folders, or experiment names of ``run_dir``.
+    """
+    from .analysis.latency import robust_latency
+
+    out = []
+    for s in _series(inputs, run_dir, threads):
+        rep = robust_latency(s.values_ms, name=name or s.timeline_stem, run_indices=s.run_indices, seed=seed,
+                             resamples=resamples, source=s.source)
+        rep["schema_version"] = 1
+        rep["input"] = str(s.path)
+        rep["warnings"] = list(s.warnings)
+        out.append((s, rep))
+    return out
+
+
+def assign_roles(inputs: list[str]) -> tuple[list[str], list[str], str]:
+    """Split two positional inputs into (baseline, candidate, how): by ``sme2_off``/``sme2_on`` in their
+    names when that decides it, else in the order given."""
+    if len(inputs) != 2:
+        raise UsageError("give two inputs (baseline then candidate), or --baseline and --candidate")
+    low = [str(x).lower() for x in inputs]
+    off = [any(t in s for t in SME2_OFF) for s in low]
+    on = [any(t in s for t in SME2_ON) and not o for s, o in zip(low, off)]
+    if off[1] and on[0] and not off[0]:
+        return [inputs[1]], [inputs[0]], "by name: the SME2-off input is the baseline"
+    if off[0] and on[1]:
+        return [inputs[0]], [inputs[1]], "by name: the SME2-off input is the baseline"
+    return [inputs[0]], [inputs[1]], "in the order given (first = baseline)"
+
+
+def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
+            candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
+            resamples: int = 2000, warmup="auto") -> dict:
+    """Compare end-to-end latency: speedup = baseline / candidate with its interval and a verdict.
+
+    ``baseline``/``candidate``: one or more inputs each (several files = several process launches).
+    """
+    from .analysis.compare import Arm, compare_latency
+
+    if not 0 <= threshold < 1:
+        raise UsageError(f"threshold must be in [0, 1), got {threshold}")
+    if not 0.5 < level < 1:
+        raise UsageError(f"level must be in (0.5, 1), got {level}")
+    bs = _series(baseline, run_dir, threads)
+    cs = _series(candidate, run_dir, threads)
+    b_arm = Arm(_arm_name(bs, baseline_name), [s.values_ms for s in bs], [str(s.path) for s in bs])
+    c_arm = Arm(_arm_name(cs, candidate_name), [s.values_ms for s in cs], [str(s.path) for s in cs])
+    if b_arm.name == c_arm.name:
+        b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
+    result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,
+                             warmup=warmup)
+    result["warnings"] = [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)] + result["warnings"]
+    stem_b = bs[0].timeline_stem if len(bs) == 1 else b_arm.name
+    stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
+    result["output_stem"] = f"{stem_b}_vs_{stem_c}_robust_comparison"
+    result["inputs"] = {"baseline": [str(s.path) for s in bs], "candidate": [str(s.path) for s in cs]}
+    return result

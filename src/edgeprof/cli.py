@@ -7,6 +7,7 @@ Exit codes: 0 success · 1 a check or gate failed · 2 bad input or usage (one-l
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -106,6 +107,138 @@ def analyze(inputs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as
         click.echo(f"edgeprof: error: {msg}", err=True)
     if result.errors:
         sys.exit(2)
+
+
+def _write_json(doc: dict, path: Path) -> None:
+    from .render import jsonfmt
+    from .render.atomic import write_text
+
+    write_text(path, jsonfmt.dumps(doc))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--run-dir", type=click.Path(path_type=str), default=None,
+              help="Run folder in which INPUTS name experiments (e.g. mac_sme2_on).")
+@click.option("--threads", type=int, default=None, help="Only runs with this thread count (_t<N> in the file name).")
+@click.option("--name", default=None, help="Name recorded in the report (default: the timeline stem).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (results are deterministic).")
+@click.option("--resamples", type=click.IntRange(100, 100000), default=2000, show_default=True)
+@click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Where to write the JSON (default: beside each input).")
+@click.option("--no-write", is_flag=True, help="Do not write <timeline stem>_robust_stats.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON on stdout.")
+@run_guarded
+def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_write, as_json):
+    """Robust end-to-end latency statistics of each launch (ETDump, timeline CSV, folder or experiment).
+
+    Per-run latency is that run's Method::execute. Reports median with a bootstrap CI, mean/std/CV, MAD,
+    percentiles, trimmed means, Tukey outliers (flagged, kept), warm-up runs, drift (Mann–Kendall,
+    Theil–Sen) and a multimodality hint; writes <timeline stem>_robust_stats.json (the Arm kit's keys plus ours).
+    """
+    from . import api
+    from .render import jsonfmt, terminal
+
+    reports = api.latency(list(inputs), run_dir=run_dir, threads=threads, name=name, seed=seed, resamples=resamples)
+    if not no_write:
+        for s, rep in reports:
+            target = (Path(output_dir) if output_dir else s.path.parent) / f"{s.timeline_stem}_robust_stats.json"
+            _write_json(rep, target)
+            rep["written"] = str(target)
+    if as_json:
+        click.echo(jsonfmt.dumps({"schema_version": 1, "reports": [r for _, r in reports]}), nl=False)
+    else:
+        terminal.print_latency(reports)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
+@click.option("--baseline", "-b", multiple=True, help="Baseline input(s): files, a folder, or an experiment of --run-dir. "
+              "Repeat for several launches.")
+@click.option("--candidate", "-c", multiple=True, help="Candidate input(s), as --baseline.")
+@click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder holding the experiments.")
+@click.option("--baseline-name", default=None, help="Name of the baseline in the output (default: experiment or file name).")
+@click.option("--candidate-name", default=None)
+@click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
+@click.option("--threshold", type=float, default=0.02, show_default=True,
+              help="δ: the smallest change that matters (0.02 = 2 %%); sets the verdict and --fail-on.")
+@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level of the intervals.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resamples", type=click.IntRange(100, 100000), default=2000, show_default=True)
+@click.option("--warmup", default="auto", show_default=True,
+              help="Warm-up runs to leave out per launch: 'auto' (detected) or a number (0 keeps all).")
+@click.option("--fail-on", type=click.Choice(["regression"]), default=None,
+              help="Exit 1 when the candidate is significantly slower by more than the threshold.")
+@click.option("--output-dir", type=click.Path(path_type=str), default=None,
+              help="Where to write <baseline>_vs_<candidate>_robust_comparison.json (default: beside the baseline).")
+@click.option("--out", "out_file", type=click.Path(path_type=str), default=None, help="Write the JSON to this file instead.")
+@click.option("--no-write", is_flag=True, help="Do not write the comparison JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout.")
+# the Arm kit's robust_latency_analysis.py spelling (file 1 = baseline, file 2 = candidate)
+@click.option("--timeline-csv", "kit_baseline", default=None, help="Alias of --baseline (Arm kit spelling).")
+@click.option("--compare", "kit_candidate", default=None, help="Alias of --candidate (Arm kit spelling).")
+@click.option("--name1", "kit_name1", default=None, help="Alias of --baseline-name (Arm kit spelling).")
+@click.option("--name2", "kit_name2", default=None, help="Alias of --candidate-name (Arm kit spelling).")
+@run_guarded
+def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name, threads, threshold, level, seed,
+            resamples, warmup, fail_on, output_dir, out_file, no_write, as_json, kit_baseline, kit_candidate,
+            kit_name1, kit_name2):
+    """Is the candidate faster than the baseline? speedup = baseline / candidate, with its CI and a verdict.
+
+    \b
+    edgeprof compare base.etdp cand.etdp                 (roles by sme2_off/sme2_on names, else in order)
+    edgeprof compare -b off1.etdp -b off2.etdp -c on1.etdp -c on2.etdp     (several launches per arm)
+    edgeprof compare --run-dir out/runs/mac -b mac_sme2_off -c mac_sme2_on
+    edgeprof compare --timeline-csv OFF.csv --compare ON.csv --name1 SME2-Off --name2 SME2-On   (Arm kit spelling)
+    """
+    from . import api
+    from .errors import CheckFailed, UsageError
+    from .render import jsonfmt, terminal
+
+    baseline = list(baseline) + ([kit_baseline] if kit_baseline else [])
+    candidate = list(candidate) + ([kit_candidate] if kit_candidate else [])
+    baseline_name = baseline_name or kit_name1
+    candidate_name = candidate_name or kit_name2
+    roles = "as given"
+    if inputs and not baseline and not candidate:
+        if len(inputs) == 1 and Path(inputs[0]).is_dir() and run_dir is None:
+            raise UsageError("a run folder needs --baseline and --candidate experiment names")
+        baseline, candidate, roles = api.assign_roles(list(inputs))
+    elif inputs:
+        if len(inputs) == 1 and run_dir is None and Path(inputs[0]).is_dir():
+            run_dir = inputs[0]
+        else:
+            raise UsageError("give inputs either positionally (two) or with --baseline/--candidate, not both")
+    if not baseline or not candidate:
+        raise UsageError("need a baseline and a candidate")
+    wu = warmup if warmup == "auto" else _int_option(warmup, "--warmup")
+    result = api.compare(baseline, candidate, run_dir=run_dir, threads=threads, baseline_name=baseline_name,
+                         candidate_name=candidate_name, threshold=threshold, level=level, seed=seed,
+                         resamples=resamples, warmup=wu)
+    result["roles"] = roles
+    if not no_write:
+        target = Path(out_file) if out_file else (
+            Path(output_dir) if output_dir else Path(run_dir) if run_dir else Path(result["inputs"]["baseline"][0]).parent
+        ) / f"{result['output_stem']}.json"
+        _write_json(result, target)
+        result["written"] = str(target)
+    if as_json:
+        click.echo(jsonfmt.dumps(result), nl=False)
+    else:
+        terminal.print_compare(result)
+    if fail_on == "regression" and result["verdict"] == "slower":
+        raise CheckFailed(f"regression: {result['summary_line']}")
+
+
+def _int_option(value: str, name: str) -> int:
+    from .errors import UsageError
+
+    try:
+        n = int(value)
+    except ValueError:
+        raise UsageError(f"{name} must be 'auto' or a whole number, got {value!r}") from None
+    if n < 0:
+        raise UsageError(f"{name} must not be negative")
+    return n
 
 
 @main.command(context_settings=CONTEXT)

@@ -113,6 +113,14 @@ class Profile:
     def latency_ms(self) -> "np.ndarray":
         return self.latency_ns() / 1e6
 
+    @property
+    def latency_source(self) -> str:
+        """``method_execute``, or ``top_level_events`` when some run has no ``Method::execute``."""
+        import polars as pl
+
+        sources = set(self.runs.filter(pl.col("run_index") >= 0)["e2e_source"].drop_nulls().to_list())
+        return "method_execute" if sources <= {"method_execute"} else "top_level_events"
+
     def to_pandas(self):
         """The event table as a pandas DataFrame (needs pandas; pyarrow is not required)."""
         return to_pandas(self.events)

@@ -1,4 +1,9 @@
-"""End-to-end latency per run and its basic summary (pure; numpy only)."""
+"""End-to-end latency per run: robust statistics, warm-up and drift (pure; numpy + scipy.special).
+
+The headline statistics use every run; outliers are flagged and counted, never removed from them.
+Warm-up runs (leading runs significantly slower than the rest) are detected and reported with the
+statistics recomputed without them; drift is a Mann–Kendall trend with a Theil–Sen slope.
+"""
 
 from __future__ import annotations
 
@@ -6,34 +11,6 @@ import numpy as np
 import polars as pl
 
 from ..model import Profile
-
-
-def per_run_latency_ms(profile: Profile) -> tuple[np.ndarray, str]:
-    """(latency per execute run in ms, source): ``method_execute``, or ``top_level_events`` when any run lacks it."""
-    runs = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")
-    values = runs["e2e_ns"].cast(pl.Float64).to_numpy() / 1e6
-    sources = set(runs["e2e_source"].drop_nulls().to_list())
-    source = "method_execute" if sources <= {"method_execute"} else "top_level_events"
-    return values, source
-
-
-def basic_summary(values_ms: np.ndarray) -> dict:
-    """n, mean, median, min, max, sample std (None for n < 2), p90 — never NaN."""
-    v = np.asarray(values_ms, dtype=float)
-    v = v[np.isfinite(v)]
-    n = int(v.size)
-    if n == 0:
-        return {"count": 0, "mean_ms": None, "median_ms": None, "min_ms": None, "max_ms": None,
-                "std_dev_ms": None, "p90_ms": None}
-    return {
-        "count": n,
-        "mean_ms": float(v.mean()),
-        "median_ms": float(np.median(v)),
-        "min_ms": float(v.min()),
-        "max_ms": float(v.max()),
-        "std_dev_ms": float(v.std(ddof=1)) if n > 1 else None,
-        "p90_ms": float(np.percentile(v, 90)),
-    }
 
 
 def framework_times_ms(profile: Profile) -> dict:
@@ -44,3 +21,124 @@ def framework_times_ms(profile: Profile) -> dict:
         d = ev.filter(pl.col("name") == name)["duration_ns"]
         out[key] = float(d.sum()) / 1e6 if d.len() and d.null_count() < d.len() else None
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# warm-up and drift
+# ---------------------------------------------------------------------------------------------------
+
+WARMUP_MAX_FRACTION = 0.25   # at most this share of the runs can be warm-up
+WARMUP_MAX_RUNS = 50
+WARMUP_ALPHA = 0.05          # one-sided Mann–Whitney level for a warm-up of ≥ 3 runs
+WARMUP_Z = 3.5               # modified z-score for a warm-up of 1–2 runs (Iglewicz & Hoaglin)
+WARMUP_MIN_GAIN = 0.02       # warm-up runs must be ≥ 2 % slower (median) than the rest
+DRIFT_ALPHA = 0.05
+
+
+def _modified_z(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    med = np.median(ref)
+    m = np.median(np.abs(ref - med))
+    if m == 0:
+        m = max(abs(med) * 0.01, 1e-12)  # identical runs: 1 % of the median as the scale
+    return 0.6745 * (x - med) / m
+
+
+def _warmup_significant(v: np.ndarray, k: int, candidates: int) -> tuple[bool, str]:
+    lead, rest = v[:k], v[k:]
+    if np.median(lead) <= np.median(rest) * (1 + WARMUP_MIN_GAIN):
+        return False, ""
+    if k >= 3:
+        from .rank_tests import mann_whitney
+
+        mw = mann_whitney(lead, rest)
+        greater = mw["u"] > k * rest.size / 2
+        p = mw["p_value"] / 2 if greater else 1 - mw["p_value"] / 2
+        alpha = WARMUP_ALPHA / candidates  # the split was chosen among `candidates` lengths: Bonferroni
+        return p < alpha, f"one-sided Mann–Whitney p = {p:.3g} < {alpha:.3g}"
+    z = _modified_z(lead, rest)
+    return bool((z > WARMUP_Z).all()), f"modified z-score vs the rest {', '.join(f'{x:.1f}' for x in z)}"
+
+
+def detect_warmup(v: np.ndarray) -> dict:
+    """How many leading runs are warm-up: significantly slower than the runs after them.
+
+    The split point minimizes the total absolute deviation from the medians of the two segments
+    (a one-change-point L1 fit over the first quarter of the runs, at most 50); it is then kept only
+    if the leading segment is at least 2 % slower in median and significantly slower (≥ 3 runs:
+    one-sided Mann–Whitney p < 0.05 divided by the number of split lengths considered; 1–2 runs: every
+    run's modified z-score against the rest > 3.5), and shrunk until it is.
+    """
+    v = np.asarray(v, dtype=float)
+    n = v.size
+    if n < 5:
+        return {"count": 0, "testable": False, "note": "needs ≥ 5 runs", "method": "L1 change point + significance"}
+    kmax = max(1, min(WARMUP_MAX_RUNS, int(n * WARMUP_MAX_FRACTION)))
+    costs = [np.abs(v - np.median(v)).sum()]
+    for k in range(1, kmax + 1):
+        lead, rest = v[:k], v[k:]
+        costs.append(np.abs(lead - np.median(lead)).sum() + np.abs(rest - np.median(rest)).sum())
+    k = int(np.argmin(costs))
+    evidence = ""
+    while k > 0:
+        ok, evidence = _warmup_significant(v, k, kmax)
+        if ok:
+            break
+        k -= 1
+    out = {"count": k, "testable": True, "method": "L1 change point + significance", "evidence": evidence if k else ""}
+    if k:
+        out["warmup_median_ms"] = float(np.median(v[:k]))
+        out["steady_median_ms"] = float(np.median(v[k:]))
+    return out
+
+
+def detect_drift(v: np.ndarray) -> dict:
+    """Monotonic trend over the runs: Mann–Kendall test and Theil–Sen slope (% of the median per 100 runs)."""
+    from .rank_tests import mann_kendall, theil_sen
+
+    v = np.asarray(v, dtype=float)
+    mk = mann_kendall(v)
+    slope = theil_sen(v)
+    med = float(np.median(v)) if v.size else 0.0
+    pct = slope / med * 100 * 100 if slope is not None and med > 0 else None
+    significant = mk["p_value"] is not None and mk["p_value"] < DRIFT_ALPHA
+    return {
+        "mann_kendall": mk,
+        "theil_sen_slope_ms_per_run": slope,
+        "slope_percent_per_100_runs": pct,
+        "significant": bool(significant),
+        "direction": ("slower over time" if (pct or 0) > 0 else "faster over time") if significant else "none",
+        "alpha": DRIFT_ALPHA,
+    }
+
+
+def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, seed: int = 0,
+                   resamples: int = 2000, source: str = "method_execute") -> dict:
+    """The full latency report of one series: the Arm kit's ``*_robust_stats.json`` keys plus ours."""
+    from .stats import bimodality, bootstrap_median_ci, outliers, summarize
+
+    v = np.asarray(values_ms, dtype=float)
+    v = v[np.isfinite(v)]
+    d = summarize(v)
+    out_l = outliers(v)
+    keep = np.ones(v.size, dtype=bool)
+    keep[out_l["indices"]] = False
+    inb = summarize(v[keep]) if keep.any() else summarize(v)
+    warm = detect_warmup(v)
+    steady = v[warm["count"]:]
+    report = {
+        **{k: d.get(k) for k in ("count", "mean_ms", "median_ms", "std_dev_ms", "cv_percent", "min_ms", "max_ms",
+                                 "percentiles", "trimmed_mean_5_ms", "trimmed_mean_10_ms", "mad_ms", "sigma_mad_ms",
+                                 "iqr_ms")},
+        "outliers": {k: out_l[k] for k in ("count", "percentage", "values", "bounds", "indices", "method")},
+        "robust_stats": {k: inb.get(k) for k in ("count", "mean_ms", "median_ms", "std_dev_ms", "cv_percent")},
+        "latencies_ms": v.tolist(),
+        "run_indices": list(run_indices) if run_indices is not None else list(range(v.size)),
+        "name": name,
+        "source": source,
+        "ci": {"median": bootstrap_median_ci(v, resamples=resamples, seed=seed)},
+        "warmup": {**warm, "without_warmup": summarize(steady) if warm["count"] else None},
+        "drift": detect_drift(steady),
+        "multimodality": bimodality(steady),
+    }
+    report["robust_stats"]["note"] = "the same statistics without the flagged outliers (the headline keeps them)"
+    return report

@@ -51,6 +51,12 @@ def find_etdumps(inputs) -> list[Path]:
     return out
 
 
+def output_prefix(etdump: Path) -> str:
+    """The kit's CSV prefix: ``<stem>_exec``, or ``<stem>_xtrace`` for ``*_xtrace`` ETDumps."""
+    stem = etdump.stem
+    return stem[: -len("_xtrace")] + "_xtrace" if stem.endswith("_xtrace") else stem + "_exec"
+
+
 def _pipeline_stems(folder: Path) -> list[str]:
     try:
         return sorted((f.name[: -len("_pipeline_summary.json")] for f in folder.glob("*_pipeline_summary.json")),

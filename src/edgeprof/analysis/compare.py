@@ -1,0 +1,255 @@
+"""Baseline vs candidate end-to-end latency: one honest answer with its uncertainty (pure).
+
+Convention everywhere: **speedup = baseline / candidate** (> 1: the candidate is faster).
+
+Method (details in the README, "Statistics"):
+
+* Warm-up runs are detected per launch and left out (reported); drift is tested per launch.
+* Estimate: ratio of the pooled medians. Interval:
+  - one launch per arm: percentile bootstrap over runs (it can only see run-to-run noise *within*
+    these two launches, and says so);
+  - several launches: hierarchical bootstrap (resample launches, then runs within them) for the
+    standard error of each arm's log median, inflated by k/(k−1) for k launches, and a Welch t
+    interval with launch-level degrees of freedom — honest for 2–5 launches, where a plain
+    percentile bootstrap over 3 launches is far too narrow.
+* Also: Hodges–Lehmann ratio (on log latency) with its distribution-free interval, Mann–Whitney U and
+  Brunner–Munzel p-values, Cliff's delta, and the minimum detectable effect.
+* Verdict with δ = threshold, on the log scale: ``faster`` when the whole interval is above 1 + δ,
+  ``slower`` when it is below 1/(1 + δ), ``equivalent`` when it lies inside [1/(1 + δ), 1 + δ],
+  else ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import ndtri, stdtrit
+
+from .latency import detect_drift, detect_warmup
+from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
+from .stats import bimodality, bootstrap_medians, summarize, trimmed_mean
+
+SCHEMA_VERSION = 1
+POWER = 0.80
+
+
+@dataclass
+class Arm:
+    """One side of a comparison: one latency series (ms, in run order) per process launch."""
+
+    name: str
+    launches: list[np.ndarray]
+    sources: list[str] = field(default_factory=list)
+
+
+def _log_median_draws(launches: list[np.ndarray], resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap draws of log(pooled median): runs only (one launch) or launches then runs (several)."""
+    if len(launches) == 1:
+        return np.log(bootstrap_medians(launches[0], resamples, rng))
+    k = len(launches)
+    sizes = {x.size for x in launches}
+    if len(sizes) == 1:  # equal launch sizes (the usual case): vectorized in blocks
+        n = sizes.pop()
+        stack = np.stack(launches)
+        out = np.empty(resamples)
+        step = max(1, 2_000_000 // (k * n))
+        for a in range(0, resamples, step):
+            b = min(resamples, a + step)
+            picks = rng.integers(0, k, size=(b - a, k, 1))
+            runs = rng.integers(0, n, size=(b - a, k, n))
+            out[a:b] = np.log(np.median(stack[picks, runs].reshape(b - a, k * n), axis=1))
+        return out
+    out = np.empty(resamples)
+    for b in range(resamples):
+        picks = rng.integers(0, k, size=k)
+        pooled = np.concatenate([launches[i][rng.integers(0, launches[i].size, size=launches[i].size)] for i in picks])
+        out[b] = np.log(np.median(pooled))
+    return out
+
+
+def _verdict(lo: float | None, hi: float | None, threshold: float) -> str:
+    if lo is None or hi is None:
+        return "inconclusive"
+    d = np.log1p(threshold)
+    llo, lhi = np.log(lo), np.log(hi)
+    if llo > d:
+        return "faster"
+    if lhi < -d:
+        return "slower"
+    if llo >= -d and lhi <= d and threshold > 0:
+        return "equivalent"
+    return "inconclusive"
+
+
+def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]:
+    steady, per_launch, notes = [], [], []
+    for i, v in enumerate(arm.launches):
+        v = np.asarray(v, dtype=float)
+        v = v[np.isfinite(v)]
+        w = detect_warmup(v) if warmup == "auto" else {"count": min(int(warmup), max(v.size - 1, 0)), "testable": True,
+                                                       "method": "fixed"}
+        s = v[w["count"]:]
+        drift = detect_drift(s)
+        src = arm.sources[i] if i < len(arm.sources) else f"launch {i}"
+        per_launch.append({"source": src, "runs": int(v.size), "warmup_dropped": w["count"],
+                           "median_ms": float(np.median(s)) if s.size else None, "drift": drift})
+        if drift["significant"] and drift["slope_percent_per_100_runs"] is not None:
+            notes.append(f"{arm.name}: drift in {src} ({drift['slope_percent_per_100_runs']:+.1f} % per 100 runs, "
+                         f"Mann–Kendall p = {drift['mann_kendall']['p_value']:.3g}) could bias the comparison")
+        steady.append(s)
+    dropped = sum(p["warmup_dropped"] for p in per_launch)
+    if dropped:
+        notes.append(f"{arm.name}: {dropped} warm-up run(s) left out "
+                     f"({', '.join(str(p['warmup_dropped']) for p in per_launch)} per launch)")
+    return steady, per_launch, notes
+
+
+def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, level: float = 0.95,
+                    seed: int = 0, resamples: int = 2000, warmup="auto") -> dict:
+    """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours)."""
+    warnings: list[str] = []
+    b_runs, b_launch, b_notes = _prepare(baseline, warmup)
+    c_runs, c_launch, c_notes = _prepare(candidate, warmup)
+    warnings += b_notes + c_notes
+    b_all = np.concatenate(b_runs) if b_runs else np.empty(0)
+    c_all = np.concatenate(c_runs) if c_runs else np.empty(0)
+    kb, kc = len(b_runs), len(c_runs)
+    result = {
+        "schema_version": SCHEMA_VERSION,
+        "convention": "speedup = baseline / candidate (> 1: candidate faster)",
+        "threshold": threshold,
+        "level": level,
+        "seed": seed,
+        "resamples": resamples,
+        "baseline": {"name": baseline.name, "launches": b_launch, **summarize(b_all)},
+        "candidate": {"name": candidate.name, "launches": c_launch, **summarize(c_all)},
+    }
+    if b_all.size < 2 or c_all.size < 2 or np.any(b_all <= 0) or np.any(c_all <= 0):
+        warnings.append("each arm needs at least 2 runs with positive latency for an interval")
+        result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
+        result.update(ci=None, verdict="inconclusive", significant=False, warnings=warnings)
+        result["summary_line"] = _line(result)
+        return result
+
+    med_b, med_c = float(np.median(b_all)), float(np.median(c_all))
+    theta = np.log(med_b) - np.log(med_c)
+    rng = np.random.default_rng(seed)
+    lb = _log_median_draws(b_runs, resamples, rng)
+    lc = _log_median_draws(c_runs, resamples, rng)
+    a = (1 - level) / 2
+    if kb == 1 and kc == 1:
+        lo, hi = np.quantile(lb - lc, [a, 1 - a])
+        se = float(np.std(lb - lc, ddof=1))
+        method = "percentile bootstrap over runs (within these two launches)"
+        df = None
+        scope = ("one launch per arm: the interval covers run-to-run noise within these two launches only; "
+                 "launch-to-launch variation (often larger) is not measured — repeat launches to see it")
+        warnings.append(scope)
+    else:
+        vb = float(np.var(lb, ddof=1)) * (kb / (kb - 1) if kb > 1 else 1.0)
+        vc = float(np.var(lc, ddof=1)) * (kc / (kc - 1) if kc > 1 else 1.0)
+        se = float(np.sqrt(vb + vc))
+        dfs = [(v, k - 1) for v, k in ((vb, kb), (vc, kc)) if k > 1 and v > 0]
+        df = ((vb + vc) ** 2 / sum(v * v / d for v, d in dfs)) if dfs else None
+        q = float(stdtrit(df, 1 - a)) if df else float(ndtri(1 - a))
+        lo, hi = theta - q * se, theta + q * se
+        method = ("hierarchical bootstrap (launches, then runs) standard error with k/(k−1) correction; "
+                  f"Welch t interval on {df:.1f} launch-level degrees of freedom" if df else
+                  "hierarchical bootstrap standard error, normal interval")
+        scope = f"{kb} and {kc} launches: the interval includes launch-to-launch variation"
+        if kb == 1 or kc == 1:
+            one = baseline.name if kb == 1 else candidate.name
+            warnings.append(f"{one} has a single launch: its launch-to-launch variation is not measured")
+    lo_r, hi_r = float(np.exp(lo)), float(np.exp(hi))
+    speedup = float(np.exp(theta))
+    verdict = _verdict(lo_r, hi_r, threshold)
+    z = ndtri(1 - a) + ndtri(POWER)
+    mde = float(np.expm1(z * se))
+    if threshold > 0 and mde > threshold:
+        warnings.append(f"underpowered: with this noise and these run counts the minimum detectable effect is "
+                        f"{mde * 100:.1f} % (δ = {threshold * 100:g} %); add runs{' and launches' if kb + kc > 2 else ''}")
+
+    hl = hodges_lehmann(np.log(b_all), np.log(c_all), level=level, seed=seed)
+    mw = mann_whitney(b_all, c_all)
+    bm = brunner_munzel(b_all, c_all)
+    tests = {"mann_whitney": mw, "brunner_munzel": bm, "cliffs_delta": cliffs_delta(b_all, c_all, mw["u"]),
+             "cliffs_delta_meaning": "P(baseline run > candidate run) − P(baseline run < candidate run); > 0: candidate faster",
+             "unit": "runs (pooled over launches; runs of one launch are not independent)"}
+    if kb >= 3 and kc >= 3:
+        lm_b = np.array([np.median(x) for x in b_runs])
+        lm_c = np.array([np.median(x) for x in c_runs])
+        tests["mann_whitney_launch_medians"] = mann_whitney(lm_b, lm_c)
+    for name, runs in ((baseline.name, b_all), (candidate.name, c_all)):
+        bi = bimodality(runs)
+        if bi["hint"]:
+            warnings.append(f"{name}: latency looks multimodal ({bi['modes']} modes): a ratio of medians can jump "
+                            "between modes; compare the distributions too")
+    result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
+    result["speedup"].update(estimate=speedup, ci_low=lo_r, ci_high=hi_r)
+    result.update({
+        "ci": {"low": lo_r, "high": hi_r, "level": level, "method": method, "scope": scope,
+               "degrees_of_freedom": df, "standard_error_log": se},
+        "significant": bool(lo_r > 1 or hi_r < 1),
+        "hodges_lehmann": {"speedup": float(np.exp(hl["estimate"])),
+                           "low": float(np.exp(hl["low"])) if hl["low"] is not None else None,
+                           "high": float(np.exp(hl["high"])) if hl["high"] is not None else None,
+                           "level": level, "subsampled": hl["subsampled"],
+                           "method": "median of pairwise log-latency differences; distribution-free interval"},
+        "tests": tests,
+        "minimum_detectable_effect": mde,
+        "verdict": verdict,
+        "warnings": warnings,
+    })
+    result["summary_line"] = _line(result)
+    return result
+
+
+def _kit_keys(bname: str, cname: str, b: np.ndarray, c: np.ndarray) -> dict:
+    """The Arm kit's ``*_robust_comparison.json`` keys (config1 = baseline, config2 = candidate)."""
+    def cfg(name, v):
+        s = summarize(v) if v.size else {}
+        return {"name": name, "median_ms": s.get("median_ms"), "trimmed_mean_ms": trimmed_mean(v, 0.05) if v.size else None,
+                "cv_percent": s.get("cv_percent"), "count": int(v.size)}
+
+    c1, c2 = cfg(bname, b), cfg(cname, c)
+    med = c1["median_ms"] / c2["median_ms"] if c1["median_ms"] and c2["median_ms"] else None
+    tm = c1["trimmed_mean_ms"] / c2["trimmed_mean_ms"] if c1["trimmed_mean_ms"] and c2["trimmed_mean_ms"] else None
+    if med is None:
+        desc = "not enough data"
+    elif med > 1:
+        desc = f"{cname} is {med:.2f}x faster than {bname}"
+    elif med < 1:
+        desc = f"{cname} is {1 / med:.2f}x slower than {bname}"
+    else:
+        desc = f"{cname} and {bname} have the same median"
+    cv1, cv2 = c1["cv_percent"], c2["cv_percent"]
+    more = None if cv1 is None or cv2 is None else (bname if cv1 > cv2 else cname if cv2 > cv1 else "equal")
+    return {
+        "config1": c1,
+        "config2": c2,
+        "speedup": {"median_based": med, "trimmed_mean_based": tm, "description": desc},
+        "variability": {"config1_cv": cv1, "config2_cv": cv2, "more_variable": more,
+                        "cv_ratio": (cv1 / cv2) if cv1 is not None and cv2 else None},
+    }
+
+
+def _fmt_ratio(x: float) -> str:
+    return f"{x:.3g}×" if x < 10 else f"{x:.1f}×"
+
+
+def _line(r: dict) -> str:
+    b, c = r["baseline"]["name"], r["candidate"]["name"]
+    if r.get("ci") is None:
+        return f"{c} vs {b}: not enough data — verdict: inconclusive"
+    s, ci = r["speedup"]["estimate"], r["ci"]
+    change = f"{_fmt_ratio(s)} faster" if s >= 1 else f"{_fmt_ratio(1 / s)} slower"
+    bm = r["tests"]["brunner_munzel"]["p_value"]
+    p = bm if bm is not None else r["tests"]["mann_whitney"]["p_value"]
+    pname = "Brunner–Munzel" if bm is not None else "Mann–Whitney"
+    nb, nc = r["baseline"]["count"], r["candidate"]["count"]
+    kb, kc = len(r["baseline"]["launches"]), len(r["candidate"]["launches"])
+    about = " (about these two launches)" if kb == 1 and kc == 1 else ""
+    return (f"{c} vs {b}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI {ci['low']:.3f}–{ci['high']:.3f}], "
+            f"{pname} p = {p:.2g}, Cliff's δ = {r['tests']['cliffs_delta']:+.2f}; {nb} vs {nc} runs in {kb} vs {kc} "
+            f"launch(es); threshold {r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")
