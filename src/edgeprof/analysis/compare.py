@@ -166,7 +166,7 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
     verdict = _verdict(lo_r, hi_r, threshold)
     z = ndtri(1 - a) + ndtri(POWER)
     mde = float(np.expm1(z * se))
-    if threshold > 0 and mde > threshold:
+    if verdict == "inconclusive" and mde > threshold:
         warnings.append(f"underpowered: with this noise and these run counts the minimum detectable effect is "
                         f"{mde * 100:.1f} % (δ = {threshold * 100:g} %); add runs{' and launches' if kb + kc > 2 else ''}")
 
