@@ -14,7 +14,6 @@ import numpy as np
 from ..errors import InputError, UsageError
 from .runfolder import ETDUMP_SUFFIXES, describe, find_etdumps, output_prefix
 
-WRAPPERS = ("OPERATOR_CALL", "DELEGATE_CALL", "Method::execute", "Method::init", "Program::load_method")
 
 
 @dataclass
@@ -22,7 +21,7 @@ class LatencySeries:
     path: Path
     values_ms: np.ndarray
     run_indices: list[int]
-    source: str  # method_execute | top_level_events | leaf_events
+    source: str  # method_execute | top_level_events
     experiment: str | None = None
     threads: int | None = None
     warnings: list[str] = field(default_factory=list)
@@ -45,44 +44,16 @@ def from_etdump(path: Path) -> LatencySeries:
 
 
 def from_timeline_csv(path: Path) -> LatencySeries:
-    """Per-run latency from a timeline CSV: Σ ``Method::execute`` rows per ``run_index``.
+    """Per-run latency from a timeline CSV (read as a profile: see :mod:`edgeprof.io.timeline_csv`)."""
+    from .timeline_csv import read_timeline_csv
 
-    Without ``Method::execute`` rows: Σ of the top-level rows (``depth == 0``) when the file has our
-    ``depth`` column, else Σ of the non-wrapper (leaf) rows, as the kit's report falls back to.
-    """
-    import polars as pl
-
-    try:
-        head = pl.read_csv(path, n_rows=0)
-    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
-        raise InputError(path, f"not a readable CSV ({str(e).splitlines()[0]})") from None
-    missing = {"name", "duration_ms"} - set(head.columns)
-    if missing:
-        raise InputError(path, f"not a timeline CSV: missing column(s) {', '.join(sorted(missing))}")
-    cols = [c for c in ("name", "duration_ms", "run_index", "depth") if c in head.columns]
-    try:
-        df = pl.read_csv(path, columns=cols, schema_overrides={"name": pl.String, "duration_ms": pl.Float64,
-                                                               "run_index": pl.Int64, "depth": pl.Int64})
-    except (pl.exceptions.PolarsError, OSError) as e:
-        raise InputError(path, f"malformed timeline CSV ({str(e).splitlines()[0]})") from None
-    if "run_index" not in df.columns:
-        df = df.with_columns(pl.lit(0, dtype=pl.Int64).alias("run_index"))
-    df = df.filter(pl.col("duration_ms").is_not_null() & pl.col("run_index").is_not_null())
-    if df.height == 0:
-        raise InputError(path, "timeline CSV holds no rows with durations")
-    exec_rows = df.filter(pl.col("name") == "Method::execute")
-    if exec_rows.height:
-        sel, source = exec_rows, "method_execute"
-    elif "depth" in df.columns:
-        sel, source = df.filter(pl.col("depth") == 0), "top_level_events"
-    else:
-        sel, source = df.filter(~pl.col("name").is_in(list(WRAPPERS))), "leaf_events"
-    per_run = sel.group_by("run_index").agg(pl.col("duration_ms").sum()).sort("run_index")
-    warnings = [] if source == "method_execute" else [
-        f"no Method::execute rows: per-run latency is the sum of the {source.replace('_', ' ')}"]
+    prof = read_timeline_csv(path)
+    values = prof.latency_ms()
+    warnings = list(prof.warnings)
+    if prof.latency_source != "method_execute":
+        warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")
     rf = describe(Path(str(path).replace("_exec_all_runs_timeline.csv", ".etdump")))
-    return LatencySeries(path, per_run["duration_ms"].to_numpy(), per_run["run_index"].to_list(), source,
-                         rf.experiment, rf.threads, warnings)
+    return LatencySeries(path, values, list(range(values.size)), prof.latency_source, rf.experiment, rf.threads, warnings)
 
 
 def load(path) -> LatencySeries:

@@ -1,0 +1,278 @@
+"""Where the time goes: exact per-run accounting by operator category, backends, hotspots, graph breaks.
+
+Accounting (per run, exact): every event inside a run's ``Method::execute`` contributes its *self*
+time (its duration minus the events directly inside it) to exactly one line:
+
+* a leaf event (portable kernel, delegate op, other leaf) → its operator **category** (taxonomy);
+* ``OPERATOR_CALL`` → ``framework_overhead`` (the call minus its kernel; all of a bare prim-op call);
+* ``DELEGATE_CALL`` → ``delegate_overhead`` (the call minus its per-op events);
+* ``Method::execute`` → ``unattributed`` (execute minus its top-level children);
+* framework-like leaves (``JF_CALL``, ``MOVE_CALL``, ``FREE_CALL``) → ``framework_overhead``.
+
+Self times telescope, so the lines of a run add up to its ``Method::execute`` exactly (in integer ns).
+XNNPACK's per-op durations are whole microseconds measured on its own clock, so a delegate overhead can
+be slightly negative; it is reported as measured.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .._ids import dense_rows, distinct_ids, first_index
+from ..model import Profile
+from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, FRAMEWORK, Taxonomy
+from .timeline import op_type
+
+OVERHEADS = ("framework_overhead", "delegate_overhead", "unattributed")
+LINES = CATEGORIES + OVERHEADS
+SCHEMA_VERSION = 1
+
+
+def _roots(parent: np.ndarray) -> np.ndarray:
+    root = np.arange(parent.size)
+    p = parent.copy()
+    for _ in range(16):
+        has = p >= 0
+        if not has.any():
+            break
+        root[has] = p[has]
+        p[has] = parent[p[has]]
+    return root
+
+
+class EventLines:
+    """Per execute event: its accounting line (index into :data:`LINES`, −1 outside runs) and whether it
+    is a leaf; per distinct event name: its taxonomy class and kit ``type``. Codes, not strings, per row."""
+
+    def __init__(self, profile: Profile, taxonomy: Taxonomy = DEFAULT):
+        ev = profile.events
+        n = ev.height
+        parent = ev["parent"].fill_null(-1).to_numpy()
+        self.name_ids, first = distinct_ids(ev["name"])
+        self.names = ev["name"].gather(first).cast(pl.String).to_list()
+        self.classes = [taxonomy.classify(s) for s in self.names]
+        self.types = [op_type(s) for s in self.names]
+        col = {k: i for i, k in enumerate(LINES)}
+        fw = col["framework_overhead"]
+        cat_code = np.array([col.get(c.category, fw) for c in self.classes], dtype=np.int16)
+        is_exec_name = np.array([s == "Method::execute" for s in self.names], dtype=bool)
+        kinds = ev["kind"].to_physical().to_numpy()
+        from ..model import KINDS
+
+        k = {name: i for i, name in enumerate(KINDS)}
+        run = ev["run_index"].to_numpy()
+        name_exec = is_exec_name[self.name_ids] if n else np.zeros(0, bool)
+        in_exec = (run >= 0) & name_exec[_roots(parent)] if n else np.zeros(0, bool)
+        has_child = np.zeros(n, dtype=bool)
+        has_child[parent[parent >= 0]] = True
+        line = cat_code[self.name_ids] if n else np.zeros(0, np.int16)
+        line[kinds == k["operator_call"]] = fw
+        line[kinds == k["delegate_call"]] = col["delegate_overhead"]
+        line[((kinds == k["other"]) | (kinds == k["framework"])) & has_child] = fw
+        line[name_exec] = col["unattributed"]
+        line[~in_exec] = -1
+        self.line = line
+        self.leaf = ~has_child & in_exec & ~name_exec & np.isin(kinds, (k["kernel"], k["delegate_op"], k["other"]))
+
+    def column(self, values: list) -> np.ndarray:
+        """A per-distinct-name list expanded to rows."""
+        return np.array(values, dtype=object)[self.name_ids]
+
+
+def per_run_lines(profile: Profile, lines: EventLines) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(matrix runs × LINES of ns, e2e ns per run, run indices): the exact accounting of every run."""
+    run = profile.events["run_index"].to_numpy()
+    self_ns = profile.events["self_ns"].to_numpy()
+    keep = lines.line >= 0
+    runs = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")
+    n_runs = runs.height
+    m = np.zeros((n_runs, len(LINES)), dtype=np.int64)
+    np.add.at(m, (run[keep], lines.line[keep].astype(np.int64)), self_ns[keep])
+    e2e = runs["e2e_ns"].fill_null(0).to_numpy()
+    return m, e2e, runs["run_index"].to_list()
+
+
+def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, name: str = "") -> dict:
+    """Category table, top operators, portable vs delegated, portable hotspots and graph breaks."""
+    ev = profile.events
+    lines = EventLines(profile, taxonomy)
+    mat, e2e, runs = per_run_lines(profile, lines)
+    n_runs = max(len(runs), 1)
+    e2e_mean = float(e2e.mean()) if e2e.size else 0.0
+    check = int(np.abs(mat.sum(axis=1) - e2e).max()) if e2e.size else 0
+    leaf = lines.leaf
+    run = ev["run_index"].to_numpy()
+    dur = ev["duration_ns"].fill_null(0).to_numpy()
+
+    # categories + overhead lines
+    lcode = lines.line[leaf]
+    n_leaf = np.bincount(lcode, minlength=len(LINES)) if lcode.size else np.zeros(len(LINES), np.int64)
+    type_ids = np.array([t for t in lines.types], dtype=object)
+    distinct = {}
+    for code, tid in set(zip(lcode.tolist(), lines.name_ids[leaf].tolist())):
+        distinct.setdefault(code, set()).add(type_ids[tid])
+    cat_rows = []
+    for j, ln in enumerate(LINES):
+        tot = float(mat[:, j].sum())
+        if tot == 0 and ln not in OVERHEADS and n_leaf[j] == 0:
+            continue
+        cat_rows.append({
+            "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
+            "total_ms": tot / 1e6, "avg_ms": tot / n_runs / 1e6,
+            "pct_of_e2e": tot / n_runs / e2e_mean * 100 if e2e_mean else None,
+            "operator_count": len(distinct.get(j, ())), "executions_per_run": float(n_leaf[j]) / n_runs,
+        })
+    cat_rows.sort(key=lambda r: (r["kind"] != "category", -r["avg_ms"]))
+
+    # operators (leaf events by type and backend)
+    ops = _operator_table(ev, lines, leaf, n_runs, e2e_mean)
+    other = [o for o in ops if o["category"] == "OTHER"][:top]
+
+    # portable vs delegated
+    by_backend = {}
+    for o in ops:
+        b = by_backend.setdefault(o["backend"], {"avg_ms": 0.0, "pct_of_e2e": 0.0 if e2e_mean else None})
+        b["avg_ms"] += o["avg_ms"]
+        if e2e_mean:
+            b["pct_of_e2e"] += o["pct_of_e2e"]
+    n_dcalls = int(((ev["kind"] == "delegate_call").to_numpy() & (run >= 0)).sum())
+    hotspots = [o for o in ops if o["backend"] == "portable"][:top]
+    result = {
+        "schema_version": SCHEMA_VERSION,
+        "name": name,
+        "taxonomy_version": taxonomy.version,
+        "runs": len(runs),
+        "e2e_ms": {"mean": e2e_mean / 1e6, "median": float(np.median(e2e)) / 1e6 if e2e.size else None},
+        "accounting_check_max_abs_ns": check,
+        "categories": cat_rows,
+        "operators": ops[:top],
+        "operators_all": ops,
+        "other_top": other,
+        "backends": {
+            "leaf_time": by_backend,
+            "framework_overhead_ms": float(mat[:, LINES.index("framework_overhead")].mean()) / 1e6 if runs else 0.0,
+            "delegate_overhead_ms": float(mat[:, LINES.index("delegate_overhead")].mean()) / 1e6 if runs else 0.0,
+            "unattributed_ms": float(mat[:, LINES.index("unattributed")].mean()) / 1e6 if runs else 0.0,
+            "delegate_calls_per_run": n_dcalls / n_runs,
+        },
+        "portable_hotspots": hotspots,
+        "graph_breaks": graph_breaks(profile),
+        "notes": [],
+    }
+    if any(o["op"] == "Fully Connected" for o in ops):
+        result["notes"].append(FC_NOTE)
+    if other and sum(o["avg_ms"] for o in other) > 0.5 * (e2e_mean / 1e6):
+        result["notes"].append("OTHER dominates: inspect " + ", ".join(o["operator"] for o in other[:3])
+                               + " before recommending backend work")
+    return result
+
+
+def _operator_table(ev: pl.DataFrame, lines: EventLines, leaf: np.ndarray, n_runs: int, e2e_mean: float) -> list[dict]:
+    """Leaf events grouped by (kit type, backend): time per run, share, executions, op types."""
+    rows = np.flatnonzero(leaf)
+    if rows.size == 0:
+        return []
+    type_code = {t: i for i, t in enumerate(dict.fromkeys(lines.types))}
+    tid = np.array([type_code[t] for t in lines.types], dtype=np.int64)[lines.name_ids[rows]]
+    bid, bfirst = distinct_ids(ev["delegate_backend"].gather(rows))
+    gid = dense_rows(tid, bid)
+    first = rows[first_index(gid)]
+    dur = ev["duration_ns"].fill_null(0).to_numpy()[rows]
+    tot = np.bincount(gid, weights=dur.astype(np.float64))
+    cnt = np.bincount(gid)
+    backends = ev["delegate_backend"].cast(pl.String).gather(first).to_list()
+    op_types = ev["op_types"]
+    has_types = op_types.null_count() < op_types.len()
+    out = []
+    for g in np.argsort(-tot, kind="stable").tolist():
+        r0 = int(first[g])
+        cls = lines.classes[int(lines.name_ids[r0])]
+        types = []
+        if has_types:
+            members = rows[gid == g]
+            types = sorted({t for lst in op_types.gather(members[:64]).to_list() if lst for t in lst})
+        out.append({
+            "operator": lines.types[int(lines.name_ids[r0])], "backend": backends[g], "category": cls.category,
+            "subtype": cls.subtype, "op": cls.op, "dtypes": "/".join(cls.dtypes), "total_ms": tot[g] / 1e6,
+            "avg_ms": tot[g] / n_runs / 1e6, "pct_of_e2e": tot[g] / n_runs / e2e_mean * 100 if e2e_mean else None,
+            "event_count": int(cnt[g]), "executions_per_run": cnt[g] / n_runs, "op_types": types,
+        })
+    return out
+
+
+def graph_breaks(profile: Profile) -> dict:
+    """The ordered delegated/portable segments of a run (like Core ML graph interruptions).
+
+    Segments come from the top-level events of each run (children of ``Method::execute``): a
+    ``DELEGATE_CALL`` is a delegated segment; consecutive portable calls form one portable island.
+    Times are the mean over runs with the same segment structure as run 0.
+    """
+    ev = profile.events
+    if not profile.n_runs:
+        return {"segments": [], "portable_islands": 0, "transitions": 0}
+    kinds = ev["kind"].cast(pl.String).to_numpy()
+    run = ev["run_index"].to_numpy()
+    depth = ev["depth"].to_numpy()
+    top = (run >= 0) & (depth == 1) & np.isin(kinds, ("operator_call", "delegate_call", "other"))
+    rows = np.flatnonzero(top)
+    if rows.size == 0:
+        return {"segments": [], "portable_islands": 0, "transitions": 0}
+    is_del = kinds[rows] == "delegate_call"
+    r = run[rows]
+    new_seg = np.r_[True, (r[1:] != r[:-1]) | (is_del[1:] != is_del[:-1]) | is_del[1:]]
+    seg_of = np.cumsum(new_seg) - 1
+    run_first_seg = {}
+    for s, rr in zip(seg_of.tolist(), r.tolist()):
+        run_first_seg.setdefault(rr, s)
+    seg_in_run = seg_of - np.array([run_first_seg[x] for x in r.tolist()])
+    dur = ev["duration_ns"].fill_null(0).to_numpy()[rows]
+    backend = ev["delegate_backend"].cast(pl.String).to_numpy()[rows]
+    # kernel names inside each top-level portable call; delegate op names inside each delegate call
+    parent = ev["parent"].fill_null(-1).to_numpy()
+    names = ev["name"].cast(pl.String).to_numpy()
+    children: dict[int, list[str]] = {}
+    r0 = min(set(r.tolist()))
+    for i in np.flatnonzero((run == r0) & (parent >= 0)).tolist():
+        children.setdefault(int(parent[i]), []).append(names[i])
+    run0 = r == r0
+    structure0 = [(bool(d), names[i]) for d, i in zip(is_del[run0], rows[run0])]
+    same = np.ones(rows.size, dtype=bool)
+    per_run: dict[int, list] = {}
+    for i, rr in enumerate(r.tolist()):
+        per_run.setdefault(rr, []).append((bool(is_del[i]), names[rows[i]]))
+    matching = {rr for rr, st in per_run.items() if st == structure0}
+    same = np.array([rr in matching for rr in r.tolist()])
+    segs = []
+    n0 = int(seg_in_run[run0].max()) + 1
+    for k in range(n0):
+        sel0 = run0 & (seg_in_run == k)
+        idx0 = rows[sel0]
+        delegated = bool(is_del[sel0][0])
+        t_all = np.bincount(r[same & (seg_in_run == k)], weights=dur[same & (seg_in_run == k)])
+        t_runs = t_all[sorted(matching)] if len(matching) else np.array([dur[sel0].sum()])
+        ops = []
+        for i in idx0.tolist():
+            kids = children.get(i, [])
+            ops.extend(kids if kids else ([] if delegated else [names[i]]))
+        segs.append({
+            "index": k, "kind": "delegated" if delegated else "portable",
+            "backend": str(backend[sel0][0]) if delegated else "portable",
+            "calls": int(sel0.sum()), "ops": ops if not delegated else [f"{len(ops)} delegate ops"],
+            "op_names": ops, "mean_ms": float(np.mean(t_runs)) / 1e6, "run0_ms": float(dur[sel0].sum()) / 1e6,
+        })
+    islands = sum(1 for s in segs if s["kind"] == "portable")
+    transitions = sum(1 for a, b in zip(segs, segs[1:]) if a["kind"] != b["kind"])
+    between = sum(1 for i, s in enumerate(segs) if s["kind"] == "portable"
+                  and any(x["kind"] == "delegated" for x in segs[:i]) and any(x["kind"] == "delegated" for x in segs[i + 1:]))
+    return {"segments": segs, "portable_islands": islands, "portable_islands_between_delegates": between,
+            "transitions": transitions, "runs_with_run0_structure": len(matching), "runs": len(per_run)}
+
+
+def categories_ms(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> dict:
+    """Mean ms per run of every accounting line (categories and overheads) — for ``analysis_summary.json``."""
+    mat, _, runs = per_run_lines(profile, EventLines(profile, taxonomy))
+    if not runs:
+        return {}
+    means = mat.mean(axis=0) / 1e6
+    return {ln: float(v) for ln, v in zip(LINES, means) if v != 0 or ln in OVERHEADS}

@@ -1,0 +1,113 @@
+"""Timeline CSVs (the Arm kit's ``*_all_runs_timeline.csv`` or edgeprof's) → :class:`~edgeprof.model.Profile`.
+
+A timeline CSV has one row per event and run: ``name``, ``duration_ms``, ``run_index`` and, in the kit's
+file, ``start_us``, ``node_id`` and ``delegate_backend``; edgeprof's adds ``kind``, ``event_index``,
+``instruction_id`` and ``op_types``. Events are put back in execution order (``event_index``, else the
+kit's Inspector order ``node_id``, else start time) and handed to the same normalization as ETDumps, so
+nesting, self times and kinds follow the same rules. Without instruction ids a kernel belongs to the
+next ``OPERATOR_CALL`` of its run and a delegate op to the next ``DELEGATE_CALL`` (Inspector's order
+guarantees that).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+_NOT_DELEGATED = ("portable", "framework", "", None)
+_WRAPPERS = {"OPERATOR_CALL", "DELEGATE_CALL", "Method::execute", "Method::init", "Program::load_method"}
+
+
+def read_timeline_csv(path):
+    import polars as pl
+
+    from .etdump import build_profile
+
+    path = Path(path)
+    try:
+        head = pl.read_csv(path, n_rows=0)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
+        raise InputError(path, f"not a readable CSV ({str(e).splitlines()[0]})") from None
+    missing = {"name", "duration_ms"} - set(head.columns)
+    if missing:
+        raise InputError(path, f"not a timeline CSV: missing column(s) {', '.join(sorted(missing))}")
+    want = {"name": pl.String, "duration_ms": pl.Float64, "run_index": pl.Int64, "start_us": pl.Float64,
+            "node_id": pl.Int64, "event_index": pl.Int64, "instruction_id": pl.Int64, "kind": pl.String,
+            "delegate_backend": pl.String, "op_types": pl.String, "block": pl.String}
+    cols = [c for c in want if c in head.columns]
+    try:
+        df = pl.read_csv(path, columns=cols, schema_overrides={c: want[c] for c in cols})
+    except (pl.exceptions.PolarsError, OSError) as e:
+        raise InputError(path, f"malformed timeline CSV ({str(e).splitlines()[0]})") from None
+    if "run_index" not in df.columns:
+        df = df.with_columns(pl.lit(0, dtype=pl.Int64).alias("run_index"))
+    df = df.filter(pl.col("name").is_not_null() & pl.col("duration_ms").is_not_null() & pl.col("run_index").is_not_null())
+    if df.height == 0:
+        raise InputError(path, "timeline CSV holds no rows with durations")
+    order = [c for c in ("event_index", "node_id", "start_us") if c in df.columns]
+    df = df.with_row_index("_row").sort(["run_index"] + order + ["_row"])
+    n = df.height
+    names = df["name"].to_list()
+    if "kind" in df.columns:
+        delegated = (df["kind"] == "delegate_op").fill_null(False).to_numpy()
+    elif "delegate_backend" in df.columns:
+        delegated = (~df["delegate_backend"].is_in([x for x in _NOT_DELEGATED if x]).fill_null(True)
+                     & ~df["name"].is_in(list(_WRAPPERS)) & df["delegate_backend"].is_not_null()).to_numpy()
+    else:
+        delegated = np.zeros(n, dtype=bool)
+    uniq = list(dict.fromkeys(names))
+    code = {s: i for i, s in enumerate(uniq)}
+    codes = np.array([code[s] for s in names], dtype=np.int32)
+    name_codes = np.where(delegated, -1, codes).astype(np.int32)
+    dd_codes = np.where(delegated, codes, -1).astype(np.int32)
+    run_idx = df["run_index"].to_numpy()
+    runs_sorted = np.unique(run_idx)
+    run_data = np.searchsorted(runs_sorted, run_idx).astype(np.int64)
+    start = (df["start_us"].fill_null(0).to_numpy() * 1000).round().astype(np.int64) if "start_us" in df.columns \
+        else np.zeros(n, dtype=np.int64)
+    dur = np.round(df["duration_ms"].to_numpy() * 1e6).astype(np.int64)
+    if "start_us" not in df.columns:  # no times: lay events end to end within each run (durations are exact)
+        start = np.cumsum(dur) - dur
+    start = np.maximum(start, 0)
+    instr = df["instruction_id"].fill_null(-1).to_numpy().astype(np.int32) if "instruction_id" in df.columns \
+        else np.full(n, -1, dtype=np.int32)
+    blocks = df["block"].to_list() if "block" in df.columns else None
+    run_names = []
+    for r in runs_sorted.tolist():
+        run_names.append(blocks[int(np.argmax(run_idx == r))] if blocks else "Execute")
+    empty_i64 = np.empty(0, dtype=np.int64)
+    dec = {
+        "version": 0, "run_names": [b or "Execute" for b in run_names],
+        "run_bundled_input_index": np.full(len(runs_sorted), -1, dtype=np.int32),
+        "allocator_run": empty_i64, "allocator_names": [], "n_runs": len(runs_sorted),
+        "n_empty_events": 0, "n_ambiguous_events": 0, "invalid_utf8": 0,
+        "pe_run": run_data, "pe_seq": np.arange(n, dtype=np.int64), "pe_name_codes": name_codes, "pe_names": uniq,
+        "pe_chain": np.zeros(n, dtype=np.int32), "pe_instruction": instr, "pe_dd_int": np.full(n, -1, dtype=np.int32),
+        "pe_dd_str_codes": dd_codes, "pe_dd_strs": uniq, "pe_meta": (np.empty(0, np.uint8), np.zeros(n + 1, np.int64)),
+        "pe_start": start.astype(np.uint64), "pe_end": (start + np.maximum(dur, 0)).astype(np.uint64),
+        "ae_run": empty_i64, "ae_seq": empty_i64, "ae_allocator": np.empty(0, np.int32), "ae_size": np.empty(0, np.uint64),
+        "de_run": empty_i64, "de_seq": empty_i64, "de_chain": np.empty(0, np.uint64), "de_instruction": np.empty(0, np.int32),
+        "de_dd_int": np.empty(0, np.int32), "de_dd_str": [], "de_name": [],
+        "de_value": {"value_type": np.empty(0, np.int16), "is_output": np.empty(0, bool), "int_value": np.empty(0),
+                     "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
+    }
+    prof = build_profile(dec, path, file_size=path.stat().st_size)
+    # keep the CSV's run numbers (they need not start at 0)
+    if not np.array_equal(runs_sorted, np.arange(runs_sorted.size)):
+        prof.warnings.append(f"run indices renumbered 0..{runs_sorted.size - 1} (the CSV has {runs_sorted.tolist()[:5]}…)")
+    if "op_types" in df.columns:
+        parsed = {}
+        for s in df["op_types"].unique().to_list():
+            try:
+                parsed[s] = json.loads(s) if s else None
+            except (ValueError, TypeError):
+                parsed[s] = None
+        ops = [parsed[s] for s in df["op_types"].to_list()]
+        prof.events = prof.events.with_columns(pl.Series("op_types", ops, dtype=pl.List(pl.String)))
+    return prof
