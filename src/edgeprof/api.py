@@ -72,6 +72,12 @@ class AnalyzeResult:
         return not self.errors
 
 
+def _taxonomy_version() -> str:
+    from .taxonomy import TAXONOMY_VERSION
+
+    return TAXONOMY_VERSION
+
+
 def _rel(p: Path | str | None, base: Path) -> str | None:
     if p is None:
         return None
@@ -83,7 +89,7 @@ def _rel(p: Path | str | None, base: Path) -> str | None:
 
 
 def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: bool, fmt: str,
-                 manifest, manifest_path, method) -> tuple[dict, list[Path]]:
+                 manifest, manifest_path, method, taxonomy=None) -> tuple[dict, list[Path]]:
     import polars as pl
 
     from .analysis.inspector_order import inspector_order
@@ -129,6 +135,10 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         stats_done.result()
         written = batch.commit()
     lat, source = prof.latency_ms(), prof.latency_source
+    from .analysis.breakdown import summary_split
+    from .taxonomy import DEFAULT
+
+    split = summary_split(prof, taxonomy or DEFAULT)
     d = summarize(lat)
     lat_summary = {k: d.get(k) for k in ("count", "mean_ms", "median_ms", "min_ms", "max_ms", "std_dev_ms")}
     lat_summary.update(p90_ms=(d.get("percentiles") or {}).get("p90"), source=source)
@@ -148,6 +158,8 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         "latency_ms": lat_summary,
         **framework_times_ms(prof),
         "delegate_calls_per_run": n_dcalls / max(prof.n_runs, 1),
+        "categories_ms": split["categories_ms"],
+        "backends_ms": split["backends_ms"],
         "csv_timeline": _rel(targets["csv_timeline"], run_dir),
         "csv_timeline_all": _rel(targets["csv_timeline_all"], run_dir),
         "csv_stats": _rel(targets["csv_stats"], run_dir),
@@ -158,7 +170,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
 
 def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
             jobs: int | None = None, method: str | None = None, progress=None,
-            write_summary: bool = True) -> AnalyzeResult:
+            write_summary: bool = True, taxonomy=None) -> AnalyzeResult:
     """Analyse every ETDump under ``inputs`` (a run folder, or files) and write the kit's CSVs.
 
     Writes ``<stem>_exec_all_runs_timeline``, ``<stem>_exec_run0_timeline`` and ``<stem>_exec_ops_stats``
@@ -205,7 +217,8 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     def job(f: Path):
         try:
             return _analyze_one(f, run_dir=run_dir, out_dir=out_dir_for(f), etrecord=etrecord, strict=strict_etrecord,
-                                fmt=fmt, manifest=manifest, manifest_path=manifest_path, method=method), None
+                                fmt=fmt, manifest=manifest, manifest_path=manifest_path, method=method,
+                                taxonomy=taxonomy), None
         except InputError as e:
             return None, e
 
@@ -241,6 +254,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
         "etdump_count": len(files),
         "analysed_count": len(per),
         "format": fmt,
+        "taxonomy_version": (taxonomy.version if taxonomy is not None else _taxonomy_version()),
         "per_etdump": per,
         "csv_files": csv_files,
         "errors": [{"etdump": _rel(f, run_dir), "error": msg} for f, msg in errors],
@@ -321,8 +335,9 @@ def assign_roles(inputs: list[str]) -> tuple[list[str], list[str], str]:
 
 def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
             candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
-            resamples: int = 2000, warmup="auto") -> dict:
-    """Compare end-to-end latency: speedup = baseline / candidate with its interval and a verdict.
+            resamples: int = 2000, warmup="auto", categories: bool = True, taxonomy=None, top: int = 20) -> dict:
+    """Compare end-to-end latency: speedup = baseline / candidate with its interval and a verdict; with
+    profiles (ETDumps or timeline CSVs) also by category and operator, with the bottleneck statement.
 
     ``baseline``/``candidate``: one or more inputs each (several files = several process launches).
     """
@@ -345,4 +360,50 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
     result["output_stem"] = f"{stem_b}_vs_{stem_c}_robust_comparison"
     result["inputs"] = {"baseline": [str(s.path) for s in bs], "candidate": [str(s.path) for s in cs]}
+    if categories and all(s.profile is not None for s in bs + cs):
+        from .analysis.compare_ops import compare_categories
+        from .taxonomy import DEFAULT
+
+        result["by_category"] = compare_categories(
+            [s.profile for s in bs], [s.profile for s in cs], b_name=b_arm.name, c_name=c_arm.name,
+            b_skip=[x["warmup_dropped"] for x in result["baseline"]["launches"]],
+            c_skip=[x["warmup_dropped"] for x in result["candidate"]["launches"]],
+            taxonomy=taxonomy or DEFAULT, level=level, seed=seed, resamples=resamples, threshold=threshold, top=top)
     return result
+
+
+# --------------------------------------------------------------------------------------------------
+# breakdown: where the time goes
+# --------------------------------------------------------------------------------------------------
+
+def load_profile(path, *, etrecord=None, strict_etrecord: bool = False, method: str | None = None) -> Profile:
+    """An ETDump (with its ETRecord, given or found as ``analyze`` finds it) or a timeline CSV as a Profile."""
+    from .io.runfolder import ETDUMP_SUFFIXES, find_etrecord, read_manifest
+    from .io.timeline_csv import read_timeline_csv
+
+    path = Path(path)
+    if path.suffix == ".csv":
+        return read_timeline_csv(path)
+    if path.suffix not in ETDUMP_SUFFIXES and path.exists() and not path.is_dir():
+        raise InputError(path, "expected an ETDump (.etdump/.etdp) or a timeline CSV")
+    if etrecord is None:
+        manifest, mpath, _ = read_manifest(path.parent)
+        etrecord, _ = find_etrecord(path, manifest, mpath)
+    return load_etdump(path, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method, warn=False)
+
+
+def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=None, top: int = 15,
+              model_name: str | None = None) -> tuple[Profile, dict]:
+    """Category accounting, top and OTHER operators, backends, portable hotspots and graph breaks of one profile."""
+    from .analysis.breakdown import breakdown as run_breakdown
+    from .io.runfolder import describe
+    from .taxonomy import DEFAULT
+
+    prof = load_profile(path, etrecord=etrecord, strict_etrecord=strict_etrecord)
+    name = model_name or Path(path).stem.replace("_exec_all_runs_timeline", "")
+    result = run_breakdown(prof, taxonomy=taxonomy or DEFAULT, top=top, name=name)
+    result["input"] = str(path)
+    result["etrecord_status"] = prof.etrecord.status if prof.etrecord else "absent"
+    result["experiment"] = describe(Path(path)).experiment
+    result["warnings"] = list(prof.warnings)
+    return prof, result

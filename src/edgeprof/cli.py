@@ -15,6 +15,7 @@ from . import __version__
 from .errors import EdgeprofError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+TAXONOMY_HELP = "TOML file extending or overriding the operator taxonomy (see README)."
 
 
 class Ctx:
@@ -77,8 +78,9 @@ def main(ctx, debug):
 @click.option("--method", default=None, help="ETRecord method to use (default: forward).")
 @click.option("--json", "as_json", is_flag=True, help="Print analysis_summary.json's content on stdout.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+@click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)
 @run_guarded
-def analyze(inputs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as_json, progress):
+def analyze(inputs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as_json, progress, taxonomy):
     """Regenerate the per-ETDump CSVs and analysis_summary.json for a run folder (or ETDump files).
 
     Writes <stem>_exec_all_runs_timeline.csv, <stem>_exec_run0_timeline.csv and <stem>_exec_ops_stats.csv
@@ -91,7 +93,8 @@ def analyze(inputs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as
     bar = terminal.progress_bar(enabled=progress)
     with bar:
         result = api.analyze(list(inputs), etrecord=etrecord, strict_etrecord=strict_etrecord, fmt=fmt,
-                             output_dir=output_dir, jobs=jobs, method=method, progress=bar.update)
+                             output_dir=output_dir, jobs=jobs, method=method, progress=bar.update,
+                             taxonomy=_taxonomy(taxonomy))
     if as_json:
         from .render import jsonfmt
 
@@ -107,6 +110,14 @@ def analyze(inputs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as
         click.echo(f"edgeprof: error: {msg}", err=True)
     if result.errors:
         sys.exit(2)
+
+
+def _taxonomy(path):
+    if path is None:
+        return None
+    from .taxonomy import load_overrides
+
+    return load_overrides(path)
 
 
 def _write_json(doc: dict, path: Path) -> None:
@@ -173,6 +184,9 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None, help="Write the JSON to this file instead.")
 @click.option("--no-write", is_flag=True, help="Do not write the comparison JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout.")
+@click.option("--categories/--no-categories", default=True, show_default=True,
+              help="Also compare by operator category and operator (needs ETDumps or timeline CSVs).")
+@click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)
 # the Arm kit's robust_latency_analysis.py spelling (file 1 = baseline, file 2 = candidate)
 @click.option("--timeline-csv", "kit_baseline", default=None, help="Alias of --baseline (Arm kit spelling).")
 @click.option("--compare", "kit_candidate", default=None, help="Alias of --candidate (Arm kit spelling).")
@@ -180,8 +194,8 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
 @click.option("--name2", "kit_name2", default=None, help="Alias of --candidate-name (Arm kit spelling).")
 @run_guarded
 def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name, threads, threshold, level, seed,
-            resamples, warmup, fail_on, output_dir, out_file, no_write, as_json, kit_baseline, kit_candidate,
-            kit_name1, kit_name2):
+            resamples, warmup, fail_on, output_dir, out_file, no_write, as_json, categories, taxonomy, kit_baseline,
+            kit_candidate, kit_name1, kit_name2):
     """Is the candidate faster than the baseline? speedup = baseline / candidate, with its CI and a verdict.
 
     \b
@@ -213,7 +227,7 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
     wu = warmup if warmup == "auto" else _int_option(warmup, "--warmup")
     result = api.compare(baseline, candidate, run_dir=run_dir, threads=threads, baseline_name=baseline_name,
                          candidate_name=candidate_name, threshold=threshold, level=level, seed=seed,
-                         resamples=resamples, warmup=wu)
+                         resamples=resamples, warmup=wu, categories=categories, taxonomy=_taxonomy(taxonomy))
     result["roles"] = roles
     if not no_write:
         target = Path(out_file) if out_file else (
@@ -227,6 +241,50 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
         terminal.print_compare(result)
     if fail_on == "regression" and result["verdict"] == "slower":
         raise CheckFailed(f"regression: {result['summary_line']}")
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder in which INPUTS name experiments.")
+@click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
+@click.option("--etrecord", type=click.Path(path_type=str), default=None, help="ETRecord (default: found as analyze finds it).")
+@click.option("--strict-etrecord", is_flag=True)
+@click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)
+@click.option("--top", type=click.IntRange(1, 1000), default=15, show_default=True, help="Rows in the operator tables.")
+@click.option("--model-name", default=None, help="Name used in the output file names (default: the input's stem).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Default: beside each input.")
+@click.option("--no-write", is_flag=True, help="Do not write the files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the breakdown(s) as JSON on stdout.")
+@run_guarded
+def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top, model_name, fmt, output_dir, no_write,
+              as_json):
+    """Where the time goes: categories, operators, portable vs delegated, hotspots, graph breaks.
+
+    INPUT: an ETDump, a timeline CSV, a folder, or an experiment of --run-dir. Writes the Arm kit's
+    <model>_category_summary, _operator_details, _e2e_latency and _other_top_ops files (its columns first),
+    <model>_graph_breaks and <model>_breakdown.json.
+    """
+    from . import api
+    from .io.latency_sources import resolve
+    from .render import jsonfmt, terminal
+    from .render.breakdown_files import write_breakdown
+
+    files = [f for spec in inputs for f in resolve(spec, Path(run_dir) if run_dir else None, threads)]
+    tax = _taxonomy(taxonomy)
+    docs = []
+    for f in files:
+        prof, result = api.breakdown(f, etrecord=etrecord, strict_etrecord=strict_etrecord, taxonomy=tax, top=top,
+                                     model_name=model_name if len(files) == 1 else None)
+        if not no_write:
+            out = Path(output_dir) if output_dir else f.parent
+            result["written"] = [str(p) for p in write_breakdown(result, prof.latency_ms(), out, result["name"], fmt)]
+        docs.append(result)
+        if not as_json:
+            terminal.print_breakdown(result)
+    if as_json:
+        click.echo(jsonfmt.dumps({"schema_version": 1, "breakdowns": [
+            {k: v for k, v in d.items() if k != "operators_all"} for d in docs]}), nl=False)
 
 
 def _int_option(value: str, name: str) -> int:

@@ -34,7 +34,8 @@ TAXONOMY_VERSION = "2026.11.1"
 CATEGORIES = ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
               "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", "OTHER")
 FRAMEWORK = "FRAMEWORK"
-FC_NOTE = "XNNPACK runs 1×1 convolutions as Fully Connected (GEMM), so some convolution time appears under GEMM."
+FC_NOTE = ("XNNPACK runs 1×1 convolutions as Fully Connected (GEMM): in a convolutional model part of the GEMM time "
+           "can be 1×1 convolutions.")
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ _xnn("ATTENTION/rope", "RoPE")
 _xnn("RESIZE/bilinear", "Resize Bilinear")
 _xnn("OTHER/invalid", "Invalid", "Invalid Binary Op", "Invalid Unary Op")
 
+_XNN_NO_ARGS = {"Invalid", "Invalid Binary Op", "Invalid Unary Op"}
 _XNN_UKERNELS = ("IGEMM", "GEMM", "DWConv", "VMulCAddC", "Subconv2D", "SPMM", "Conv2D HWC2CHW",
                  "Pixelwise Average Pooling", "Average Pooling", "Reduce2", "Reduce", "Transpose")
 _XNN_RE = re.compile(
@@ -291,6 +293,9 @@ class Taxonomy:
         m = _XNN_RE.match(name)
         if m and m.group("op") in _XNN:
             return self._xnnpack(name, m)
+        bare = re.sub(r" #\d+$", "", name)
+        if bare in _XNN_NO_ARGS:  # XNNPACK strings without a layout ("Invalid Unary Op")
+            return OpClass(*_t(_XNN[bare]), op=bare, source="xnnpack", rule=f"XNNPACK {bare}")
         if name.startswith("native_call_"):
             body = name[len("native_call_"):]
             base = body.split(".", 1)[0]

@@ -160,7 +160,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
         "graph_breaks": graph_breaks(profile),
         "notes": [],
     }
-    if any(o["op"] == "Fully Connected" for o in ops):
+    if any(o["op"] == "Fully Connected" for o in ops) and any(o["category"] == "CONV" for o in ops):
         result["notes"].append(FC_NOTE)
     if other and sum(o["avg_ms"] for o in other) > 0.5 * (e2e_mean / 1e6):
         result["notes"].append("OTHER dominates: inspect " + ", ".join(o["operator"] for o in other[:3])
@@ -269,10 +269,21 @@ def graph_breaks(profile: Profile) -> dict:
             "transitions": transitions, "runs_with_run0_structure": len(matching), "runs": len(per_run)}
 
 
-def categories_ms(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> dict:
-    """Mean ms per run of every accounting line (categories and overheads) — for ``analysis_summary.json``."""
-    mat, _, runs = per_run_lines(profile, EventLines(profile, taxonomy))
+def summary_split(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> dict:
+    """Mean ms per run by category and overhead line, and by backend — for ``analysis_summary.json``."""
+    lines = EventLines(profile, taxonomy)
+    mat, _, runs = per_run_lines(profile, lines)
     if not runs:
-        return {}
+        return {"categories_ms": {}, "backends_ms": {}}
     means = mat.mean(axis=0) / 1e6
-    return {ln: float(v) for ln, v in zip(LINES, means) if v != 0 or ln in OVERHEADS}
+    cats = {ln: float(v) for ln, v in zip(LINES, means) if v != 0 or ln in OVERHEADS}
+    run = profile.events["run_index"].to_numpy()
+    leaf = lines.leaf & (run >= 0)
+    bid, bfirst = distinct_ids(profile.events["delegate_backend"])
+    names = profile.events["delegate_backend"].gather(bfirst).cast(pl.String).to_list()
+    dur = profile.events["duration_ns"].fill_null(0).to_numpy()
+    per_b = np.bincount(bid[leaf], weights=dur[leaf].astype(np.float64), minlength=len(names)) / len(runs) / 1e6
+    backends = {names[i]: float(per_b[i]) for i in range(len(names)) if per_b[i] or names[i] in ("portable",)}
+    for ln in OVERHEADS:
+        backends[ln] = cats.get(ln, 0.0)
+    return {"categories_ms": cats, "backends_ms": backends}

@@ -25,6 +25,7 @@ class LatencySeries:
     experiment: str | None = None
     threads: int | None = None
     warnings: list[str] = field(default_factory=list)
+    profile: object = None  # the Profile it came from (for category comparisons)
 
     @property
     def timeline_stem(self) -> str:
@@ -40,7 +41,8 @@ def from_etdump(path: Path) -> LatencySeries:
     prof = read_etdump(path)
     values, source = prof.latency_ms(), prof.latency_source
     rf = describe(path)
-    return LatencySeries(path, values, list(range(values.size)), source, rf.experiment, rf.threads, list(prof.warnings))
+    return LatencySeries(path, values, list(range(values.size)), source, rf.experiment, rf.threads, list(prof.warnings),
+                         prof)
 
 
 def from_timeline_csv(path: Path) -> LatencySeries:
@@ -53,7 +55,8 @@ def from_timeline_csv(path: Path) -> LatencySeries:
     if prof.latency_source != "method_execute":
         warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")
     rf = describe(Path(str(path).replace("_exec_all_runs_timeline.csv", ".etdump")))
-    return LatencySeries(path, values, list(range(values.size)), prof.latency_source, rf.experiment, rf.threads, warnings)
+    return LatencySeries(path, values, list(range(values.size)), prof.latency_source, rf.experiment, rf.threads, warnings,
+                         prof)
 
 
 def load(path) -> LatencySeries:

@@ -157,7 +157,89 @@ def print_compare(r: dict) -> None:
         out.print(f"Mann–Whitney p = {tests['mann_whitney']['p_value']:.3g}, Brunner–Munzel p = "
                   f"{'n/a' if bm is None else format(bm, '.3g')}, Cliff's δ = {tests['cliffs_delta']:+.2f}, "
                   f"minimum detectable effect {r['minimum_detectable_effect'] * 100:.1f} %")
+    if r.get("by_category"):
+        print_categories(r["by_category"])
     for w in r["warnings"]:
         out.print(f"[yellow]warning:[/yellow] {escape(w)}")
     colour = {"faster": "green", "slower": "red", "equivalent": "cyan"}.get(r["verdict"], "yellow")
     out.print(f"[bold {colour}]{escape(r['summary_line'])}[/bold {colour}]")
+
+
+def _pct(v) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+def print_breakdown(result: dict) -> None:
+    from rich.table import Table
+
+    out = console()
+    out.print(escape(f"{result['name']}: {result['runs']} runs, end-to-end mean {result['e2e_ms']['mean']:.4g} ms "
+                     f"(median {result['e2e_ms']['median']:.4g} ms); taxonomy {result['taxonomy_version']}"))
+    t = Table(title="where the time goes (per run; shares add up to 100 % of Method::execute)", title_justify="left")
+    for col in ("category / overhead", "avg ms", "% of e2e", "executions", "operators"):
+        t.add_column(col, justify="left" if col.startswith("cat") else "right")
+    for c in result["categories"]:
+        style = "dim" if c["kind"] == "overhead" else ""
+        t.add_row(c["line"].replace("_", " "), f"{c['avg_ms']:.4g}", _pct(c["pct_of_e2e"]),
+                  f"{c['executions_per_run']:.3g}" if c["kind"] == "category" else "", str(c["operator_count"] or ""),
+                  style=style)
+    out.print(t)
+    t = Table(title="top operators", title_justify="left")
+    for col in ("operator", "backend", "category", "avg ms", "% of e2e", "per run"):
+        t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
+    for o in result["operators"]:
+        t.add_row(escape(o["operator"]), o["backend"], f"{o['category']}/{o['subtype']}", f"{o['avg_ms']:.4g}",
+                  _pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
+    out.print(t)
+    if result["other_top"]:
+        out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(
+            f"{o['operator']} ({o['avg_ms']:.3g} ms, {_pct(o['pct_of_e2e'])} %)" for o in result["other_top"][:5])))
+    b = result["backends"]
+    out.print("backends: " + ", ".join(f"{k} {v['avg_ms']:.4g} ms ({_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
+              + f"; framework overhead {b['framework_overhead_ms']:.3g} ms, delegate overhead {b['delegate_overhead_ms']:.3g} ms"
+              + f" over {b['delegate_calls_per_run']:.3g} delegate call(s) per run, unattributed {b['unattributed_ms']:.3g} ms")
+    if result["portable_hotspots"] and any(o["backend"] != "portable" for o in result["operators_all"]):
+        out.print("portable hotspots (left on the portable path; candidates for delegation): " + escape(", ".join(
+            f"{o['operator']} {o['avg_ms']:.3g} ms" for o in result["portable_hotspots"][:6])))
+    g = result["graph_breaks"]
+    if g["segments"]:
+        seq = " → ".join(("[green]" if s["kind"] == "delegated" else "[yellow]") + escape(
+            f"{s['backend'] if s['kind'] == 'delegated' else 'portable'}({s['calls']}) {s['mean_ms']:.3g} ms")
+            + ("[/green]" if s["kind"] == "delegated" else "[/yellow]") for s in g["segments"][:12])
+        more = f" … ({len(g['segments'])} segments)" if len(g["segments"]) > 12 else ""
+        out.print(f"graph: {g['portable_islands']} portable island(s), {g['transitions']} delegate↔portable switch(es): "
+                  + seq + more)
+    for n in result["notes"] + result.get("warnings", []):
+        out.print(f"[yellow]note:[/yellow] {escape(n)}")
+
+
+def print_categories(bc: dict) -> None:
+    """The by-category part of a comparison."""
+    from rich.table import Table
+
+    out = console()
+    if not bc.get("categories"):
+        if bc.get("note"):
+            out.print(escape(bc["note"]))
+        return
+    t = Table(title="by category (ms per run; speedup = baseline / candidate)", title_justify="left")
+    for col in ("category / overhead", "baseline ms", "candidate ms", "speedup [95% CI]", "share base → cand", "status"):
+        t.add_column(col, justify="left" if col in ("category / overhead", "status") else "right")
+    for c in bc["categories"]:
+        ci = f" [{c['ci_low']:.3g}–{c['ci_high']:.3g}]" if c["ci_low"] is not None else ""
+        sp = f"{c['speedup']:.3g}{ci}" if c["speedup"] is not None else "—"
+        colour = {"faster": "green", "slower": "red"}.get(c["status"], "")
+        t.add_row(c["line"].replace("_", " "), f"{c['baseline_ms']:.4g}", f"{c['candidate_ms']:.4g}", escape(sp),
+                  f"{_pct(c['baseline_share'])} → {_pct(c['candidate_share'])} %",
+                  f"[{colour}]{c['status']}[/{colour}]" if colour else c["status"])
+    out.print(t)
+    out.print(f"[bold]{escape(bc['bottleneck']['statement'])}[/bold]")
+    o = bc["operators"]
+    changed = [m for m in o["matched"] if m["significant"]][:8]
+    if changed:
+        out.print("operators that changed (Benjamini–Hochberg q < 0.05): " + escape(", ".join(
+            f"{m['baseline_operator']}{' → ' + m['candidate_operator'] if m['match'] == 'renamed' else ''} "
+            f"{m['baseline_ms']:.3g} → {m['candidate_ms']:.3g} ms" for m in changed)))
+    if o["renamed"] or o["added_total"] or o["removed_total"]:
+        out.print(escape(f"{len(o['renamed'])} renamed, {o['removed_total']} removed, {o['added_total']} added operators"
+                         + (": " + ", ".join(f"{r['baseline']} → {r['candidate']}" for r in o["renamed"][:4]) if o["renamed"] else "")))

@@ -1,0 +1,178 @@
+"""Exact time accounting, portable vs delegated, graph breaks, category comparison and bottleneck shift."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from conftest import ETDUMP_NAMES
+from edgeprof import api, load_etdump
+from edgeprof.analysis.breakdown import LINES, EventLines, breakdown, per_run_lines
+from edgeprof.analysis.compare_ops import compare_categories
+from edgeprof.cli import main
+from etdump_builder import PE, Run, build
+
+
+@pytest.mark.parametrize("name", ETDUMP_NAMES)
+def test_lines_add_up_to_method_execute_in_every_run(name, etdump):
+    prof = load_etdump(etdump(name), warn=False)
+    mat, e2e, runs = per_run_lines(prof, EventLines(prof))
+    assert len(runs) == prof.n_runs
+    assert np.abs(mat.sum(axis=1) - e2e).max() <= 1  # ns (exact up to integer rounding): ≤ 1e-6 ms
+    b = breakdown(prof)
+    assert abs(sum(c["pct_of_e2e"] for c in b["categories"]) - 100) < 1e-6
+    assert abs(sum(c["avg_ms"] for c in b["categories"]) - b["e2e_ms"]["mean"]) < 1e-6
+
+
+def test_overhead_lines_are_the_wrappers_minus_their_children(etdump):
+    prof = load_etdump(etdump("tel_xnn.N20"), warn=False)
+    ev = prof.run(0)
+    op_call = ev.filter(pl.col("kind") == "operator_call")["duration_ns"].sum()
+    kernels = ev.filter(pl.col("kind") == "kernel")["duration_ns"].sum()
+    dcall = ev.filter(pl.col("kind") == "delegate_call")["duration_ns"].sum()
+    dops = ev.filter(pl.col("kind") == "delegate_op")["duration_ns"].sum()
+    execute = ev.filter(pl.col("name") == "Method::execute")["duration_ns"].sum()
+    mat, _, _ = per_run_lines(prof, EventLines(prof))
+    row = dict(zip(LINES, mat[0]))
+    assert row["framework_overhead"] == op_call - kernels
+    assert row["delegate_overhead"] == dcall - dops
+    assert row["unattributed"] == execute - op_call - dcall
+
+
+def test_graph_breaks_show_portable_islands(etdump, etrecord):
+    tel = breakdown(load_etdump(etdump("tel_xnn.N20"), etrecord=etrecord("tel_xnn"), warn=False))
+    g = tel["graph_breaks"]
+    islands = [s for s in g["segments"] if s["kind"] == "portable"]
+    assert g["portable_islands"] == len(islands) == 7 and g["transitions"] == 13
+    ops = [o for s in islands for o in s["op_names"]]
+    assert "native_call_native_layer_norm.out" in ops and all(s["mean_ms"] > 0 for s in islands)
+    assert g["runs_with_run0_structure"] == 20
+    mv3 = breakdown(load_etdump(etdump("mobilenet_v3_small_xnn.N20"), warn=False))["graph_breaks"]
+    first = mv3["segments"][0]
+    assert first["kind"] == "portable" and set(first["op_names"]) == {"native_call__to_dim_order_copy.out"}
+    assert first["calls"] == 18 and mv3["segments"][1]["kind"] == "delegated"
+
+
+def test_portable_hotspots_and_backend_split(etdump, etrecord):
+    b = breakdown(load_etdump(etdump("tel_xnn.N20"), etrecord=etrecord("tel_xnn"), warn=False))
+    hot = b["portable_hotspots"]
+    assert hot and all(o["backend"] == "portable" for o in hot)
+    assert [o["avg_ms"] for o in hot] == sorted((o["avg_ms"] for o in hot), reverse=True)
+    split = b["backends"]
+    total = sum(v["avg_ms"] for v in split["leaf_time"].values()) + split["framework_overhead_ms"] + \
+        split["delegate_overhead_ms"] + split["unattributed_ms"]
+    assert total == pytest.approx(b["e2e_ms"]["mean"], abs=1e-6)
+    assert split["delegate_calls_per_run"] == 7
+
+
+def test_other_dominated_profile_names_its_top_ops(etdump):
+    b = breakdown(load_etdump(etdump("mobilenet_v3_small_xnnq8.N200"), warn=False))
+    assert b["other_top"][0]["operator"] == "Invalid Unary Op"
+
+
+def _profile(tmp_path, name, conv_us, transpose_us, runs=20, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    t = 0
+    for _ in range(runs):
+        c = int(conv_us * 1000 * (1 + 0.02 * rng.standard_normal()))
+        tr = int(transpose_us * 1000 * (1 + 0.02 * rng.standard_normal()))
+        ev = [PE("native_call_convolution.out", t + 10, t + 10 + c, 0), PE("OPERATOR_CALL", t + 5, t + 15 + c, 0),
+              PE("native_call_permute_copy.out", t + 25 + c, t + 25 + c + tr, 1),
+              PE("OPERATOR_CALL", t + 20 + c, t + 30 + c + tr, 1), PE("Method::execute", t, t + 40 + c + tr, -1)]
+        out.append(Run("Execute", ev))
+        t += 10_000_000
+    p = tmp_path / f"{name}.etdp"
+    p.write_bytes(build(out))
+    return load_etdump(p, warn=False)
+
+
+def test_constructed_bottleneck_shift(tmp_path):
+    base = _profile(tmp_path, "base", 800, 100, seed=1)   # CONV ~89 %, DATA_MOVEMENT ~11 %
+    cand = _profile(tmp_path, "cand", 200, 100, seed=2)   # CONV ~67 %, DATA_MOVEMENT ~33 %
+    r = compare_categories([base], [cand], b_name="sme2_off", c_name="sme2_on")
+    cats = {c["line"]: c for c in r["categories"]}
+    assert cats["CONV"]["speedup"] == pytest.approx(4.0, rel=0.03)
+    assert cats["CONV"]["ci_low"] < 4.0 < cats["CONV"]["ci_high"] and cats["CONV"]["status"] == "faster"
+    assert cats["DATA_MOVEMENT"]["status"] == "no clear change"
+    assert cats["DATA_MOVEMENT"]["candidate_share"] - cats["DATA_MOVEMENT"]["baseline_share"] > 20
+    shift = r["bottleneck"]
+    assert shift["shift"] and shift["grown_categories"] == ["DATA_MOVEMENT"]
+    assert shift["statement"].startswith("CONV -75 %; DATA_MOVEMENT now 33 % of latency, up from 11 %")
+    assert shift["statement"].endswith("bottleneck shift, not a failure of sme2_on")
+    # the same profiles the other way round: slower, no "not a failure" wording, CONV flagged slower
+    back = compare_categories([cand], [base], b_name="a", c_name="b")
+    assert "CONV" in back["slower_categories"]
+    assert "did not get faster" in back["bottleneck"]["statement"] or not back["bottleneck"]["shift"]
+    # no shift when both categories shrink together
+    even = _profile(tmp_path, "even", 400, 50, seed=3)
+    assert not compare_categories([base], [even], b_name="a", c_name="b")["bottleneck"]["shift"]
+
+
+def test_real_pairs_category_speedups_and_shift(etdump):
+    r = api.compare([etdump("toycnn_portable.N20")], [etdump("toycnn_xnn.N20")])
+    cats = {c["line"]: c for c in r["by_category"]["categories"]}
+    assert cats["CONV"]["status"] == "faster" and cats["CONV"]["ci_low"] > 20
+    assert cats["NORM"]["status"] == "absent in candidate"  # batch norm folded into the XNNPACK convolution
+    assert r["by_category"]["bottleneck"]["shift"] and "CONV" in r["by_category"]["bottleneck"]["statement"]
+    q = api.compare([etdump("tel_xnn.N20")], [etdump("tel_xnnq8.N20")])
+    bc = q["by_category"]
+    assert not bc["bottleneck"]["shift"] and bc["bottleneck"]["largest_baseline"] == "GEMM"
+    renamed = {(x["baseline"], x["candidate"]) for x in bc["operators"]["renamed"]}
+    assert ("Fully Connected (NC, F32) GEMM", "Fully Connected (NC, QS8, QC8W) GEMM") in renamed
+    assert all("q_value" in m for m in bc["operators"]["matched"])
+
+
+def test_analyze_summary_gains_categories_and_backends(arm_run_dir):
+    assert CliRunner().invoke(main, ["analyze", str(arm_run_dir), "--no-progress"]).exit_code == 0
+    summary = json.loads((arm_run_dir / "analysis_summary.json").read_text())
+    e = {x["experiment"]: x for x in summary["per_etdump"]}["linux_xnn"]
+    assert e["categories_ms"]["GEMM"] > 0 and "delegate_overhead" in e["categories_ms"]
+    assert sum(e["categories_ms"].values()) == pytest.approx(e["latency_ms"]["mean_ms"], abs=1e-5)
+    assert set(e["backends_ms"]) >= {"XnnpackBackend", "portable", "framework_overhead", "delegate_overhead", "unattributed"}
+    assert summary["taxonomy_version"]
+
+
+def test_cli_breakdown_writes_the_kit_files(tmp_path, etdump):
+    import shutil
+
+    f = tmp_path / "tel_xnn_t1.etdump"
+    shutil.copyfile(etdump("tel_xnn.N20"), f)
+    res = CliRunner().invoke(main, ["breakdown", str(f), "--model-name", "tel"])
+    assert res.exit_code == 0, res.output
+    cats = pl.read_csv(tmp_path / "tel_category_summary.csv")
+    assert cats.columns[:5] == ["category", "total_ms", "avg_ms", "pct_of_e2e", "operator_count"]
+    assert cats["pct_of_e2e"].sum() == pytest.approx(100, abs=1e-6)
+    ops = pl.read_csv(tmp_path / "tel_operator_details.csv")
+    assert ops.columns[:6] == ["operator", "category", "total_ms", "avg_ms", "pct_of_e2e", "event_count"]
+    assert "Fully Connected (NC, F32) GEMM" in ops["operator"].to_list()  # keyed by type, not by "#n" instance
+    e2e = pl.read_csv(tmp_path / "tel_e2e_latency.csv")
+    assert e2e.columns[:6] == ["model_name", "num_runs", "total_ms", "avg_ms", "min_ms", "max_ms"] and e2e["num_runs"][0] == 20
+    doc = json.loads((tmp_path / "tel_breakdown.json").read_text())
+    assert doc["graph_breaks"]["portable_islands"] == 7
+    assert "where the time goes" in res.output and "graph:" in res.output
+    res = CliRunner().invoke(main, ["breakdown", str(tmp_path / "tel_xnn_t1.etdump"), "--json", "--no-write"])
+    assert json.loads(res.stdout)["breakdowns"][0]["runs"] == 20
+
+
+def test_breakdown_from_timeline_csvs_equals_etdump(tmp_path, etdump):
+    import shutil
+
+    f = tmp_path / "m_t1.etdump"
+    shutil.copyfile(etdump("mobilenet_v3_small_xnnq8.N20"), f)
+    assert CliRunner().invoke(main, ["analyze", str(f), "--no-progress"]).exit_code == 0
+    _, from_dump = api.breakdown(f)
+    _, from_csv = api.breakdown(tmp_path / "m_t1_exec_all_runs_timeline.csv")
+    strip = lambda cs: {c["line"]: round(c["avg_ms"], 6) for c in cs}  # noqa: E731
+    assert strip(from_dump["categories"]) == strip(from_csv["categories"])
+    # the Arm kit's own CSV columns only
+    kit = pl.read_csv(tmp_path / "m_t1_exec_all_runs_timeline.csv").select(
+        "model_id", "name", "type", "delegate_backend", "start_us", "end_us", "duration_ms", "pct_total", "node_id",
+        "run_index", "block")
+    kit.write_csv(tmp_path / "kit_all_runs_timeline.csv")
+    _, from_kit = api.breakdown(tmp_path / "kit_all_runs_timeline.csv")
+    assert strip(from_kit["categories"]) == strip(from_dump["categories"])
