@@ -92,6 +92,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
                  manifest, manifest_path, method, taxonomy=None) -> tuple[dict, list[Path]]:
     import polars as pl
 
+    from .analysis.breakdown import summary_split
     from .analysis.inspector_order import inspector_order
     from .analysis.latency import framework_times_ms
     from .analysis.stats import summarize
@@ -100,6 +101,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
     from .io.runfolder import describe, find_etrecord, output_prefix
     from .render.atomic import Batch
     from .render.tables import suffix, write_table
+    from .taxonomy import DEFAULT
 
     rf = describe(path)
     prof = read_etdump(path)
@@ -120,25 +122,21 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         "csv_timeline": out_dir / f"{prefix}_run0_timeline{ext}",
         "csv_stats": out_dir / f"{prefix}_ops_stats{ext}",
     }
-    with Batch() as batch, ThreadPoolExecutor(max_workers=1) as helper:
-        node_ids = inspector_order(prof)["node_id"].to_numpy()
+    with Batch() as batch:
+        # one stage at a time, giving freed memory back in between: the peak stays low on large files
+        timeline = Timeline(prof, model_id, inspector_order(prof)["node_id"].to_numpy())
         release_free_memory()
-        # operator statistics are computed and written by a helper thread while the timeline is written
-        stats_path = batch.path(targets["csv_stats"])
-        stats_done = helper.submit(lambda: write_table(ops_stats_table(prof, model_id), stats_path, fmt))
-        timeline = Timeline(prof, model_id, node_ids)
         n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
         if has_run0:
             write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
         else:
             targets["csv_timeline"] = None
-        stats_done.result()
+        del timeline
+        release_free_memory()
+        write_table(ops_stats_table(prof, model_id), batch.path(targets["csv_stats"]), fmt)
         written = batch.commit()
-    lat, source = prof.latency_ms(), prof.latency_source
-    from .analysis.breakdown import summary_split
-    from .taxonomy import DEFAULT
-
     split = summary_split(prof, taxonomy or DEFAULT)
+    lat, source = prof.latency_ms(), prof.latency_source
     d = summarize(lat)
     lat_summary = {k: d.get(k) for k in ("count", "mean_ms", "median_ms", "min_ms", "max_ms", "std_dev_ms")}
     lat_summary.update(p90_ms=(d.get("percentiles") or {}).get("p90"), source=source)

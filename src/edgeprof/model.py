@@ -121,6 +121,19 @@ class Profile:
         sources = set(self.runs.filter(pl.col("run_index") >= 0)["e2e_source"].drop_nulls().to_list())
         return "method_execute" if sources <= {"method_execute"} else "top_level_events"
 
+    def name_groups(self):
+        """(id per event, first row of each id, distinct names): the event names as codes, computed once."""
+        import polars as pl
+
+        from ._ids import distinct_ids
+
+        cached = self.__dict__.get("_name_groups")
+        if cached is None or cached[3] is not self.events:  # recomputed when the event table is replaced
+            ids, first = distinct_ids(self.events["name"])
+            cached = (ids, first, self.events["name"].gather(first).cast(pl.String).to_list(), self.events)
+            self.__dict__["_name_groups"] = cached
+        return cached[:3]
+
     def to_pandas(self):
         """The event table as a pandas DataFrame (needs pandas; pyarrow is not required)."""
         return to_pandas(self.events)

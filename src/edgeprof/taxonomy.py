@@ -53,13 +53,17 @@ def _t(spec: str) -> tuple[str, str]:
     return cat, sub
 
 
+def _table_adder(table: dict[str, str]):
+    def add(spec: str, *names: str) -> None:
+        for n in names:
+            table[n] = spec
+
+    return add
+
+
 # --- ATen / portable kernel ops (base name without leading underscores and without "_copy" view suffix) ---
 _ATEN: dict[str, str] = {}
-
-
-def _aten(spec: str, *names: str) -> None:
-    for n in names:
-        _ATEN[n] = spec
+_aten = _table_adder(_ATEN)
 
 
 _aten("CONV/conv", "convolution", "conv1d", "conv2d", "conv3d", "cudnn_convolution", "mkldnn_convolution", "convolution_backward")
@@ -130,11 +134,7 @@ _aten("OTHER/delegate", "executorch_call_delegate")
 
 # --- XNNPACK operator names (the part before " (") ---------------------------------------------------------
 _XNN: dict[str, str] = {}
-
-
-def _xnn(spec: str, *names: str) -> None:
-    for n in names:
-        _XNN[n] = spec
+_xnn = _table_adder(_XNN)
 
 
 _xnn("CONV/conv", "Convolution")
@@ -178,11 +178,7 @@ _XNN_LAYOUTS = {"NC", "NHWC", "NCHW", "ND", "NWC", "NCW", "NDHWC", "NCDHW", "NTH
 
 # --- Core ML MIL op types ---------------------------------------------------------------------------------
 _MIL: dict[str, str] = {}
-
-
-def _mil(spec: str, *names: str) -> None:
-    for n in names:
-        _MIL[n] = spec
+_mil = _table_adder(_MIL)
 
 
 _mil("CONV/conv", "conv")

@@ -21,7 +21,7 @@ import polars as pl
 
 from .._ids import dense_rows, distinct_ids, first_index
 from ..model import Profile
-from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, FRAMEWORK, Taxonomy
+from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, Taxonomy
 from .timeline import op_type
 
 OVERHEADS = ("framework_overhead", "delegate_overhead", "unattributed")
@@ -49,8 +49,7 @@ class EventLines:
         ev = profile.events
         n = ev.height
         parent = ev["parent"].fill_null(-1).to_numpy()
-        self.name_ids, first = distinct_ids(ev["name"])
-        self.names = ev["name"].gather(first).cast(pl.String).to_list()
+        self.name_ids, _, self.names = profile.name_groups()
         self.classes = [taxonomy.classify(s) for s in self.names]
         self.types = [op_type(s) for s in self.names]
         col = {k: i for i, k in enumerate(LINES)}
@@ -87,8 +86,10 @@ def per_run_lines(profile: Profile, lines: EventLines) -> tuple[np.ndarray, np.n
     keep = lines.line >= 0
     runs = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")
     n_runs = runs.height
-    m = np.zeros((n_runs, len(LINES)), dtype=np.int64)
-    np.add.at(m, (run[keep], lines.line[keep].astype(np.int64)), self_ns[keep])
+    idx = run[keep].astype(np.int64) * len(LINES) + lines.line[keep]
+    # float64 sums of integer ns are exact below 2**53 ns (104 days per run and line)
+    m = np.bincount(idx, weights=self_ns[keep].astype(np.float64), minlength=n_runs * len(LINES))
+    m = np.rint(m[: n_runs * len(LINES)]).astype(np.int64).reshape(n_runs, len(LINES))
     e2e = runs["e2e_ns"].fill_null(0).to_numpy()
     return m, e2e, runs["run_index"].to_list()
 
@@ -103,7 +104,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     check = int(np.abs(mat.sum(axis=1) - e2e).max()) if e2e.size else 0
     leaf = lines.leaf
     run = ev["run_index"].to_numpy()
-    dur = ev["duration_ns"].fill_null(0).to_numpy()
+    ev["duration_ns"].fill_null(0).to_numpy()
 
     # categories + overhead lines
     lcode = lines.line[leaf]

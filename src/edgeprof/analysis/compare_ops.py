@@ -161,7 +161,7 @@ def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c
         riser = max(grown, key=lambda c: c["candidate_share"] - c["baseline_share"]) if grown else top_c
         parts.append(f"{riser['line']} now {riser['candidate_share']:.0f} % of latency, up from {riser['baseline_share']:.0f} %")
         verdict = (f"bottleneck shift, not a failure of {c_name}" if faster else
-                   f"bottleneck shift while end-to-end did not get faster")
+                   "bottleneck shift while end-to-end did not get faster")
         statement = "; ".join(parts) + f": {verdict}"
     else:
         statement = f"no bottleneck shift: {top_b['line']} stays the largest category ({top_b['baseline_share']:.0f} % → {top_b['candidate_share']:.0f} %)"

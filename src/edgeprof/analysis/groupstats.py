@@ -12,12 +12,12 @@ import numpy as np
 def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = None, n_groups: int | None = None) -> dict:
     """count, sum, min, max, median (midpoint of the two middle values), sample std (ddof=1) per group."""
     G = int(n_groups if n_groups is not None else (gid.max(initial=-1) + 1))
-    if valid is None:
-        valid = np.ones(gid.size, dtype=bool)
-    g = gid[valid]
-    v = values[valid].astype(np.int64)
+    if valid is None or valid.all():  # the usual case: no copies
+        g, v = gid, np.asarray(values, dtype=np.int64)
+    else:
+        g, v = gid[valid], values[valid].astype(np.int64)
     count = np.bincount(g, minlength=G).astype(np.int64)
-    total = np.bincount(g, weights=v.astype(np.float64), minlength=G)
+    total = np.bincount(g, weights=v, minlength=G)
     vmin = np.full(G, np.iinfo(np.int64).max)
     vmax = np.full(G, np.iinfo(np.int64).min)
     np.minimum.at(vmin, g, v)
@@ -25,10 +25,13 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
     has = count > 0
     mean = np.divide(total, count, out=np.full(G, np.nan), where=has)
     dev = v - mean[g]
-    ss = np.bincount(g, weights=dev * dev, minlength=G)
+    dev *= dev
+    ss = np.bincount(g, weights=dev, minlength=G)
+    del dev
     std = np.sqrt(np.divide(ss, count - 1, out=np.full(G, np.nan), where=count > 1))
     order = np.lexsort((v, g))
     sv = v[order]
+    del order
     start = np.concatenate(([0], np.cumsum(count)[:-1]))
     lo = start + (count - 1) // 2
     hi = start + count // 2

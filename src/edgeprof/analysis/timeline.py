@@ -117,7 +117,8 @@ class _TimelineContext:
         self.origin = origin
         self.node_ids = node_ids if node_ids is not None else inspector_order(profile)["node_id"].to_numpy()
         # string columns derived once from the few distinct values, then sliced per block
-        self.type = map_distinct(ev["name"], op_type, "type")
+        ids, _, names = profile.name_groups()
+        self.type = pl.Series("type", [op_type(x) for x in names], dtype=pl.Categorical).gather(ids)
         self.op_types = map_distinct(ev["op_types"], _json_of, "op_types")
         self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
         self.event_index = ev["event_index"].to_numpy()
@@ -176,14 +177,15 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
     Groups are (``type``, ``delegate_backend``, ``kind``); computed with dense ids and numpy, so a 200k-event
     profile needs a few arrays of its length and no hash tables.
     """
-    ev = profile.execute_events()
+    all_ids, _, all_names = profile.name_groups()
+    rows = np.flatnonzero(profile.events["run_index"].to_numpy() >= 0)
+    ev = profile.execute_events()  # the same rows, in order (a zero-copy slice when contiguous)
     runs = profile.runs.filter(pl.col("run_index") >= 0)
     n_runs = max(runs.height, 1)
     mean_e2e = runs["e2e_ns"].cast(pl.Float64).mean() or float("nan")
-    name_ids, name_first = distinct_ids(ev["name"])
-    type_names = [op_type(v) for v in ev["name"].gather(name_first).to_list()]
+    type_names = [op_type(v) for v in all_names]
     type_code = {t: i for i, t in enumerate(dict.fromkeys(type_names))}
-    tid = np.array([type_code[t] for t in type_names], dtype=np.int64)[name_ids]
+    tid = np.array([type_code[t] for t in type_names], dtype=np.int64)[all_ids[rows]]
     bid, _ = distinct_ids(ev["delegate_backend"])
     kid = ev["kind"].to_physical().to_numpy().astype(np.int64)
     gid = dense_rows(tid, bid, kid)
