@@ -81,24 +81,19 @@ def mutate_zip(rng: random.Random, data: bytes) -> bytes:
     return out.getvalue()
 
 
-def run_random(seconds: float) -> int:
-    rng = random.Random(1234)
-    crashes = ROOT / "fuzz" / "crashes"
+def fuzz_loop(seconds: float, seed: int, next_case) -> int:
+    """Run ``fn(data, *args)`` for ``(kind, fn, data, args) = next_case(rng, tmp)`` until time is up; the first
+    exception saves its input to fuzz/crashes/ and returns 1."""
+    rng = random.Random(seed)
     n = 0
     end = time.time() + seconds
     with tempfile.TemporaryDirectory() as tmp:
         while time.time() < end:
-            if rng.random() < 0.8:
-                data = mutate(rng, rng.choice(SEEDS))
-                kind, fn = "etdump", check_etdump
-                args = ()
-            else:
-                data = mutate_zip(rng, rng.choice(RECORDS)) if rng.random() < 0.7 else mutate(rng, rng.choice(RECORDS))
-                kind, fn = "etrecord", check_etrecord
-                args = (Path(tmp),)
+            kind, fn, data, args = next_case(rng, Path(tmp))
             try:
                 fn(data, *args)
             except Exception as e:  # noqa: BLE001 - that is the point
+                crashes = ROOT / "fuzz" / "crashes"
                 crashes.mkdir(exist_ok=True)
                 out = crashes / f"{kind}-{n}.bin"
                 out.write_bytes(data)
@@ -107,6 +102,13 @@ def run_random(seconds: float) -> int:
             n += 1
     print(f"{n} inputs, no crash ({seconds:.0f} s)")
     return 0
+
+
+def next_case(rng: random.Random, tmp: Path):
+    if rng.random() < 0.8:
+        return "etdump", check_etdump, mutate(rng, rng.choice(SEEDS)), ()
+    data = mutate_zip(rng, rng.choice(RECORDS)) if rng.random() < 0.7 else mutate(rng, rng.choice(RECORDS))
+    return "etrecord", check_etrecord, data, (tmp,)
 
 
 def main() -> int:
@@ -119,7 +121,7 @@ def main() -> int:
         atheris.Setup([sys.argv[0]] + sys.argv[2:], one)
         atheris.Fuzz()
         return 0
-    return run_random(float(sys.argv[1]) if len(sys.argv) > 1 else 60)
+    return fuzz_loop(float(sys.argv[1]) if len(sys.argv) > 1 else 60, 1234, next_case)
 
 
 if __name__ == "__main__":

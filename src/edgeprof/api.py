@@ -94,6 +94,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
 
     from .analysis.breakdown import summary_split
     from .analysis.inspector_order import inspector_order
+    from .analysis.kernels import executed_from_profile
     from .analysis.latency import framework_times_ms
     from .analysis.stats import summarize
     from .analysis.timeline import Timeline, ops_stats_table
@@ -136,6 +137,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         write_table(ops_stats_table(prof, model_id), batch.path(targets["csv_stats"]), fmt)
         written = batch.commit()
     split = summary_split(prof, taxonomy or DEFAULT)
+    ev = executed_from_profile(prof, taxonomy or DEFAULT)
     lat, source = prof.latency_ms(), prof.latency_source
     d = summarize(lat)
     lat_summary = {k: d.get(k) for k in ("count", "mean_ms", "median_ms", "min_ms", "max_ms", "std_dev_ms")}
@@ -158,6 +160,9 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         "delegate_calls_per_run": n_dcalls / max(prof.n_runs, 1),
         "categories_ms": split["categories_ms"],
         "backends_ms": split["backends_ms"],
+        "kernel_evidence": {k: ev[k] for k in ("evidence", "sme_executed", "kleidiai_executed", "sme_ms_per_run",
+                                               "qp8_ms_per_run", "gemm_conv_ms_per_run", "kleidiai_share_of_gemm_conv",
+                                               "statement")} | {"operators": [o["op"] for o in ev["operators"]]},
         "csv_timeline": _rel(targets["csv_timeline"], run_dir),
         "csv_timeline_all": _rel(targets["csv_timeline_all"], run_dir),
         "csv_stats": _rel(targets["csv_stats"], run_dir),
@@ -270,10 +275,6 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
 # latency and compare: robust statistics of end-to-end latency
 # --------------------------------------------------------------------------------------------------
 
-SME2_OFF = ("sme2_off", "sme2-off", "sme2off", "nosme2", "no_sme2")
-SME2_ON = ("sme2_on", "sme2-on", "sme2on")
-
-
 def _series(specs, run_dir=None, threads=None):
     from .io.latency_sources import load, resolve
 
@@ -321,9 +322,11 @@ def assign_roles(inputs: list[str]) -> tuple[list[str], list[str], str]:
     names when that decides it, else in the order given."""
     if len(inputs) != 2:
         raise UsageError("give two inputs (baseline then candidate), or --baseline and --candidate")
-    low = [str(x).lower() for x in inputs]
-    off = [any(t in s for t in SME2_OFF) for s in low]
-    on = [any(t in s for t in SME2_ON) and not o for s, o in zip(low, off)]
+    from .io.runfolder import sme2_role
+
+    roles = [sme2_role(str(x)) for x in inputs]
+    off = [r == "off" for r in roles]
+    on = [r == "on" for r in roles]
     if off[1] and on[0] and not off[0]:
         return [inputs[1]], [inputs[0]], "by name: the SME2-off input is the baseline"
     if off[0] and on[1]:
@@ -405,3 +408,250 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     result["experiment"] = describe(Path(path)).experiment
     result["warnings"] = list(prof.warnings)
     return prof, result
+
+
+# --------------------------------------------------------------------------------------------------
+# kernels: XNNPACK kernel evidence, kernel view, run-folder validation
+# --------------------------------------------------------------------------------------------------
+
+def _kernel_input_name(path: Path) -> str:
+    from .io.runfolder import trace_stem
+
+    if path.suffix == ".csv":
+        return path.stem.removesuffix("_kernels")
+    return trace_stem(path)
+
+
+def _log_facts(log) -> dict:
+    dts: dict[str, int] = {}
+    for a in log.assumed_datatypes:
+        dts[a["datatype"]] = dts.get(a["datatype"], 0) + 1
+    return {"lines": log.lines, "xnnpack_lines": log.xnnpack_lines, "formats": log.formats,
+            "truncated_last_line": log.truncated_last_line, "hardware": log.hardware,
+            "assumed_datatypes": dts, "inlined_lhs_packing": log.inlined_lhs_packing,
+            "operators_run": log.operators_run, "operators_skipped": log.operators_skipped,
+            "gemm_tiles": log.tiles[:50], "messages": log.messages}
+
+
+def kernels(path, *, model_id: str | None = None) -> dict:
+    """The kernel table of one XNNPACK log (or kernels CSV): the Arm kit's columns then ours, a summary by ISA
+    family and kind, and the operators the log shows running on SME/KleidiAI datatype paths."""
+    from .analysis.kernels import (
+        executed_from_operators,
+        kernel_table,
+        summarize_kernels,
+        table_from_records,
+    )
+    from .io.xnnlog import read_kernel_csv, read_xnnlog
+
+    path = Path(path)
+    mid = model_id or _kernel_input_name(path)
+    if path.suffix == ".csv":
+        rows, log = table_from_records(read_kernel_csv(path), mid), None
+    else:
+        log = read_xnnlog(path)
+        rows = kernel_table(log, mid)
+    result = {"schema_version": 1, "input": str(path), "model_id": mid, "kernels": rows,
+              "summary": summarize_kernels(rows), "warnings": []}
+    if log is not None:
+        result["log"] = _log_facts(log)
+        result["executed"] = executed_from_operators(log.operators_run)
+        if not log.registrations:
+            result["warnings"].append(
+                "no 'Using … microkernel' lines: XNNPACK logs kernels only when built with XNN_LOG_LEVEL ≥ 4"
+                if log.xnnpack_lines == 0 else "XNNPACK lines but no kernel registrations (the kernel lines go to "
+                "stderr; capture both streams with 2>&1)")
+        if log.truncated_last_line:
+            result["warnings"].append("the last line is cut off mid-message; it was not used")
+    unknown = result["summary"]["unknown_isa"]
+    if unknown:
+        result["warnings"].append(f"{len(unknown)} kernel(s) with an ISA this version does not know: "
+                                  + ", ".join(unknown[:5]))
+    return result
+
+
+def executed_evidence(path, *, etrecord=None) -> dict:
+    """Which XNNPACK operators of an ETDump (or timeline CSV) ran on SME/KleidiAI datatype paths (PF32, PF16,
+    PQS8, QP8) and the time they cover: evidence = executed."""
+    from .analysis.kernels import executed_from_profile
+
+    prof = load_profile(path, etrecord=etrecord)
+    result = executed_from_profile(prof)
+    result.update(schema_version=1, input=str(path))
+    return result
+
+
+def kernel_view(baseline, candidate, *, baseline_name: str | None = None, candidate_name: str | None = None,
+                filter_op: str | None = None) -> dict:
+    """Baseline vs candidate kernels (each a log or a kernels CSV), with a summary and a GEMM/IGEMM verdict."""
+    from .analysis.kernels import kernel_view as view
+
+    b, c = Path(baseline), Path(candidate)
+    bn = baseline_name or _kernel_input_name(b)
+    cn = candidate_name or _kernel_input_name(c)
+    if bn == cn:
+        bn, cn = f"{bn} (baseline)", f"{cn} (candidate)"
+    kb, kc = kernels(b), kernels(c)
+    result = view(kb["kernels"], kc["kernels"], base_name=bn, cand_name=cn, filter_op=filter_op)
+    result["inputs"] = {"baseline": str(b), "candidate": str(c)}
+    result["warnings"] = [f"{b.name}: {w}" for w in kb["warnings"]] + [f"{c.name}: {w}" for w in kc["warnings"]]
+    return result
+
+
+def _mtime(p: Path) -> float | None:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _json_facts(path: Path, required_keys: dict):
+    import json
+
+    from .analysis.validate import JsonFacts
+
+    facts = JsonFacts(path=str(path), exists=path.is_file())
+    if not facts.exists:
+        return facts, None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
+        facts.problems.append(f"not valid JSON ({e})")
+        return facts, None
+    if not isinstance(doc, dict):
+        facts.problems.append("not a JSON object")
+        return facts, None
+    for key, typ in required_keys.items():
+        if not isinstance(doc.get(key), typ):
+            facts.problems.append(f"'{key}' missing or not a {typ.__name__}")
+    return facts, doc
+
+
+def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysis_dir=None,
+             tolerance: float = 0.01) -> dict:
+    """Check a run folder: ETDumps parse; the CSVs and analysis_summary.json exist, are fresh and agree with the
+    ETDumps (run counts, mean latency within ``tolerance``); ``require`` adds ``manifest`` (manifest.json and
+    metrics.json), ``metrics``, ``robust-stats`` or ``trace``; ``require_sme2_kernels`` checks the XNNPACK trace
+    logs (in the folder or a sibling ``<platform>_trace``): SME2-on ones register an SME2 GEMM/IGEMM kernel,
+    SME2-off ones none. Returns the report (``ok`` false when a check failed)."""
+    import numpy as np
+
+    from .analysis.kernels import executed_from_profile, kernel_table
+    from .analysis.validate import (
+        REQUIRABLE,
+        EtdumpFacts,
+        OutputFile,
+        SummaryFacts,
+        TraceFacts,
+        run_checks,
+    )
+    from .io.etdump import read_etdump
+    from .io.runfolder import (
+        describe,
+        find_etdumps,
+        find_trace_logs,
+        manifest_sme2_roles,
+        output_prefix,
+        sme2_role,
+        trace_folders,
+        trace_stem,
+    )
+    from .io.timeline_csv import execute_latency_ms
+    from .io.xnnlog import read_xnnlog
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InputError(run_dir, "no such folder" if not run_dir.exists() else "not a folder")
+    bad = sorted(set(require) - set(REQUIRABLE))
+    if bad:
+        raise UsageError(f"unknown --require {', '.join(bad)} (choose from {', '.join(REQUIRABLE)})")
+    out_root = Path(analysis_dir) if analysis_dir is not None else None
+    manifest_facts, manifest = _json_facts(run_dir / "manifest.json", {"model": str, "results": list})
+    metrics_facts, _ = _json_facts(run_dir / "metrics.json", {"results": list})
+    exp_roles = manifest_sme2_roles(manifest)
+
+    def disp(p: Path) -> str:  # paths as the user sees them from the run folder (a sibling trace folder: ../x)
+        try:
+            return p.resolve().relative_to(run_dir.resolve()).as_posix()
+        except ValueError:
+            try:
+                return "../" + p.resolve().relative_to(run_dir.resolve().parent).as_posix()
+            except ValueError:
+                return str(p)
+
+    def role_of(p: Path) -> tuple[str | None, str]:
+        r = sme2_role(disp(p))
+        if r:
+            return r, "name"
+        for exp, role in exp_roles.items():
+            if exp in str(p):
+                return role, "manifest.json"
+        return None, ""
+
+    facts = []
+    for f in find_etdumps([run_dir]):
+        rel = _rel(f, run_dir)
+        rf = describe(f)
+        e = EtdumpFacts(path=rel, experiment=rf.experiment, role=role_of(f)[0])
+        try:
+            prof = read_etdump(f)
+            lat = prof.latency_ms()
+            e.runs, e.events = prof.n_runs, prof.n_events
+            e.mean_ms = float(np.nanmean(lat)) if lat.size and np.isfinite(lat).any() else None
+            e.evidence = executed_from_profile(prof)
+            del prof
+        except InputError as err:
+            e.error = err.message + (f" (at byte offset {err.offset})" if err.offset is not None else "")
+        if not e.error:
+            base = (out_root / f.parent.resolve().relative_to(run_dir.resolve())) if out_root else f.parent
+            prefix = output_prefix(f)
+            t0 = _mtime(f)
+            for key, stem in (("timeline_all", f"{prefix}_all_runs_timeline"), ("timeline_run0", f"{prefix}_run0_timeline"),
+                              ("ops_stats", f"{prefix}_ops_stats")):
+                cand = [base / f"{stem}{ext}" for ext in (".csv", ".parquet")]
+                p = next((c for c in cand if c.is_file()), cand[0])
+                o = OutputFile(key=key, path=_rel(p, run_dir), exists=p.is_file())
+                if o.exists:
+                    o.newer = (_mtime(p) or 0) >= (t0 or 0)
+                    if key == "timeline_all":
+                        try:
+                            per = execute_latency_ms(p)
+                            o.runs = int(per.size)
+                            o.mean_ms = float(per.mean()) if per.size else None
+                        except InputError as err:
+                            o.error = err.message
+                e.outputs.append(o)
+            rs = base / f"{prefix}_all_runs_timeline_robust_stats.json"
+            e.outputs.append(OutputFile(key="robust_stats", path=_rel(rs, run_dir), exists=rs.is_file(),
+                                        newer=(_mtime(rs) or 0) >= (t0 or 0) if rs.is_file() else None))
+        facts.append(e)
+    spath = (out_root or run_dir) / "analysis_summary.json"
+    summary = SummaryFacts(path=_rel(spath, run_dir), exists=spath.is_file())
+    if summary.exists:
+        sfacts, doc = _json_facts(spath, {"per_etdump": list})
+        if sfacts.problems:
+            summary.error = "; ".join(sfacts.problems)
+        else:
+            newest = max((_mtime(f) or 0 for f in find_etdumps([run_dir])), default=0)
+            summary.newer = (_mtime(spath) or 0) >= newest
+            for ent in doc["per_etdump"]:
+                if isinstance(ent, dict) and isinstance(ent.get("etdump"), str):
+                    lat = ent.get("latency_ms") if isinstance(ent.get("latency_ms"), dict) else {}
+                    summary.entries[ent["etdump"]] = {"runs": ent.get("runs"), "mean_ms": lat.get("mean_ms")}
+    traces = []
+    for t in find_trace_logs(run_dir):
+        role, how = role_of(t)
+        tf = TraceFacts(path=disp(t), role=role, role_source=how)
+        try:
+            log = read_xnnlog(t)
+            tf.rows, tf.truncated = kernel_table(log, trace_stem(t)), log.truncated_last_line
+        except InputError as err:
+            tf.error = err.message
+        traces.append(tf)
+    searched = [disp(d) or "." for d in trace_folders(run_dir)]
+    report = run_checks(facts, summary, manifest_facts, metrics_facts, traces, require=set(require),
+                        require_sme2_kernels=require_sme2_kernels, tolerance=tolerance, searched=searched)
+    report["run_dir"] = str(run_dir.resolve())
+    report["trace_logs"] = [{"path": t.path, "role": t.role, "role_source": t.role_source,
+                             "kernels": len(t.rows or []), "error": t.error} for t in traces]
+    return report

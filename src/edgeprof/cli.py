@@ -287,6 +287,171 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
             {k: v for k, v in d.items() if k != "operators_all"} for d in docs]}), nl=False)
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--out", "out_file", type=click.Path(path_type=str), default=None,
+              help="Write the kernel table here (one log only; default: <log stem>_kernels.csv beside the log).")
+@click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Write the kernel tables here.")
+@click.option("--model-id", default=None, help="model_id column (default: the log's stem without _xnntrace).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--no-write", is_flag=True, help="Do not write kernel tables.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+# the Arm kit's xnntrace_to_kernels.py spelling
+@click.option("--xnntrace", "kit_log", default=None, hidden=True)
+@run_guarded
+def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_log):
+    """XNNPACK kernel evidence: which microkernels were set up (logs) and which SME/KleidiAI paths ran (ETDumps).
+
+    \b
+    LOG (stderr+stdout, logcat, .gz)  → <stem>_kernels.csv: the Arm kit's columns, then isa, isa_family,
+                                        uarch, asm, tiles, kleidiai, evidence=registered
+    ETDump or timeline CSV            → operators on PF32/PF16/PQS8 (SME/SME2) or QP8 (KleidiAI) paths and
+                                        the time they cover (evidence=executed)
+    folder                            → its trace logs (and a sibling <platform>_trace folder) and ETDumps
+    """
+    from . import api
+    from .errors import UsageError
+    from .io.runfolder import ETDUMP_SUFFIXES, find_etdumps, find_trace_logs, trace_stem
+    from .render import jsonfmt, terminal
+
+    files = list(inputs) + ([kit_log] if kit_log else [])
+    logs, profiles = [], []
+    for spec in files:
+        p = Path(spec)
+        if p.is_dir():
+            logs += find_trace_logs(p)
+            profiles += find_etdumps([p])
+        elif p.suffix in ETDUMP_SUFFIXES or p.name.endswith("_all_runs_timeline.csv"):
+            profiles.append(p)
+        else:
+            logs.append(p)
+    if not logs and not profiles:
+        raise UsageError("no XNNPACK logs, kernel CSVs or ETDumps in " + ", ".join(files))
+    if out_file and len(logs) != 1:
+        raise UsageError("--out needs exactly one log")
+    results, evidence = [], []
+    for log in logs:
+        r = api.kernels(log, model_id=model_id)
+        if not no_write and log.suffix != ".csv":
+            from .render.tables import suffix
+
+            target = Path(out_file) if out_file else (Path(output_dir) if output_dir else log.parent) / (
+                f"{trace_stem(log)}_kernels{suffix(fmt)}")
+            _write_kernel_table(r["kernels"], target, fmt)
+            r["written"] = str(target)
+        results.append(r)
+    for prof in profiles:
+        evidence.append(api.executed_evidence(prof))
+    if as_json:
+        click.echo(jsonfmt.dumps({"schema_version": 1, "logs": results, "executed": evidence}), nl=False)
+    else:
+        for r in results:
+            terminal.print_kernels(r)
+        for e in evidence:
+            terminal.print_evidence(e)
+    for r in results:
+        for w in r["warnings"]:
+            _warn(f"{r['input']}: {w}")
+
+
+def _write_kernel_table(rows: list[dict], target: Path, fmt: str) -> None:
+    import polars as pl
+
+    from .analysis.kernels import COLUMNS
+    from .render.atomic import atomic_path
+    from .render.tables import write_table
+
+    ints = ("count", "has_sme", "has_sme2", "asm", "tile_mr", "tile_nr", "tile_kr", "kleidiai", "first_line")
+    df = pl.DataFrame({c: [r[c] if r[c] != "" else None for r in rows] for c in COLUMNS},
+                      schema={c: (pl.Int64 if c in ints else pl.String) for c in COLUMNS})
+    with atomic_path(target) as tmp:
+        write_table(df, tmp, fmt)
+
+
+@main.command("kernel-view", context_settings=CONTEXT)
+@click.option("--baseline", "-b", default=None, help="Baseline XNNPACK log or kernels CSV (e.g. SME2 off).")
+@click.option("--candidate", "-c", default=None, help="Candidate XNNPACK log or kernels CSV (e.g. SME2 on).")
+@click.option("--baseline-name", default=None, help="Column label of the baseline (default: from its file name).")
+@click.option("--candidate-name", default=None)
+@click.option("--filter-op", default=None, help="Only kernels whose name contains this (case-insensitive), e.g. gemm.")
+@click.option("--title", default=None, help="Title of the Markdown table.")
+@click.option("--out", "out_file", type=click.Path(path_type=str), default=None,
+              help="Write the Markdown here (default: print it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the view as JSON on stdout.")
+@click.option("--require-sme2", is_flag=True,
+              help="Exit 1 unless the candidate registers SME2 GEMM/IGEMM kernels and the baseline none.")
+@click.option("--sme2-off", "kit_off", default=None, hidden=True)
+@click.option("--sme2-on", "kit_on", default=None, hidden=True)
+@run_guarded
+def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, title, out_file, as_json, require_sme2,
+                kit_off, kit_on):
+    """Kernels registered in a baseline vs a candidate, by ISA family and kind, with a GEMM/IGEMM verdict.
+
+    \b
+    edgeprof kernel-view -b mac_sme2_off_xnntrace.log -c mac_sme2_on_xnntrace.log --filter-op gemm --out kernel_view.md
+    (the Arm kit's --sme2-off/--sme2-on spellings are accepted)
+    """
+    from . import api
+    from .errors import CheckFailed, UsageError
+    from .render import jsonfmt, markdown
+
+    baseline, candidate = baseline or kit_off, candidate or kit_on
+    if not baseline or not candidate:
+        raise UsageError("need --baseline and --candidate (logs or kernels CSVs)")
+    view = api.kernel_view(baseline, candidate, baseline_name=baseline_name, candidate_name=candidate_name,
+                           filter_op=filter_op)
+    md = markdown.kernel_view(view, title)
+    if out_file:
+        from .render.atomic import write_text
+
+        write_text(Path(out_file), md)
+        view["written"] = out_file
+    if as_json:
+        click.echo(jsonfmt.dumps(view), nl=False)
+    elif out_file:
+        click.echo(view["verdict"])
+        click.echo(f"wrote {out_file}")
+    else:
+        click.echo(md, nl=False)
+    for w in view["warnings"]:
+        _warn(w)
+    if require_sme2 and view["status"] != "sme2_in_candidate":
+        raise CheckFailed(view["verdict"])
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("run_dir", type=click.Path(path_type=str))
+@click.option("--require-sme2-kernels", is_flag=True,
+              help="SME2-on trace logs must register an SME2 GEMM/IGEMM kernel, SME2-off ones none.")
+@click.option("--require", "require", multiple=True, type=click.Choice(["manifest", "metrics", "robust-stats", "trace"]),
+              help="Also require manifest.json+metrics.json, metrics.json, the robust-stats JSONs, or trace logs.")
+@click.option("--analysis-dir", type=click.Path(path_type=str), default=None,
+              help="Where analyze wrote its outputs (its --output-dir), if not beside the ETDumps.")
+@click.option("--tolerance", type=float, default=0.01, show_default=True,
+              help="Relative difference allowed between latencies in the outputs and in the ETDump.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option("--results", "kit_results", default=None, hidden=True)
+@run_guarded
+def validate(run_dir, require_sme2_kernels, require, analysis_dir, tolerance, as_json, kit_results):
+    """Check a run folder: ETDumps parse; CSVs and analysis_summary.json exist, are fresh and agree with them.
+
+    Exit code 1 when a check fails. manifest.json/metrics.json are checked only with --require manifest
+    (the Arm pipeline never writes them). Trace logs are looked for in RUN_DIR and a sibling <platform>_trace.
+    """
+    from . import api
+    from .errors import CheckFailed
+    from .render import jsonfmt, terminal
+
+    report = api.validate(kit_results or run_dir, require=require, require_sme2_kernels=require_sme2_kernels,
+                          analysis_dir=analysis_dir, tolerance=tolerance)
+    if as_json:
+        click.echo(jsonfmt.dumps(report), nl=False)
+    else:
+        terminal.print_validate(report)
+    if not report["ok"]:
+        raise CheckFailed(f"validation failed: {report['counts']['fail']} check(s) failed")
+
+
 def _int_option(value: str, name: str) -> int:
     from .errors import UsageError
 

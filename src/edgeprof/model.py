@@ -161,3 +161,53 @@ def to_pandas(df: "pl.DataFrame"):
         else:
             data[name] = s.to_numpy()
     return pd.DataFrame(data)
+
+
+# --------------------------------------------------------------------------------------------------
+# XNNPACK kernel-selection logs
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelRegistration:
+    """One ``Using <kind> microkernel '<name>'`` line: XNNPACK set this kernel up (it may never run)."""
+
+    kind: str            # as logged, lower case ("gemm", "dqigemm", "transposec", …)
+    name: str            # the kernel identifier
+    function: str        # config function that registered it ("init_pf32_gemm_config"), "" if cut off
+    source: str          # "<file>:<line>" in XNNPACK, "" if cut off
+    line: int            # 1-based line number in the log
+
+
+@dataclass
+class KernelLog:
+    """What one XNNPACK log (stderr/stdout, or logcat) says: registered kernels, executed operators,
+    packed-LHS decisions, GEMM tiles, hardware lines, and XNNPACK's warnings and errors.
+
+    Evidence tiers: ``registrations`` are *registered* kernels (a config was initialised);
+    ``operators_run`` come from ``running operator`` Debug lines and are *executed* operators.
+    """
+
+    source: str
+    lines: int = 0                       # lines read
+    xnnpack_lines: int = 0               # lines that are XNNPACK's (any level, any prefix)
+    registrations: list[KernelRegistration] = field(default_factory=list)
+    operators_run: dict[str, int] = field(default_factory=dict)        # operator string → times run
+    operators_skipped: dict[str, int] = field(default_factory=dict)
+    assumed_datatypes: list[dict] = field(default_factory=list)        # {node, datatype, op, line}
+    tiles: list[dict] = field(default_factory=list)                    # {m, n, mr, nr, tile_m, tile_n, tiles, line}
+    inlined_lhs_packing: list[str] = field(default_factory=list)       # operators whose LHS is packed inline
+    hardware: dict = field(default_factory=dict)                       # cache sizes, uarch ids, threads
+    messages: list[dict] = field(default_factory=list)                 # XNNPACK warnings/errors {level, text, line}
+    truncated_last_line: bool = False
+    formats: dict[str, int] = field(default_factory=dict)              # line style → count (stdio, logcat, bare)
+
+    @property
+    def kernel_names(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.registrations:
+            seen.setdefault(r.name, None)
+        return list(seen)
+
+    def __repr__(self) -> str:
+        return (f"KernelLog({self.source!r}, registrations={len(self.registrations)}, "
+                f"kernels={len(self.kernel_names)}, operators_run={sum(self.operators_run.values())})")

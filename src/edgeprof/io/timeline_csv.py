@@ -111,3 +111,23 @@ def read_timeline_csv(path):
         ops = [parsed[s] for s in df["op_types"].to_list()]
         prof.events = prof.events.with_columns(pl.Series("op_types", ops, dtype=pl.List(pl.String)))
     return prof
+
+
+def execute_latency_ms(path) -> "np.ndarray":
+    """Per-run ``Method::execute`` time (ms, run order) of a timeline table (CSV or Parquet), read lazily
+    without building a profile; empty when it has no ``Method::execute`` rows."""
+    import polars as pl
+
+    path = Path(path)
+    try:
+        lf = pl.scan_parquet(path) if path.suffix == ".parquet" else pl.scan_csv(
+            path, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
+        cols = lf.collect_schema().names()
+        if not {"name", "duration_ms"} <= set(cols):
+            raise InputError(path, "not a timeline table: needs name and duration_ms columns")
+        run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
+        per = (lf.filter(pl.col("name") == "Method::execute").group_by(run.alias("run")).agg(pl.col("duration_ms").sum())
+               .sort("run").collect())
+    except (pl.exceptions.PolarsError, OSError) as e:
+        raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None
+    return per["duration_ms"].to_numpy()

@@ -243,3 +243,60 @@ def print_categories(bc: dict) -> None:
     if o["renamed"] or o["added_total"] or o["removed_total"]:
         out.print(escape(f"{len(o['renamed'])} renamed, {o['removed_total']} removed, {o['added_total']} added operators"
                          + (": " + ", ".join(f"{r['baseline']} → {r['candidate']}" for r in o["renamed"][:4]) if o["renamed"] else "")))
+
+
+def print_kernels(result: dict, top: int = 40) -> None:
+    """One kernel log: counts by ISA family and kind, the kernel list, executed operators."""
+    from rich.table import Table
+
+    out = console()
+    s = result["summary"]
+    fams = ", ".join(f"{f} {n}" for f, n in s["by_family"].items()) or "none"
+    out.print(escape(f"{result['input']}: {s['kernels']} kernels registered ({s['registrations']} log lines) — {fams}"))
+    t = Table(title="registered kernels (evidence: registered — set up, not necessarily run)", title_justify="left")
+    t.add_column("kernel", no_wrap=True, overflow="ellipsis")
+    for col in ("kind", "ISA", "family", "tile", "count"):
+        t.add_column(col, justify="right" if col == "count" else "left")
+    for r in result["kernels"][:top]:
+        colour = {"SME2": "green", "SME": "cyan"}.get(r["isa_family"], "")
+        fam = f"[{colour}]{r['isa_family']}[/{colour}]" if colour else r["isa_family"]
+        t.add_row(escape(r["kernel_name"]), r["category"], escape(r["isa"] or "?"), fam, escape(r["ukernel_shape"]),
+                  str(r["count"]))
+    out.print(t)
+    if len(result["kernels"]) > top:
+        out.print(f"… {len(result['kernels']) - top} more (all in the CSV / --json)")
+    g = s["gemm_families"]
+    if g:
+        out.print("GEMM/IGEMM kernels: " + escape(", ".join(f"{f} ({' '.join(i)})" for f, i in g.items())))
+    for e in result.get("executed", []):
+        out.print(escape(f"executed: {e['op']} ran {e['times_run']}× → {e['implies']}"))
+    if result.get("written"):
+        out.print(f"wrote {escape(result['written'])}")
+
+
+def print_evidence(result: dict) -> None:
+    """Executed kernel evidence of one profile."""
+    out = console()
+    out.print(escape(f"{result['input']}: {result['statement']}"))
+    for o in result["operators"][:10]:
+        out.print(escape(f"  {o['marker']:5} {o['op']}: {o['ms_per_run']:.4g} ms/run × {o['calls_per_run']:.3g} → {o['implies']}"))
+    others = result["other_gemm_conv_operators"]
+    if others and result["kleidiai_executed"]:
+        out.print(escape("  GEMM/CONV operators not on a KleidiAI path: " + ", ".join(
+            f"{o['op']} {o['ms_per_run']:.3g} ms" for o in others[:5])))
+
+
+def print_validate(report: dict) -> None:
+    out = console()
+    marks = {"pass": "[green]✓[/green]", "fail": "[red]✗[/red]", "warn": "[yellow]![/yellow]", "info": "[dim]·[/dim]"}
+    for c in report["checks"]:
+        subject = f"{c['subject']}: " if c["subject"] else ""
+        out.print(f"{marks[c['status']]} {escape(subject + c['message'])}", soft_wrap=True)
+        for item in c["items"][:20]:
+            out.print(f"    {escape(item)}")
+        if len(c["items"]) > 20:
+            out.print(f"    … {len(c['items']) - 20} more")
+    n = report["counts"]
+    colour = "green" if report["ok"] else "red"
+    out.print(f"[bold {colour}]validate: {'OK' if report['ok'] else 'FAILED'}[/bold {colour}] — {n['pass']} passed, "
+              f"{n['fail']} failed, {n['warn']} warning(s)")

@@ -1,0 +1,231 @@
+"""XNNPACK logs as they really appear, read into a :class:`~edgeprof.model.KernelLog`.
+
+Understood, in any mix:
+
+* stdio (desktop, macOS, Linux): ``Note (XNNPACK): …`` (INFO, stderr), ``Debug (XNNPACK): …`` (DEBUG,
+  stdout), ``Warning in XNNPACK: …``, ``Error in XNNPACK: …``, ``Fatal error in XNNPACK: …``;
+* Android logcat, tag ``XNNPACK`` and no prefix: brief (``I/XNNPACK( 123): …``), tag (``I/XNNPACK: …``),
+  time, threadtime (``08-22 10:15:42.120  4321  4321 I XNNPACK : …``) and long (header line, message below);
+* bare messages from other loggers.
+
+Messages are found anywhere in a line, so output interleaved with the program's own (stdout and
+stderr merged) is read, as are CRLF line ends, lone CRs, gzip-compressed logs and a last line cut off
+mid-message (reported, not guessed). Bytes that do not decode are replaced; binary input is refused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from pathlib import Path
+
+from ..errors import InputError
+from ..model import KernelLog, KernelRegistration
+
+MAX_MESSAGES = 200
+_MAX_REPEATS = 100_000
+_BINARY_PROBE = 8192
+
+_KERNEL = re.compile(r"Using (\w+) microkernel '([A-Za-z_][A-Za-z0-9_]*)'(?:\. \((\w+), ([^()]*?:\d+)\))?")
+_KERNEL_HINT = "microkernel '"
+_RUNNING = re.compile(r"(skip )?running operator (\d+):(\d+) \((.*)$")
+_TRAILER = re.compile(r"\s\((\w+), ([^()]*?):(\d+)\)\s*$")
+_ASSUMED = re.compile(r"Setting assumed_datatype=(\w+) for node #(\d+) \(([^)]*)\)")
+_TILE = re.compile(r"Tile size for GEMM with num_groups=(\d+), m=(\d+), n=(\d+) and mr=(\d+), nr=(\d+) "
+                   r"set to \[(\d+), (\d+)\] \((\d+) tiles\)")
+_INLINE = re.compile(r"Inlining LHS packing for (.+?)(?: with m=\d+|\.\s*\(|\.\s*$)")
+_HW = (
+    ("l1_data_cache_bytes", re.compile(r"l1_data_cache_bytes=(\d+)"), int),
+    ("l2_data_cache_bytes", re.compile(r"l2_data_cache_bytes=(\d+)"), int),
+    ("uarch_count", re.compile(r"cpuinfo_get_uarchs_count: (\d+)"), int),
+    ("threads", re.compile(r"Resetting threadpool (?:with num threads = |to )(\d+)"), int),
+    ("riscv_vlenb", re.compile(r"RISC-V VLENB: (\d+)"), int),
+)
+_HW_HINTS = ("cache_bytes", "uarch", "threadpool", "VLENB")
+_UARCH = re.compile(r"cpu_get_uarch\((\d+)\): (0x[0-9a-fA-F]+)")
+# XNNPACK's own prefixes (stdio) and logcat forms; the level letter / word is group 1
+_STDIO = re.compile(r"(Note|Debug) \(XNNPACK\): |(Warning|Error|Fatal error) in XNNPACK: ")
+_LOGCAT = re.compile(r"(?:^|[\s\]])([VDIWEF])[/ ]XNNPACK\s*(?:\(\s*\d+\))?\s*: ")
+_LOGCAT_LONG = re.compile(r"^\[ .*\b([VDIWEF])/XNNPACK\s*\]\s*$")
+_LEVEL = {"Note": "info", "Debug": "debug", "Warning": "warning", "Error": "error", "Fatal error": "fatal",
+          "V": "debug", "D": "debug", "I": "info", "W": "warning", "E": "error", "F": "fatal"}
+
+
+def _open(path: Path):
+    with open(path, "rb") as f:
+        head = f.read(2)
+    return gzip.open(path, "rb") if head == b"\x1f\x8b" else open(path, "rb")
+
+
+def _check_text(path: Path, probe: bytes) -> None:
+    nul = probe.find(b"\x00")
+    if nul >= 0:
+        raise InputError(path, "not a text log (binary data)", offset=nul)
+
+
+def read_xnnlog(path) -> KernelLog:
+    """Read one log file, streaming (memory does not grow with the log). Raises :class:`InputError` for a
+    missing, unreadable or binary file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    try:
+        with _open(path) as f:
+            _check_text(path, f.read(_BINARY_PROBE))
+            f.seek(0)
+            return _parse_lines(f, str(path))
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise InputError(path, f"cannot read the log ({e.__class__.__name__}: {e})") from None
+
+
+def parse_xnnlog(data: bytes | str, source: str = "<memory>") -> KernelLog:
+    """Parse log text (bytes are decoded as UTF-8 with replacement). Never raises on content."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="replace")
+    return _parse_lines(io.BytesIO(data), source)
+
+
+def _parse_lines(lines, source: str) -> KernelLog:
+    """``lines``: byte lines split at ``\n`` (a binary file or BytesIO); line numbers count ``\n``."""
+    log = KernelLog(source=source)
+    repeats: dict[str, tuple] = {}
+    pending = None  # logcat -v long: a header line names the level, the message follows on the next line
+    lineno = 0
+    for raw in lines:
+        lineno += 1
+        # only the final line can lack its newline: then it may be cut off mid-message
+        cut = not raw.endswith((b"\n", b"\r"))
+        for part in raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\r"):
+            if not part:
+                continue
+            m = _LOGCAT_LONG.match(part) if part[0] == "[" else None
+            if m:
+                pending = _LEVEL[m.group(1)]
+                continue
+            hit = repeats.get(part)
+            if hit is not None:  # level-5 logs repeat the same operator lines every inference
+                style, op, skipped = hit
+                _count(log, style)
+                target = log.operators_skipped if skipped else log.operators_run
+                target[op] += 1
+            else:
+                _line(log, part, lineno, cut=cut, given=("logcat", pending, 0) if pending else None, repeats=repeats)
+            pending = None
+    log.lines = lineno
+    return log
+
+
+def _style(part: str):
+    if "XNNPACK" not in part:
+        return None, None, 0
+    m = _STDIO.search(part)
+    if m:
+        return "stdio", _LEVEL[m.group(1) or m.group(2)], m.end()
+    m = _LOGCAT.search(part)
+    if m:
+        return "logcat", _LEVEL[m.group(1)], m.end()
+    return None, None, 0
+
+
+def _count(log: KernelLog, style: str) -> None:
+    log.xnnpack_lines += 1
+    log.formats[style] = log.formats.get(style, 0) + 1
+
+
+def _line(log: KernelLog, part: str, lineno: int, cut: bool, given=None, repeats=None) -> None:
+    """One message (or several run together): kernel registrations, warnings/errors, and the Debug/Info lines
+    worth knowing. Each pattern is searched anywhere in the text, behind a cheap substring test."""
+    style, level, start = given or _style(part)
+    found = 0
+    if _KERNEL_HINT in part:
+        for m in _KERNEL.finditer(part):
+            found += 1
+            log.registrations.append(KernelRegistration(kind=m.group(1).lower(), name=m.group(2),
+                                                        function=m.group(3) or "", source=m.group(4) or "",
+                                                        line=lineno))
+        if not found and cut:
+            log.truncated_last_line = True
+    if style or found:
+        _count(log, style or "bare")
+    if level in ("warning", "error", "fatal") and not found:
+        if len(log.messages) < MAX_MESSAGES:
+            log.messages.append({"level": level, "text": _TRAILER.sub("", part[start:]).strip(), "line": lineno})
+        return
+    if "running operator" in part:
+        m = _RUNNING.search(part)
+        if m:
+            body = _TRAILER.sub("", m.group(4)).rstrip()
+            if body.endswith(")"):
+                op = body[:-1].strip()
+                op = op.removesuffix(" Default")
+                target = log.operators_skipped if m.group(1) else log.operators_run
+                target[op] = target.get(op, 0) + 1
+                if repeats is not None and style and not found and len(repeats) < _MAX_REPEATS \
+                        and part.count("running operator") == 1 and not any(h in part for h in _HW_HINTS):
+                    repeats[part] = (style, op, bool(m.group(1)))
+            elif cut:
+                log.truncated_last_line = True
+    if "assumed_datatype" in part:
+        m = _ASSUMED.search(part)
+        if m:
+            log.assumed_datatypes.append({"node": int(m.group(2)), "datatype": m.group(1), "op": m.group(3),
+                                          "line": lineno})
+        elif cut:
+            log.truncated_last_line = True
+    if "Tile size for GEMM" in part:
+        m = _TILE.search(part)
+        if m:
+            g = [int(x) for x in m.groups()]
+            log.tiles.append({"num_groups": g[0], "m": g[1], "n": g[2], "mr": g[3], "nr": g[4], "tile_m": g[5],
+                              "tile_n": g[6], "tiles": g[7], "line": lineno})
+    if "Inlining LHS packing" in part:
+        m = _INLINE.search(part)
+        if m and m.group(1) not in log.inlined_lhs_packing:
+            log.inlined_lhs_packing.append(m.group(1))
+    if "FP16 inference mode" in part:
+        log.hardware["fp16_inference"] = True
+    if any(h in part for h in _HW_HINTS):
+        for key, rx, conv in _HW:
+            m = rx.search(part)
+            if m:
+                log.hardware[key] = conv(m.group(1))
+        m = _UARCH.search(part)
+        if m:
+            log.hardware.setdefault("uarchs", {})[m.group(1)] = m.group(2).lower()
+
+
+def read_kernel_csv(path) -> list[dict]:
+    """Rows of a kernels CSV (edgeprof's or the Arm kit's ``xnntrace_to_kernels.py`` output).
+
+    Only ``kernel_name`` is required; ``category``, ``count``, ``model_id``, ``config`` and ``first_line``
+    are kept when present. Errors name the file and line.
+    """
+    import csv
+    import io
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(path, f"cannot read ({e.strerror or e})") from None
+    _check_text(path, raw[:_BINARY_PROBE])
+    text = raw.decode("utf-8-sig", errors="replace")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = reader.fieldnames or []
+        if "kernel_name" not in header:
+            raise InputError(path, "not a kernels CSV: no kernel_name column", line=1)
+        rows = []
+        for rec in reader:
+            name = (rec.get("kernel_name") or "").strip()
+            count = (rec.get("count") or "").strip()
+            if not name or (count and not count.isdigit()):
+                raise InputError(path, "bad row: " + ("empty kernel_name" if not name else f"count {count!r} is not "
+                                 "a whole number"), line=reader.line_num)
+            rows.append({k: (v.strip() if isinstance(v, str) else v) for k, v in rec.items() if k is not None})
+    except csv.Error as e:
+        raise InputError(path, f"malformed CSV ({e})", line=reader.line_num) from None
+    return rows
