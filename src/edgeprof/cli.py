@@ -420,7 +420,7 @@ def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, t
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("run_dir", type=click.Path(path_type=str))
+@click.argument("run_dir", required=False, type=click.Path(path_type=str))
 @click.option("--require-sme2-kernels", is_flag=True,
               help="SME2-on trace logs must register an SME2 GEMM/IGEMM kernel, SME2-off ones none.")
 @click.option("--require", "require", multiple=True, type=click.Choice(["manifest", "metrics", "robust-stats", "trace"]),
@@ -439,10 +439,12 @@ def validate(run_dir, require_sme2_kernels, require, analysis_dir, tolerance, as
     (the Arm pipeline never writes them). Trace logs are looked for in RUN_DIR and a sibling <platform>_trace.
     """
     from . import api
-    from .errors import CheckFailed
+    from .errors import CheckFailed, UsageError
     from .render import jsonfmt, terminal
 
-    report = api.validate(kit_results or run_dir, require=require, require_sme2_kernels=require_sme2_kernels,
+    if not (run_dir or kit_results):
+        raise UsageError("give the run folder to check")
+    report = api.validate(run_dir or kit_results, require=require, require_sme2_kernels=require_sme2_kernels,
                           analysis_dir=analysis_dir, tolerance=tolerance)
     if as_json:
         click.echo(jsonfmt.dumps(report), nl=False)

@@ -277,7 +277,7 @@ def print_kernels(result: dict, top: int = 40) -> None:
 def print_evidence(result: dict) -> None:
     """Executed kernel evidence of one profile."""
     out = console()
-    out.print(escape(f"{result['input']}: {result['statement']}"))
+    out.print(escape(f"{result['input']}: {result['statement']}"), soft_wrap=True)
     for o in result["operators"][:10]:
         out.print(escape(f"  {o['marker']:5} {o['op']}: {o['ms_per_run']:.4g} ms/run × {o['calls_per_run']:.3g} → {o['implies']}"))
     others = result["other_gemm_conv_operators"]
