@@ -195,6 +195,10 @@ def test_validate_a_fresh_analysis_passes(analysed):
     assert not r["ok"] and ("fail", "manifest.json") in _statuses(r) and ("fail", "metrics.json") in _statuses(r)
     res = _run("validate", analysed)
     assert res.exit_code == 0 and "✓" in res.output and "validate: OK" in res.output
+    # analyze records the executed kernel evidence per ETDump
+    per = {e["experiment"]: e["kernel_evidence"] for e in json.loads((analysed / "analysis_summary.json").read_text())["per_etdump"]}
+    assert per["xnnpack_fp32"]["evidence"] == "executed" and not per["xnnpack_fp32"]["sme_executed"]
+    assert per["xnnpack_fp32"]["gemm_conv_ms_per_run"] > 0 and per["portable"]["gemm_conv_ms_per_run"] == 0
 
 
 def test_validate_catches_stale_missing_and_inconsistent_outputs(analysed):

@@ -227,3 +227,18 @@ def test_fuzzed_logs_never_crash_the_parser(lines, cut, noise, sep):
         assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", r.name) and r.line >= 1
     rows = kernel_table(log, "fuzz")
     assert sum(r["count"] for r in rows) == len(log.registrations)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300), st.integers(0, 300))
+def test_fuzzed_kernel_csvs_give_rows_or_one_line_errors(tmp_path, junk, cut):
+    good = (X / "mac_sme2_on_xnntrace.log").read_text()  # any text; a CSV header is prepended half the time
+    data = (b"kernel_name,category,count\nxnn_a__neon,gemm,1\n" if cut % 2 else b"") + junk + good.encode()[:cut]
+    p = tmp_path / "k.csv"
+    p.write_bytes(data)
+    try:
+        rows = read_kernel_csv(p)
+    except InputError as e:
+        assert str(e).startswith(str(p)) and "\n" not in str(e)
+    else:
+        assert all(r["kernel_name"] for r in rows)
