@@ -655,3 +655,109 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
     report["trace_logs"] = [{"path": t.path, "role": t.role, "role_source": t.role_source,
                              "kernels": len(t.rows or []), "error": t.error} for t in traces]
     return report
+
+
+# --------------------------------------------------------------------------------------------------
+# Apple Neural Engine: anemll-profile and ane-costplan reports
+# --------------------------------------------------------------------------------------------------
+
+def load_ane_report(path):
+    """An anemll-profile or ane-costplan JSON report (by content) as AneProfile / AneCostPlan."""
+    from .io.anemll import read_report
+
+    return read_report(path)
+
+
+def ane(path, *, costplan=None, boundary_ms: float | None = None) -> dict:
+    """Findings for one anemll-profile report (with an optional ane-costplan report to cross-check), or the
+    plan's findings for a cost plan alone."""
+    from .analysis.ane import DEFAULT_BOUNDARY_MS, analyze_plan, analyze_profile
+    from .model import AneCostPlan, AneProfile
+
+    b = DEFAULT_BOUNDARY_MS if boundary_ms is None else boundary_ms
+    if b < 0:
+        raise UsageError("--boundary-ms must not be negative")
+    rep = load_ane_report(path)
+    plan = load_ane_report(costplan) if costplan else None
+    if plan is not None and not isinstance(plan, AneCostPlan):
+        raise InputError(costplan, "expected an ane-costplan report here (this is an anemll-profile report)")
+    if isinstance(rep, AneProfile):
+        return analyze_profile(rep, plan, boundary_ms=b)
+    if plan is not None:
+        raise UsageError("--costplan goes with an anemll-profile report; the first input is a cost plan")
+    return analyze_plan(rep)
+
+
+def ane_diff(before, after) -> dict:
+    """Two anemll-profile reports, or two ane-costplan reports, before vs after."""
+    from .analysis.ane_diff import diff_plans, diff_profiles
+    from .model import AneProfile
+
+    a, b = load_ane_report(before), load_ane_report(after)
+    if type(a) is not type(b):
+        raise UsageError("ane diff needs two reports of the same kind (two profiles or two cost plans)")
+    return diff_profiles(a, b) if isinstance(a, AneProfile) else diff_plans(a, b)
+
+
+def ane_folder(inputs, *, boundary_ms: float | None = None) -> dict:
+    """Every report below the inputs, one analysis per submodel (cost plans paired with their profile by model
+    name), and one summary table. A folder is never analysed as one model."""
+    from .analysis.ane import DEFAULT_BOUNDARY_MS, analyze_plan, analyze_profile
+    from .analysis.ane_diff import PIPELINE_ORDER, model_stem, role_of
+    from .io.anemll import detect, load_json
+    from .model import AneProfile
+
+    files = []
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            files += sorted(f for f in p.rglob("*.json") if f.is_file()
+                            and not any(x.startswith(".") for x in f.relative_to(p).parts))
+        elif p.exists():
+            files.append(p)
+        else:
+            raise InputError(p, "no such file or folder")
+    profiles, plans, skipped, errors = [], [], [], []
+    for f in files:
+        try:
+            if detect(load_json(f)) is None:
+                skipped.append(str(f))
+                continue
+            rep = load_ane_report(f)
+        except InputError as e:
+            errors.append({"file": str(f), "error": str(e)})
+            continue
+        (profiles if isinstance(rep, AneProfile) else plans).append((f, rep))
+    if not profiles and not plans:
+        raise InputError(inputs[0], "no anemll-profile or ane-costplan reports found"
+                         + (f" ({len(skipped)} other JSON file(s) skipped)" if skipped else ""))
+
+    def stems(f, rep):
+        name = rep.model.get("display_name") or rep.model.get("input_path") or "" if isinstance(rep, AneProfile) \
+            else rep.model
+        return {s for s in (model_stem(name), model_stem(f.name)) if s}
+
+    b = DEFAULT_BOUNDARY_MS if boundary_ms is None else boundary_ms
+    results, used = [], set()
+    for f, rep in profiles:
+        mine = stems(f, rep)
+        plan = next(((pf, pr) for pf, pr in plans if pf not in used and stems(pf, pr) & mine), None)
+        if plan:
+            used.add(plan[0])
+        r = analyze_profile(rep, plan[1] if plan else None, boundary_ms=b)
+        r["file"] = str(f)
+        results.append(r)
+    for f, rep in plans:
+        if f not in used:
+            r = analyze_plan(rep)
+            r["file"] = str(f)
+            results.append(r)
+    order = {role: i for i, role in enumerate(PIPELINE_ORDER)}
+    for r in results:
+        r["summary"]["role"] = role_of(r["model"] + " " + Path(r["file"]).name)
+        r["summary"]["file"] = r["file"]
+        r["summary"]["headline"] = r["headline"]
+    results.sort(key=lambda r: (order.get(r["summary"]["role"], 99), r["model"], r["file"]))
+    return {"schema_version": 1, "reports": results, "summary": [r["summary"] for r in results],
+            "skipped": skipped, "errors": errors,
+            "note": "each report is one submodel; nothing is summed across them"}

@@ -454,6 +454,60 @@ def validate(run_dir, require_sme2_kernels, require, analysis_dir, tolerance, as
         raise CheckFailed(f"validation failed: {report['counts']['fail']} check(s) failed")
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--costplan", type=click.Path(path_type=str), default=None,
+              help="ane-costplan report of the same model, to cross-check against the profile.")
+@click.option("--boundary-ms", type=float, default=None,
+              help="Cost of one ANE↔CPU switch used to re-rank islands (default 0.2; the profile's own is 300).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
+@click.option("--markdown", "markdown_out", type=click.Path(path_type=str), default=None,
+              help="Write the findings as a Markdown section to this file ('-' = stdout).")
+@run_guarded
+def ane(inputs, costplan, boundary_ms, as_json, markdown_out):
+    """Apple Neural Engine reports (anemll-profile / ane-costplan -j JSON) as findings with evidence.
+
+    \b
+    edgeprof ane profile.json [--costplan costplan.json]   findings in the guide's order
+    edgeprof ane diff BEFORE.json AFTER.json               two profiles or two cost plans
+    edgeprof ane MODEL_FOLDER/                             one row per submodel report
+    """
+    from . import api
+    from .errors import UsageError
+    from .render import jsonfmt, markdown, terminal
+
+    if inputs[0] == "diff":
+        if len(inputs) != 3 or costplan:
+            raise UsageError("usage: edgeprof ane diff BEFORE.json AFTER.json")
+        result, md, show = api.ane_diff(inputs[1], inputs[2]), markdown.ane_diff, terminal.print_ane_diff
+    elif len(inputs) == 1 and not Path(inputs[0]).is_dir():
+        result = api.ane(inputs[0], costplan=costplan, boundary_ms=boundary_ms)
+        md, show = markdown.ane_findings, terminal.print_ane
+    else:
+        if costplan:
+            raise UsageError("--costplan goes with one profile; in a folder, cost plans are paired by model name")
+        result = api.ane_folder(list(inputs), boundary_ms=boundary_ms)
+        show = terminal.print_ane_folder
+
+        def md(folder):
+            return "### Apple Neural Engine reports\n\n" + markdown.ane_summary(folder) + "\n" + "\n".join(
+                markdown.ane_findings(r, level=4) for r in folder["reports"])
+    if markdown_out == "-":
+        click.echo(md(result), nl=False)
+    elif markdown_out:
+        from .render.atomic import write_text
+
+        write_text(Path(markdown_out), md(result))
+    if as_json:
+        click.echo(jsonfmt.dumps(result), nl=False)
+    elif markdown_out != "-":
+        show(result)
+    for e in result.get("errors", []):
+        click.echo(f"edgeprof: error: {e['error']}", err=True)
+    if result.get("errors"):
+        sys.exit(2)
+
+
 def _int_option(value: str, name: str) -> int:
     from .errors import UsageError
 

@@ -43,3 +43,62 @@ def kernel_view(view: dict, title: str | None = None) -> str:
         out += ["No kernels found matching the filter criteria.", ""]
     out += [f"_{view['note']}_", ""]
     return "\n".join(out)
+
+
+def _island_rows(islands: list[dict], limit: int = 10) -> list[list]:
+    return [[r["rank"], r["tool_rank"], r["label"], r["path"], r["ops"], f"{r['runtime_ms']:.3g}",
+             f"{r['cost_ms']:.3g}", f"{r['tool_cost_ms']:.4g}", f"{r['soft_ops']}/{r['hard_ops']}", r["reason"]]
+            for r in islands[:limit]]
+
+
+ISLAND_HEADERS = ["#", "tool #", "island", "path", "ops", "runtime ms", "cost ms", "tool cost ms", "soft/hard", "reason"]
+
+
+def ane_findings(result: dict, level: int = 3) -> str:
+    """One report's findings as a Markdown section (headline, then each finding citing its JSON section)."""
+    h = "#" * level
+    out = [f"{h} Apple Neural Engine: {cell(result['model'])}", "", f"**{cell(result['headline'])}**", ""]
+    for f in result["findings"]:
+        mark = {"high": "🔴", "medium": "🟠", "warning": "🟡"}.get(f["severity"], "ℹ️")
+        out.append(f"{h}# {mark} {cell(f['title'])}  \n_from `{f['section']}`_")
+        out.append("")
+        if f["id"] == "graph_interruptions" and f["evidence"].get("islands"):
+            out += [f"- {cell(d)}" for d in f["detail"][:2]] + [""]
+            out.append(table(ISLAND_HEADERS, _island_rows(f["evidence"]["islands"])))
+        else:
+            out += [f"- {cell(d)}" for d in f["detail"]] + [""]
+    for w in result.get("warnings", []):
+        out.append(f"> warning: {cell(w)}")
+    return "\n".join(out) + "\n"
+
+
+def _v(x, fmt="{:.3g}") -> str:
+    return "—" if x is None else fmt.format(x)
+
+
+def ane_summary(folder: dict) -> str:
+    rows = [[s.get("role") or "—", s["model"], s["kind"], s.get("status") or "—", _v(s.get("latency_ms"), "{:.4g}"),
+             _v(s.get("ane_cost_pct"), "{:.1f}"), s.get("interruptions", "—"), s.get("fallback_ops", "—"),
+             s.get("top_type") or "—", s["headline"]] for s in folder["summary"]]
+    return table(["role", "model", "report", "measured", "latency ms", "ANE cost %", "interruptions", "fallback ops",
+                  "top op type", "headline"], rows)
+
+
+def ane_diff(d: dict) -> str:
+    out = [f"### ANE diff: {cell(d['before'])} → {cell(d['after'])}", ""] + [f"- {cell(s)}" for s in d["statements"]] + [""]
+    if d["kind"] == "profile":
+        if d["interruptions"]["fixed"] or d["interruptions"]["introduced"]:
+            rows = [["fixed", x["function"], x["first_type"], x["last_type"], x["reason"], x["count"]]
+                    for x in d["interruptions"]["fixed"]]
+            rows += [["introduced", x["function"], x["first_type"], x["last_type"], x["reason"], x["count"]]
+                     for x in d["interruptions"]["introduced"]]
+            out.append(table(["island", "function", "first op", "last op", "reason", "count"], rows))
+        out.append(table(["op type", "category", "runtime share before %", "after %", "Δ pp", "ops before", "after"],
+                         [[r["type"], r["category"], f"{r['runtime_share_before_pct']:.1f}",
+                           f"{r['runtime_share_after_pct']:.1f}", f"{r['delta_pp']:+.1f}", r["count_before"],
+                           r["count_after"]] for r in d["op_types"][:15]]))
+    else:
+        out.append(table(["op type", "category", "plan share before %", "after %", "Δ pp", "ops before", "after"],
+                         [[r["type"], r["category"], f"{r['plan_share_before_pct']:.1f}", f"{r['plan_share_after_pct']:.1f}",
+                           f"{r['delta_pp']:+.1f}", r["count_before"], r["count_after"]] for r in d["op_types"][:15]]))
+    return "\n".join(out) + "\n"

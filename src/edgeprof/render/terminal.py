@@ -21,7 +21,13 @@ class _NoBar:
 class _RichBar:
     def __init__(self):
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self._progress = Progress(TextColumn("[bold]analyze"), BarColumn(), MofNCompleteColumn(),
                                   TimeElapsedColumn(), TextColumn("{task.description}"),
@@ -300,3 +306,63 @@ def print_validate(report: dict) -> None:
     colour = "green" if report["ok"] else "red"
     out.print(f"[bold {colour}]validate: {'OK' if report['ok'] else 'FAILED'}[/bold {colour}] — {n['pass']} passed, "
               f"{n['fail']} failed, {n['warn']} warning(s)")
+
+
+_SEV = {"high": "[bold red]!![/bold red]", "medium": "[yellow]! [/yellow]", "warning": "[yellow]? [/yellow]",
+        "info": "[dim]· [/dim]"}
+
+
+def print_ane(result: dict) -> None:
+    from rich.table import Table
+
+    from .markdown import ISLAND_HEADERS, _island_rows
+
+    out = console()
+    out.print(f"[bold]{escape(result['model'])}[/bold]: {escape(result['headline'])}", soft_wrap=True)
+    for f in result["findings"]:
+        out.print(f"{_SEV.get(f['severity'], '· ')} [bold]{escape(f['title'])}[/bold] [dim]({escape(f['section'])})[/dim]",
+                  soft_wrap=True)
+        islands = f["evidence"].get("islands") if f["id"] == "graph_interruptions" else None
+        for d in (f["detail"][:2] if islands else f["detail"]):
+            out.print(f"     {escape(d)}", soft_wrap=True)
+        if islands:
+            t = Table(box=None, padding=(0, 1), show_edge=False)
+            for h in ISLAND_HEADERS:
+                t.add_column(h, overflow="fold", justify="right" if h.endswith(("ms", "ops", "#")) else "left")
+            for row in _island_rows(islands):
+                t.add_row(*[escape(str(x)) for x in row])
+            out.print(t)
+    for w in result.get("warnings", []):
+        out.print(f"[yellow]warning:[/yellow] {escape(w)}")
+
+
+def print_ane_folder(folder: dict) -> None:
+    from rich.table import Table
+
+    out = console()
+    t = Table(title="Apple Neural Engine reports (one row per submodel; nothing is summed)", title_justify="left")
+    for h in ("role", "model", "measured", "latency ms", "ANE cost %", "interruptions", "fallbacks", "top op type"):
+        t.add_column(h, justify="right" if h in ("latency ms", "ANE cost %", "interruptions", "fallbacks") else "left")
+    for s in folder["summary"]:
+        def v(x, fmt):
+            return "—" if x is None else fmt.format(x)
+        t.add_row(s.get("role") or "—", escape(s["model"]), s.get("status") or s["kind"], v(s.get("latency_ms"), "{:.4g}"),
+                  v(s.get("ane_cost_pct"), "{:.1f}"), str(s.get("interruptions", "—")), str(s.get("fallback_ops", "—")),
+                  escape(s.get("top_type") or "—"))
+    out.print(t)
+    for s in folder["summary"]:
+        out.print(f"· {escape(s['model'])}: {escape(s['headline'])}", soft_wrap=True)
+    if folder["skipped"]:
+        out.print(f"[dim]{len(folder['skipped'])} other JSON file(s) skipped[/dim]")
+
+
+def print_ane_diff(d: dict) -> None:
+    out = console()
+    out.print(f"[bold]{escape(d['before'])} → {escape(d['after'])}[/bold] ({d['kind']})", soft_wrap=True)
+    for s in d["statements"]:
+        out.print(f"· {escape(s)}", soft_wrap=True)
+    if d["kind"] == "profile":
+        for x in d["interruptions"]["fixed"]:
+            out.print(escape(f"  fixed: {x['function']} {x['first_type']}…{x['last_type']} ({x['reason']}) ×{x['count']}"))
+        for x in d["interruptions"]["introduced"]:
+            out.print(escape(f"  introduced: {x['function']} {x['first_type']}…{x['last_type']} ({x['reason']}) ×{x['count']}"))

@@ -1,0 +1,536 @@
+"""Apple Neural Engine reports read the way their guide says to read them, as findings with evidence.
+
+Order: the report's own status; graph interruptions (islands ranked by what they cost); CPU fallbacks by
+reason and type, op-type hotspots and the top operations; optimisation signals; the measured prediction;
+and, with an ane-costplan report, the plan's top ops and the cross-check of plan cost against measured
+runtime. Every finding names the JSON section it comes from.
+
+The profile's switch model charges ``interrupt_boundary_ms`` (300 ms by default) per device boundary —
+about 2,400× what Core ML's own segmenter charges for a switch — so its "tax" is a ranking weight, not a
+time. Islands are ranked again with a realistic boundary cost (0.2 ms by default) and the change is said.
+"""
+
+from __future__ import annotations
+
+from ..model import AneCostPlan, AneIsland, AneProfile
+from ..taxonomy import DEFAULT
+
+DEFAULT_BOUNDARY_MS = 0.2
+HOTSPOT_SHARE_PCT = 5.0          # op types at or above this share of the summed runtime are hotspots
+LUT_SHARE_PCT = 10.0             # constexpr_lut_to_dense time that means LUT expansion dominates
+KV_OPS_MIN = 4                   # this many slice_update / slice_by_index / read_state ops = a KV-cache pattern
+FEW_FALLBACKS = 3                # at most this many CPU fallback ops (with no interruption) = "mostly on ANE"
+CROSS_MIN_SHARE = 5.0            # the larger share (pp) a disagreement needs to be reported
+CROSS_RATIO = 2.0                # runtime share vs plan share differing by this factor = disagreement
+KV_TYPES = ("slice_update", "slice_by_index", "read_state", "write_state")
+_MEASURED = {
+    "ok": ("info", "measured"),
+    "not_run": ("warning", "the prediction was not measured (the tool skips it when no cost-model entries were "
+                           "captured or the log was masked)"),
+    "load_error": ("high", "the model failed to load with these compute units"),
+    "prediction_failed": ("high", "the warm-up prediction failed"),
+    "ane_compile_fallback_detected": ("high", "ANE compilation likely failed: one prediction took more than 3× the "
+                                              "summed cost-model estimate, so the model probably ran on the CPU"),
+    "unsupported_inputs": ("warning", "not measured: the model has non-array inputs the tool cannot fill"),
+}
+
+
+def _f(title: str, section: str, severity: str, detail: list[str] | None = None, **evidence) -> dict:
+    return {"id": "", "section": section, "severity": severity, "title": title, "detail": detail or [],
+            "evidence": evidence}
+
+
+def _avg_ms(p: AneProfile) -> float | None:
+    m = p.measured
+    return m.get("average_ms") if m.get("status") == "ok" and m.get("average_ms", 0) > 0 else None
+
+
+def _span(i: AneIsland) -> str:
+    return f"{i.start_index}" if i.start_index == i.end_index else f"{i.start_index}-{i.end_index}"
+
+
+def _label(i: AneIsland) -> str:
+    kind = f"interruption #{i.id}" if i.is_interruption else {"lead": "leading run", "trail": "trailing run",
+                                                               "all": "whole-function run"}.get(i.edge_kind, "edge run")
+    t = _short(i.first_type) + ("" if i.first_type == i.last_type else f"…{_short(i.last_type)}")
+    return f"{kind} {i.function}:{_span(i)} ({t})"
+
+
+def _short(t: str) -> str:
+    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
+
+
+def rank_islands(p: AneProfile, boundary_ms: float) -> list[dict]:
+    """Every non-focus run (interruptions and edge runs) with its cost under the report's boundary and under
+    ``boundary_ms``, ranked both ways (1 = fix first)."""
+    tool_b = p.compute.get("interrupt_boundary_ms", 300.0)
+    rows = []
+    for isl in p.interruptions + p.edge_runs:
+        rows.append({
+            "label": _label(isl), "id": isl.id, "function": isl.function, "span": _span(isl), "path": isl.path,
+            "device": isl.device, "is_interruption": isl.is_interruption, "edge_kind": isl.edge_kind,
+            "ops": isl.op_count, "first_type": _short(isl.first_type), "last_type": _short(isl.last_type),
+            "reason": isl.reason, "soft_ops": isl.soft_ops, "hard_ops": isl.hard_ops,
+            "missing_runtime_ops": isl.missing_runtime_ops, "switches": isl.switches, "runtime_ms": isl.runtime_ms,
+            "plan_cost": isl.total_cost, "tool_cost_ms": isl.switches * tool_b + isl.runtime_ms,
+            "cost_ms": isl.switches * boundary_ms + isl.runtime_ms, "start_index": isl.start_index,
+        })
+    # the tool's order: interruptions first, then by penalty, runtime, position
+    for rank, r in enumerate(sorted(rows, key=lambda r: (not r["is_interruption"], -r["tool_cost_ms"], -r["runtime_ms"],
+                                                         r["function"], r["start_index"])), 1):
+        r["tool_rank"] = rank
+    for rank, r in enumerate(sorted(rows, key=lambda r: (-r["cost_ms"], -r["runtime_ms"], r["function"],
+                                                         r["start_index"])), 1):
+        r["rank"] = rank
+    return sorted(rows, key=lambda r: r["rank"])
+
+
+def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
+    gi = p.interruptions_summary
+    n = gi.get("graph_interruptions", len(p.interruptions))
+    ranked = rank_islands(p, boundary_ms)
+    tool_b = p.compute.get("interrupt_boundary_ms", 300.0)
+    avg = _avg_ms(p)
+    focus = gi.get("focus_device", "ANE")
+    if not ranked and not n:
+        return _f(f"No {focus} graph interruptions", "graph_interruptions", "info",
+                  [f"every non-const op runs on the {focus} or no island was reported"], interruptions=0, islands=[])
+    real_tax = sum(r["cost_ms"] for r in ranked if r["is_interruption"])
+    tool_tax = gi.get("estimated_total_tax_ms", sum(r["tool_cost_ms"] for r in ranked if r["is_interruption"]))
+    detail = []
+    order_tool = [r["label"] for r in sorted(ranked, key=lambda r: r["tool_rank"])]
+    order_real = [r["label"] for r in ranked]
+    changed = order_tool != order_real
+    top = ranked[0]
+    if n:
+        detail.append(f"{n} interruption(s): the tool's estimate is {tool_tax:.4g} ms per prediction at {tool_b:g} ms "
+                      f"per boundary; at {boundary_ms:g} ms per boundary it is {real_tax:.3g} ms"
+                      + (f" ({100 * real_tax / avg:.0f} % of the measured {avg:.3g} ms)" if avg else "")
+                      + (f" — the tool's figure exceeds the whole measured prediction ({avg:.3g} ms)" if avg and tool_tax > avg
+                         else ""))
+    else:
+        detail.append(f"no interruption inside a function; {len(ranked)} run(s) at a function's start or end")
+    if changed:
+        first_tool = sorted(ranked, key=lambda r: r["tool_rank"])[0]
+        detail.append(f"the ranking changes with a {boundary_ms:g} ms boundary: {top['label']} "
+                      f"({top['runtime_ms']:.3g} ms of island time) ranks first; at {tool_b:g} ms per boundary "
+                      f"{first_tool['label']} ranked first because the switch charge outweighs any island's runtime")
+    else:
+        detail.append(f"the ranking is the same at {tool_b:g} ms and at {boundary_ms:g} ms per boundary")
+    for r in ranked[:10]:
+        miss = f", {r['missing_runtime_ops']} op(s) without cost-model timing" if r["missing_runtime_ops"] else ""
+        detail.append(f"#{r['rank']} {r['label']} {r['path']}: {r['ops']} op(s), {r['runtime_ms']:.3g} ms + "
+                      f"{r['switches']}×{boundary_ms:g} ms switches; {r['soft_ops']} soft / {r['hard_ops']} hard"
+                      f"{miss}; {r['reason'] or 'no reason logged'}")
+    sev = "high" if n else "medium"
+    title = (f"{n} {focus} graph interruption(s); fix first: {top['label']}" if n
+             else f"No interruptions inside functions; {len(ranked)} edge run(s), largest: {top['label']}")
+    return _f(title, "graph_interruptions", sev, detail, interruptions=n, boundary_ms=boundary_ms,
+              tool_boundary_ms=tool_b, tool_tax_ms=tool_tax, realistic_tax_ms=real_tax, ranking_changed=changed,
+              islands=ranked)
+
+
+def _fallbacks_finding(p: AneProfile) -> dict | None:
+    if not p.fallback_ops:
+        return None
+    groups: dict[str, dict[str, list]] = {}
+    for o in p.fallback_ops:
+        g = groups.setdefault(o["reason"] or "(no reason)", {})
+        acc = g.setdefault(o["short_type"], [0, 0.0, set()])
+        acc[0] += 1
+        acc[1] += o["cost"]
+        acc[2].add(o["device"])
+    rows = []
+    for reason, types in groups.items():
+        for t, (n, cost, devs) in types.items():
+            rows.append({"reason": reason, "type": t, "ops": n, "plan_cost": cost, "devices": sorted(devs),
+                         "category": DEFAULT.classify(t).category})
+    rows.sort(key=lambda r: (-r["plan_cost"], -r["ops"], r["reason"], r["type"]))
+    by_reason = sorted(((reason, sum(r["ops"] for r in rows if r["reason"] == reason),
+                         sum(r["plan_cost"] for r in rows if r["reason"] == reason)) for reason in groups),
+                       key=lambda x: -x[2])
+    detail = [f"{reason}: {n} op(s), {100 * c:.2f} % of the plan's cost — "
+              + ", ".join(f"{r['type']} ×{r['ops']}" for r in rows if r["reason"] == reason) for reason, n, c in by_reason]
+    total_cost = sum(o["cost"] for o in p.fallback_ops)
+    return _f(f"{len(p.fallback_ops)} op(s) not on the ANE ({100 * total_cost:.2f} % of the plan's cost), "
+              f"{len(by_reason)} reason(s)", "fallback_ops", "medium" if total_cost > 0.01 else "info", detail,
+              groups=rows, ops=len(p.fallback_ops), plan_cost=total_cost)
+
+
+def _hotspots_finding(p: AneProfile) -> dict | None:
+    if not p.op_types:
+        return None
+    rows = []
+    for t in p.op_types:
+        rows.append({"type": t["short_type"], "category": DEFAULT.classify(t["short_type"]).category,
+                     "share_pct": t["share_pct"], "total_ms": t["total_ms"], "count": t["count"], "gbps": t["gbps"],
+                     "bound": {"Mem": "memory", "Comp": "compute"}.get(t["bound"], "unknown"),
+                     "weight_mb": t["weight_mb"]})
+    rows.sort(key=lambda r: -r["share_pct"])
+    hot = [r for r in rows if r["share_pct"] >= HOTSPOT_SHARE_PCT][:8] or rows[:3]
+    mem = sum(r["share_pct"] for r in rows if r["bound"] == "memory")
+    detail = [f"{r['type']} ({r['category']}): {r['share_pct']:.1f} % of the summed runtime, {r['total_ms']:.3g} ms over "
+              f"{r['count']} op(s), {r['bound']}-bound, {r['gbps']:.3g} GB/s" for r in hot]
+    detail.append(f"memory-bound types take {mem:.0f} % of the summed runtime")
+    return _f(f"Hotspot: {hot[0]['type']} {hot[0]['share_pct']:.0f} % of runtime ({hot[0]['bound']}-bound)",
+              "op_type_breakdown", "info", detail, hotspots=hot, memory_bound_share_pct=mem)
+
+
+def _top_ops_finding(p: AneProfile) -> dict | None:
+    if not p.top_operations:
+        return None
+    grand = p.op_type_totals.get("grand_runtime_ms") or p.summary.get("grand_runtime_ms") or 0
+    rows = [{"name": o["name"], "type": o["short_type"], "runtime_ms": o["runtime_ms"], "gbps": o["gbps"],
+             "bound": o["bound"], "share_pct": 100 * o["runtime_ms"] / grand if grand else None}
+            for o in p.top_operations[:5]]
+    detail = [f"{r['name']} ({r['type']}): {r['runtime_ms']:.3g} ms" + (f", {r['share_pct']:.1f} %" if r["share_pct"] else "")
+              + f", {r['gbps']:.3g} GB/s, {r['bound']}" for r in rows]
+    return _f(f"Most expensive op: {rows[0]['name']} ({rows[0]['type']})", "top_operations", "info", detail, ops=rows)
+
+
+def _type_counts(p: AneProfile) -> dict[str, dict]:
+    """short type → {ops, on_cpu}, from placements, else from the op-type maps, else from the breakdown."""
+    out: dict[str, dict] = {}
+    if p.placements:
+        for pl in p.placements:
+            e = out.setdefault(pl.short_type, {"ops": 0, "off_ane": 0})
+            e["ops"] += 1
+            e["off_ane"] += pl.device not in ("ANE", "?")
+        return out
+    for m, off in ((p.ane_op_types, 0), (p.cpu_op_types, 1)):
+        for t, n in m.items():
+            e = out.setdefault(_short(t), {"ops": 0, "off_ane": 0})
+            e["ops"] += n
+            e["off_ane"] += n * off
+    if not out:
+        for t in p.op_types:
+            out[t["short_type"]] = {"ops": t["count"], "off_ane": 0}
+    return out
+
+
+def signals(p: AneProfile) -> list[dict]:
+    """Optimisation signals, each with its evidence; silent when the evidence is not there."""
+    out = []
+    texts = [(f"unsupported_reasons_by_type.{t}", r) for t, rs in p.unsupported_reasons.items() for r in rs]
+    texts += [(f"fallback_ops ({o['name'] or o['short_type']})", o["reason"]) for o in p.fallback_ops]
+    texts += [(f"interruption #{i.id}", i.reason) for i in p.interruptions]
+    int32 = [(w, r) for w, r in texts if "int32" in r.lower()]
+    if int32:
+        types = sorted({t for t, rs in p.unsupported_reasons.items() if any("int32" in r.lower() for r in rs)})
+        out.append(_f("int32 tensors the ANE does not support", "unsupported_reasons_by_type", "high",
+                      ["isolate int32 control and indexing (argmax, gather/scatter indices, positions): cast to fp16 "
+                       "or move that logic out of the ANE graph"] + [f"{w}: {r}" for w, r in int32[:6]],
+                      id_="signal_int32", types=_short_all(types), mentions=len(int32)))
+    counts = _type_counts(p)
+    kv = {t: counts[t] for t in KV_TYPES if t in counts}
+    n_kv = sum(e["ops"] for e in kv.values())
+    if n_kv >= KV_OPS_MIN:
+        share = sum(t["share_pct"] for t in p.op_types if t["short_type"] in KV_TYPES)
+        off = sum(e["off_ane"] for e in kv.values())
+        out.append(_f(f"Repeated KV-cache ops: {n_kv} slice_update/slice_by_index/read_state", "ordered_placements",
+                      "medium", ["revisit the KV-cache layout (one stateful cache updated in place, fewer slices per "
+                                 "layer)"] + [f"{t}: {e['ops']} op(s), {e['off_ane']} off the ANE" for t, e in kv.items()]
+                      + ([f"{share:.1f} % of the summed runtime"] if share else []),
+                      id_="signal_kv_cache", ops=n_kv, off_ane=off, runtime_share_pct=share, by_type=kv))
+    lut = [t for t in p.op_types if t["short_type"].startswith("constexpr_lut")]
+    lut_share = sum(t["share_pct"] for t in lut)
+    if lut and lut_share >= LUT_SHARE_PCT:
+        wmb = sum(t["weight_mb"] for t in lut)
+        grand_w = p.op_type_totals.get("grand_weight_mb") or 0
+        out.append(_f(f"LUT expansion takes {lut_share:.0f} % of runtime", "op_type_breakdown", "medium",
+                      ["constexpr_lut_to_dense decompresses palettized weights every prediction, so LUT expansion "
+                       "dominates bandwidth: try coarser palettization groups, fewer bits only where it pays, or "
+                       "linear (affine) quantization for the largest layers",
+                       f"{wmb:.3g} MB of LUT input per prediction" + (f" ({100 * wmb / grand_w:.0f} % of weight traffic)"
+                                                                      if grand_w else "")],
+                      id_="signal_lut", share_pct=lut_share, weight_mb=wmb))
+    n_int = p.interruptions_summary.get("graph_interruptions", len(p.interruptions))
+    if n_int == 0 and len(p.fallback_ops) <= FEW_FALLBACKS and (p.summary.get("ane_ops") or p.ane_op_types or p.op_types):
+        mem = sum(t["share_pct"] for t in p.op_types if t["bound"] == "Mem")
+        tc = p.summary.get("total_cost") or 0
+        ane_share = 100 * p.summary.get("ane_cost", 0) / tc if tc else None
+        detail = ["no interruption and few fallbacks: placement is not the problem; focus on memory traffic "
+                  "(weight size and precision, activation layout, fewer memory-bound ops)"]
+        if ane_share is not None:
+            detail.append(f"{ane_share:.1f} % of the plan's cost is on the ANE")
+        if p.op_types:
+            detail.append(f"memory-bound op types take {mem:.0f} % of the summed runtime")
+        if p.measured.get("weight_bw_gbps"):
+            detail.append(f"weights stream at {p.measured['weight_bw_gbps']:.3g} GB/s")
+        out.append(_f("Mostly on the ANE: focus on memory traffic", "graph_interruptions", "info", detail,
+                      id_="signal_mostly_ane", fallback_ops=len(p.fallback_ops), ane_cost_share_pct=ane_share,
+                      memory_bound_share_pct=mem))
+    for s in out:
+        s["id"] = s["evidence"].pop("id_")
+    return out
+
+
+def _short_all(types):
+    return [_short(t) for t in types]
+
+
+def _measured_finding(p: AneProfile) -> dict:
+    m = p.measured
+    status = m.get("status") or "not_run"
+    sev, meaning = _MEASURED.get(status, ("warning", f"status {status!r}"))
+    if status == "ok":
+        sp = m.get("speedup_vs_sequential")
+        detail = [f"{m.get('average_ms', 0):.4g} ms per prediction ({m.get('iter_per_sec', 0):.4g} iter/s, "
+                  f"{m.get('runs', 0)} run(s); no spread is reported)"]
+        if m.get("weight_bw_gbps"):
+            detail.append(f"weights stream at {m['weight_bw_gbps']:.3g} GB/s; compute {m.get('gflops_per_sec', 0):.4g} GFLOP/s")
+        if sp:
+            detail.append(f"{sp:.2f}× the summed per-op estimate: " + (
+                "ops overlap or pipeline (or the estimate is pessimistic)" if sp > 1 else
+                "slower than the estimate: stalls, dispatch overhead or CPU work the estimate misses"))
+        title = f"Measured: {m.get('average_ms', 0):.4g} ms per prediction"
+    else:
+        detail = [meaning] + ([f"error: {m['error']}"] if m.get("error") else [])
+        if status == "ane_compile_fallback_detected" and m.get("steady_ms"):
+            est = p.summary.get("grand_runtime_ms")
+            detail.append(f"one prediction took {m['steady_ms']:.4g} ms" + (f" vs {est:.4g} ms estimated on the ANE"
+                                                                         if est else ""))
+        title = f"MEASUREMENT {status.upper()}: {meaning.split(':')[0]}"
+    return _f(title, "measured_prediction", sev, detail, status=status, **{k: v for k, v in m.items() if k != "status"})
+
+
+def _status_finding(p: AneProfile) -> dict | None:
+    problems = []
+    if p.status.get("no_costmodel_entries"):
+        problems.append("no [CostModelFeature] entries were captured: runtimes, op types and measured numbers are "
+                        "missing (clear ~/Library/Caches/anemll-profile/com.apple.e5rt* and re-run)")
+    if p.status.get("log_data_masked"):
+        problems.append("op names were masked as <private> (run with OS_ACTIVITY_DT_MODE=YES)")
+    important = [s for s in p.missing if s in ("graph_interruptions", "ordered_placements", "measured_prediction",
+                                               "op_type_breakdown", "summary")]
+    if important:
+        problems.append("sections missing from the report: " + ", ".join(important))
+    if not problems:
+        return None
+    return _f("The report is incomplete", "status", "high" if p.status.get("no_costmodel_entries")
+              or p.status.get("log_data_masked") else "warning", problems, missing=p.missing)
+
+
+# --------------------------------------------------------------------------------------------------
+# cost plan and the cross-check
+# --------------------------------------------------------------------------------------------------
+
+def plan_shares(plan: AneCostPlan) -> list[dict]:
+    """Each op's share (%) of the plan's summed cost (weights are normalised, so only shares compare)."""
+    total = sum(o["cost"] for o in plan.operations)
+    return [{**o, "share_pct": 100 * o["cost"] / total if total > 0 else 0.0} for o in plan.operations]
+
+
+def _plan_findings(plan: AneCostPlan) -> list[dict]:
+    ops = sorted(plan_shares(plan), key=lambda o: -o["share_pct"])
+    by_type: dict[str, list] = {}
+    for o in ops:
+        acc = by_type.setdefault(o["short_type"], [0, 0.0])
+        acc[0] += 1
+        acc[1] += o["share_pct"]
+    types = sorted(({"type": t, "ops": n, "share_pct": s} for t, (n, s) in by_type.items()), key=lambda r: -r["share_pct"])
+    top = ops[:10]
+    detail = [f"[{o['index']}] {o['short_type']}: {o['share_pct']:.2f} %" for o in top]
+    detail.append("by type: " + ", ".join(f"{t['type']} {t['share_pct']:.1f} % ({t['ops']})" for t in types[:6]))
+    out = [_f(f"Plan: {top[0]['short_type']} [{top[0]['index']}] is the costliest op ({top[0]['share_pct']:.1f} % of the "
+              "plan)" if top else "Plan lists no operations", "operations", "info", detail, top_ops=top, types=types)]
+    if plan.no_device:
+        out.append(_f(f"{plan.no_device} op(s) have no device in the plan", "no_device", "warning",
+                      ["the compute plan gave these ops no device usage at all (ane-costplan does not say which; "
+                       "with_device counts ops with any device, not ANE ops)"], no_device=plan.no_device,
+                      with_device=plan.with_device))
+    return out
+
+
+def match_ops(p: AneProfile, plan: AneCostPlan) -> list[tuple[dict, object, str]]:
+    """(plan op, profile placement or None, method): by function + index + type, then index + type when that
+    names one placement, then type + order (the k-th op of a type in each)."""
+    by_fit = {(pl.function, pl.index, pl.type): pl for pl in p.placements}
+    by_it: dict[tuple, list] = {}
+    for pl in p.placements:
+        by_it.setdefault((pl.index, pl.type), []).append(pl)
+    used = set()
+    out: list = []
+    pending = []
+    for o in sorted(plan.operations, key=lambda o: (o.get("function", ""), o["index"])):
+        pl = by_fit.get((o.get("function"), o["index"], o["type"])) if "function" in o else None
+        method = "function+index+type"
+        if pl is None:
+            cands = [c for c in by_it.get((o["index"], o["type"]), []) if id(c) not in used]
+            pl = cands[0] if len(cands) == 1 else None
+            method = "index+type"
+        if pl is not None and id(pl) not in used:
+            used.add(id(pl))
+            out.append((o, pl, method))
+        else:
+            pending.append(o)
+    queues: dict[str, list] = {}
+    for pl in p.placements:
+        if id(pl) not in used:
+            queues.setdefault(pl.type, []).append(pl)
+    for o in pending:
+        q = queues.get(o["type"])
+        out.append((o, q.pop(0), "type+order") if q else (o, None, "unmatched"))
+    return out
+
+
+def cross_check(p: AneProfile, plan: AneCostPlan) -> dict:
+    """Plan cost share vs measured runtime share, by op type and by op, and ANE-capable ops placed elsewhere.
+
+    ane-costplan leaves out ``const*``/``constexpr_*`` ops, so shares are compared over the types both
+    reports hold (each renormalised to 100 % over them).
+    """
+    plan_by_type: dict[str, float] = {}
+    for o in plan.operations:
+        plan_by_type[o["short_type"]] = plan_by_type.get(o["short_type"], 0.0) + o["cost"]
+    rt_by_type = {t["short_type"]: t["total_ms"] for t in p.op_types}
+    common = sorted(set(plan_by_type) & set(rt_by_type))
+    pc = sum(plan_by_type[t] for t in common)
+    rc = sum(rt_by_type[t] for t in common)
+    types = []
+    for t in common:
+        ps = 100 * plan_by_type[t] / pc if pc > 0 else 0.0
+        rs = 100 * rt_by_type[t] / rc if rc > 0 else 0.0
+        types.append({"type": t, "plan_share_pct": ps, "runtime_share_pct": rs, "verdict": _verdict(ps, rs),
+                      "bound": next((x["bound"] for x in p.op_types if x["short_type"] == t), "?")})
+    types.sort(key=lambda r: -max(r["plan_share_pct"], r["runtime_share_pct"]))
+    only_runtime = sorted(set(rt_by_type) - set(plan_by_type))
+    # per op: runtimes are known for the profile's top operations; below that list they are at most its last
+    matches = match_ops(p, plan)
+    methods: dict[str, int] = {}
+    for _, _, m in matches:
+        methods[m] = methods.get(m, 0) + 1
+    grand = p.op_type_totals.get("grand_runtime_ms") or p.summary.get("grand_runtime_ms") or 0
+    rt_by_name = {o["name"]: o["runtime_ms"] for o in p.top_operations}
+    unique = p.summary.get("unique_costmodel_ops", len(p.top_operations))
+    cutoff = min(rt_by_name.values()) if rt_by_name and unique > len(rt_by_name) else (0.0 if rt_by_name else None)
+    total_cost = sum(o["cost"] for o in plan.operations)
+    ops = []
+    for o, pl, method in matches:
+        if pl is None or grand <= 0 or total_cost <= 0:
+            continue
+        ps = 100 * o["cost"] / total_cost
+        if pl.name in rt_by_name:
+            rs, bound_only = 100 * rt_by_name[pl.name] / grand, False
+        elif cutoff is not None:
+            rs, bound_only = 100 * cutoff / grand, True  # an upper bound
+        else:
+            continue
+        v = _verdict(ps, rs)
+        if v == "plan_low_runtime_high" and bound_only:
+            v = "agree"  # an upper bound cannot show that runtime is high
+        if v != "agree":
+            ops.append({"index": o["index"], "function": pl.function, "name": pl.name, "type": o["short_type"],
+                        "plan_share_pct": ps, "runtime_share_pct": rs, "runtime_is_upper_bound": bound_only,
+                        "verdict": v, "matched_by": method})
+    placed = []
+    for o, pl, method in matches:
+        if pl is None:
+            continue
+        plan_dev = o.get("device")
+        if plan_dev and plan_dev.upper().startswith(("ANE", "NEURAL")) and pl.device in ("CPU", "GPU"):
+            placed.append({"index": o["index"], "name": pl.name, "type": o["short_type"], "profile_device": pl.device,
+                           "plan_device": plan_dev, "matched_by": method, "basis": "plan device"})
+        elif not plan_dev and pl.ane_supported and pl.device in ("CPU", "GPU") and o["cost"] > 0:
+            placed.append({"index": o["index"], "name": pl.name, "type": o["short_type"], "profile_device": pl.device,
+                           "plan_device": None, "matched_by": method, "basis": "ANE supported"})
+    statements = []
+    for r in types + ops:
+        if r["verdict"] == "plan_high_runtime_low":
+            statements.append(f"{r['type']}{_at(r)}: {r['plan_share_pct']:.1f} % of the plan's cost but "
+                              f"{'≤ ' if r.get('runtime_is_upper_bound') else ''}{r['runtime_share_pct']:.1f} % of the "
+                              "runtime: the ANE pipelines it (the static cost overstates it)")
+        elif r["verdict"] == "plan_low_runtime_high":
+            statements.append(f"{r['type']}{_at(r)}: {r['runtime_share_pct']:.1f} % of the runtime but only "
+                              f"{r['plan_share_pct']:.1f} % of the plan's cost: memory/bandwidth stalls the static "
+                              "model misses" + (" (memory-bound)" if r.get("bound") == "Mem" else ""))
+    for x in placed:
+        statements.append(f"{x['type']} [{x['index']}] {x['name']}: "
+                          + ("preferred on the ANE in the plan" if x["plan_device"] else "supported by the ANE")
+                          + f" but placed on the {x['profile_device']} in the profile (shape/tile constraints, or too "
+                            "small to be worth a switch)")
+    return {"types": types, "types_only_in_profile": only_runtime, "ops": ops, "placement": placed,
+            "match_methods": methods, "statements": statements,
+            "note": "shares compared over op types in both reports (ane-costplan omits const/constexpr ops); per-op "
+                    "runtimes exist for the profile's top operations, below them only an upper bound"}
+
+
+def _at(r: dict) -> str:
+    return f" [{r['index']}] {r['name']}" if "index" in r else ""
+
+
+def _verdict(plan_share: float, runtime_share: float) -> str:
+    if max(plan_share, runtime_share) < CROSS_MIN_SHARE:
+        return "agree"
+    if plan_share >= CROSS_MIN_SHARE and runtime_share * CROSS_RATIO <= plan_share:
+        return "plan_high_runtime_low"
+    if runtime_share >= CROSS_MIN_SHARE and plan_share * CROSS_RATIO <= runtime_share:
+        return "plan_low_runtime_high"
+    return "agree"
+
+
+# --------------------------------------------------------------------------------------------------
+# the whole reading
+# --------------------------------------------------------------------------------------------------
+
+def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_ms: float = DEFAULT_BOUNDARY_MS) -> dict:
+    """Findings in the guide's order, each citing its JSON section, plus the headline (what to do first)."""
+    findings = []
+    st = _status_finding(p)
+    if st:
+        findings.append({**st, "id": "status"})
+    gi = _interruptions_finding(p, boundary_ms)
+    findings.append({**gi, "id": "graph_interruptions"})
+    for fid, f in (("fallback_ops", _fallbacks_finding(p)), ("hotspots", _hotspots_finding(p)),
+                   ("top_operations", _top_ops_finding(p))):
+        if f:
+            findings.append({**f, "id": fid})
+    findings += signals(p)
+    findings.append({**_measured_finding(p), "id": "measured_prediction"})
+    cc = None
+    if plan is not None:
+        for i, f in enumerate(_plan_findings(plan)):
+            findings.append({**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"})
+        cc = cross_check(p, plan)
+        sev = "medium" if cc["statements"] else "info"
+        findings.append({**_f(f"Cross-check: {len(cc['statements'])} disagreement(s) between plan cost and measured "
+                              "runtime/placement" if cc["statements"] else "Cross-check: plan and profile agree",
+                              "cost plan × op_type_breakdown/top_operations/ordered_placements", sev,
+                              cc["statements"] or ["no op type or op differs by 2× or more between plan share and "
+                                                   "runtime share"], **cc), "id": "cross_check"})
+    n_int = gi["evidence"].get("interruptions", 0)
+    if st and st["severity"] == "high":
+        headline = st["title"] + ": " + st["detail"][0]
+    elif p.measured.get("status") not in ("ok", None, "") and _MEASURED.get(p.measured.get("status"), ("",))[0] == "high":
+        headline = next(f["title"] for f in findings if f["id"] == "measured_prediction")
+    elif n_int:
+        headline = gi["title"]
+    else:
+        hot = next((f for f in findings if f["id"] == "hotspots"), None)
+        headline = ("No graph interruptions; " + (hot["title"] if hot else "no runtime breakdown in the report"))
+    return {"schema_version": 1, "model": p.name, "source": p.source, "version": p.version,
+            "costplan": plan.source if plan else None, "boundary_ms": boundary_ms, "headline": headline,
+            "findings": findings, "warnings": p.warnings + (plan.warnings if plan else []),
+            "summary": _summary_row(p, findings)}
+
+
+def analyze_plan(plan: AneCostPlan) -> dict:
+    findings = [{**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"} for i, f in enumerate(_plan_findings(plan))]
+    return {"schema_version": 1, "model": plan.name, "source": plan.source, "costplan": plan.source,
+            "headline": findings[0]["title"], "findings": findings, "warnings": plan.warnings,
+            "summary": {"model": plan.name, "kind": "costplan", "ops": len(plan.operations)}}
+
+
+def _summary_row(p: AneProfile, findings: list[dict]) -> dict:
+    s = p.summary
+    placed = (s.get("ane_ops", 0) + s.get("cpu_ops", 0) + s.get("gpu_ops", 0)) or None
+    tc = s.get("total_cost") or 0
+    hot = next((f for f in findings if f["id"] == "hotspots"), None)
+    return {"model": p.name, "kind": "profile", "status": p.measured.get("status"),
+            "latency_ms": _avg_ms(p), "iter_per_sec": p.measured.get("iter_per_sec") if _avg_ms(p) else None,
+            "ane_ops_pct": 100 * s.get("ane_ops", 0) / placed if placed else None,
+            "ane_cost_pct": 100 * s.get("ane_cost", 0) / tc if tc else None,
+            "interruptions": p.interruptions_summary.get("graph_interruptions", len(p.interruptions)),
+            "fallback_ops": len(p.fallback_ops),
+            "top_type": hot["evidence"]["hotspots"][0]["type"] if hot else None,
+            "signals": [f["id"] for f in findings if f["id"].startswith("signal_")]}
