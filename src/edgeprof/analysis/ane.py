@@ -36,8 +36,11 @@ _MEASURED = {
 
 
 def _f(title: str, section: str, severity: str, detail: list[str] | None = None, **evidence) -> dict:
-    return {"id": "", "section": section, "severity": severity, "title": title, "detail": detail or [],
-            "evidence": evidence}
+    """A finding. ``source`` is the evidence label: anemll_json (the profile), costplan_json, or both."""
+    source = "costplan_json" if section in ("operations", "no_device") else \
+        "anemll_json+costplan_json" if section.startswith("cost plan") else "anemll_json"
+    return {"id": "", "source": source, "section": section, "severity": severity, "title": title,
+            "detail": detail or [], "evidence": evidence}
 
 
 def _avg_ms(p: AneProfile) -> float | None:
