@@ -331,6 +331,11 @@ def test_model_folder_one_row_per_submodel(tmp_path):
     assert res.exit_code == 0 and "one row per submodel" in res.output
     md = (tmp_path / "ane.md").read_text()
     assert md.count("#### Apple Neural Engine:") == 4 and "| role | model |" in md
+    # a broken report is named and the others are still analysed (exit 2)
+    (folder / "llama_broken.json").write_text('{"tool": "anemll-profile", "summary": {"total_ops": "many"}}')
+    res = _run("ane", folder)
+    assert res.exit_code == 2 and "llama_broken.json: summary.total_ops: expected a number" in res.output
+    assert "llama_lm_head" in res.output
 
 
 def test_cli_single_report_json_and_markdown(tmp_path):
