@@ -508,6 +508,47 @@ def ane(inputs, costplan, boundary_ms, as_json, markdown_out):
         sys.exit(2)
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("etdump", type=click.Path(path_type=str))
+@click.option("--runs", default=None, help="Execute runs to export: N, A:B (B exclusive), or a comma list (default: all).")
+@click.option("--no-init", is_flag=True, help="Leave out the load/init block.")
+@click.option("--out", "out_file", type=click.Path(path_type=str), default=None,
+              help="Output file (default: <ETDump stem>.trace.json beside it).")
+@click.option("--etrecord", type=click.Path(path_type=str), default=None, help="ETRecord for op types (default: found).")
+@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
+              help="Chrome trace-event JSON (Perfetto UI and trace_processor load it).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was exported as JSON on stdout.")
+@run_guarded
+def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
+    """Export an ETDump (or timeline CSV) as a Chrome trace-event JSON for ui.perfetto.dev / trace_processor.
+
+    One track per run, strictly nested slices (kernels in OPERATOR_CALL, XNNPACK ops in DELEGATE_CALL),
+    args with kind, category, instruction id and op types. Open the file at https://ui.perfetto.dev.
+    """
+    from . import api
+    from .errors import UsageError
+    from .render import jsonfmt
+    from .render.atomic import write_text
+    from .render.trace import build_trace, dumps, select_runs
+
+    prof = api.load_profile(etdump, etrecord=etrecord)
+    try:
+        chosen = select_runs(prof, runs)
+    except ValueError as e:
+        raise UsageError(f"--runs {runs!r}: {e}") from None
+    result = build_trace(prof, runs=chosen, include_init=not no_init)
+    p = Path(etdump)
+    target = Path(out_file) if out_file else p.with_name(p.name.split(".")[0] + ".trace.json")
+    write_text(target, dumps(result["trace"]))
+    info = {"schema_version": 1, "input": etdump, "written": str(target), **result["stats"]}
+    if as_json:
+        click.echo(jsonfmt.dumps(info), nl=False)
+    else:
+        click.echo(f"wrote {target}: {info['slices']} slices on {info['tracks']} track(s)"
+                   + (f", {info['adjusted']} clamped to nest" if info["adjusted"] else "")
+                   + " — open it at https://ui.perfetto.dev")
+
+
 def _int_option(value: str, name: str) -> int:
     from .errors import UsageError
 

@@ -1,0 +1,139 @@
+"""A profile as a Chrome trace-event JSON file, which Perfetto UI, ``trace_processor`` and chrome://tracing load.
+
+One process (the ETDump), one thread track per run (and one for load/init), ``X`` (complete) slices that
+nest strictly: kernels inside their OPERATOR_CALL, XNNPACK per-op events inside their DELEGATE_CALL, all
+inside Method::execute. Times are µs with three decimals (the ETDump's nanoseconds, exactly), relative to
+the first exported event. Where a recorded or synthesized time would break nesting (XNNPACK op starts are
+laid end to end from the delegate call's start and their whole-µs durations can overrun it), the slice is
+clamped into its parent and after its previous sibling, and its args say so (``adjusted`` with the
+original times). Every slice's args carry kind, category, instruction id, op types and backend.
+"""
+
+from __future__ import annotations
+
+from ..model import Profile
+from ..taxonomy import DEFAULT, Taxonomy
+
+PID = 1
+INIT_TID = 0
+
+
+def _tid(run_index: int) -> int:
+    return INIT_TID if run_index < 0 else run_index + 1
+
+
+def select_runs(profile: Profile, spec: str | None) -> list[int]:
+    """Execute runs named by ``spec``: ``None`` (all), ``N``, ``A:B`` (B exclusive, either may be empty), or a
+    comma list of those. Raises ValueError for a malformed spec."""
+    n = profile.n_runs
+    if spec is None or spec.strip() in ("", ":", "all"):
+        return list(range(n))
+    out: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        if ":" in part:
+            a, _, b = part.partition(":")
+            lo = int(a) if a.strip() else 0
+            hi = int(b) if b.strip() else n
+            if lo < 0:
+                lo += n
+            if hi < 0:
+                hi += n
+            out += range(max(lo, 0), min(hi, n))
+        else:
+            i = int(part)
+            i = i + n if i < 0 else i
+            if not 0 <= i < n:
+                raise ValueError(f"run {part} is not in 0..{n - 1}")
+            out.append(i)
+    return sorted(set(out))
+
+
+def build_trace(profile: Profile, *, runs: list[int] | None = None, include_init: bool = True,
+                taxonomy: Taxonomy = DEFAULT, name: str | None = None) -> dict:
+    """The trace document and what was exported (``stats``: slices, adjusted, skipped without duration)."""
+    import numpy as np
+
+    ev = profile.events
+    run_idx = ev["run_index"].to_numpy()
+    keep_runs = set(range(profile.n_runs) if runs is None else runs)
+    mask = np.isin(run_idx, list(keep_runs)) | ((run_idx < 0) & include_init)
+    start = ev["start_ns"].to_numpy()
+    end = ev["end_ns"].to_numpy()
+    dur = ev["duration_ns"].to_numpy(allow_copy=True)
+    valid = mask & ~np.isnan(dur.astype(float)) if dur.dtype.kind == "f" else mask & ev["duration_ns"].is_not_null().to_numpy()
+    rows = np.flatnonzero(valid)
+    skipped = int(mask.sum() - rows.size)
+    parent = ev["parent"].fill_null(-1).to_numpy()
+    depth = ev["depth"].to_numpy()
+    names = ev["name"].cast(str).to_list()
+    kinds = ev["kind"].cast(str).to_list()
+    instr = ev["instruction_id"].to_numpy()
+    backend = ev["delegate_backend"].cast(str).to_list()
+    timing = ev["timing_source"].cast(str).to_list()
+    ev_index = ev["event_index"].to_numpy()
+    op_types = ev["op_types"].to_list() if "op_types" in ev.columns else [None] * ev.height
+    base = int(start[rows].min()) if rows.size else 0
+
+    # adjusted [start, end) per exported row, parents before children, siblings in time order
+    adj_s: dict[int, int] = {}
+    adj_e: dict[int, int] = {}
+    last_child_end: dict[tuple, int] = {}
+    order = rows[np.lexsort((start[rows], depth[rows]))]
+    exported = set(rows.tolist())
+    for r in order.tolist():
+        s, e = int(start[r]), int(end[r])
+        p = int(parent[r])
+        if p >= 0 and p in exported:
+            s = min(max(s, adj_s[p]), adj_e[p])
+            e = min(e, adj_e[p])
+        key = (int(run_idx[r]), p if p in exported else -1)
+        s = max(s, last_child_end.get(key, s))
+        if p >= 0 and p in exported:
+            s = min(s, adj_e[p])
+        e = max(e, s)
+        adj_s[r], adj_e[r] = s, e
+        last_child_end[key] = e
+
+    events = [{"name": "process_name", "ph": "M", "pid": PID, "tid": 0,
+               "args": {"name": f"edgeprof: {name or profile.source.rsplit('/', 1)[-1]}"}}]
+    tids = sorted({_tid(int(run_idx[r])) for r in rows.tolist()})
+    for t in tids:
+        label = "load & init" if t == INIT_TID else f"run {t - 1}"
+        events.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": t, "args": {"name": label}})
+        events.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": t, "args": {"sort_index": t}})
+    n_adjusted = 0
+    for r in sorted(rows.tolist(), key=lambda r: (run_idx[r], adj_s[r], depth[r])):
+        s, e = adj_s[r], adj_e[r]
+        args = {"kind": kinds[r], "category": taxonomy.classify(names[r]).category, "event_index": int(ev_index[r]),
+                "run_index": int(run_idx[r]), "timing_source": timing[r]}
+        if int(instr[r]) >= 0:
+            args["instruction_id"] = int(instr[r])
+        if backend[r] not in (None, "None", ""):
+            args["delegate_backend"] = backend[r]
+        if op_types[r]:
+            args["op_types"] = list(op_types[r])
+        if int(parent[r]) in exported:
+            args["parent_event_index"] = int(ev_index[int(parent[r])])
+        if timing[r] == "synthesized_start":
+            args["synthesized_start"] = True
+        if s != int(start[r]) or e != int(end[r]):
+            n_adjusted += 1
+            args["adjusted"] = {"recorded_ts_us": _us(int(start[r]) - base), "recorded_dur_us": _us(int(end[r]) - int(start[r]))}
+        events.append({"name": names[r], "cat": kinds[r], "ph": "X", "pid": PID, "tid": _tid(int(run_idx[r])),
+                       "ts": _us(s - base), "dur": _us(e - s), "args": args})
+    doc = {"traceEvents": events,
+           "otherData": {"tool": "edgeprof", "source": profile.source, "time_origin_ns": base,
+                         "note": "ts/dur in µs (three decimals = ETDump nanoseconds), relative to time_origin_ns"}}
+    return {"trace": doc, "stats": {"slices": int(rows.size), "adjusted": n_adjusted, "skipped_no_duration": skipped,
+                                    "runs": sorted(keep_runs), "tracks": len(tids)}}
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000, 3)
+
+
+def dumps(doc: dict) -> str:
+    import json
+
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
