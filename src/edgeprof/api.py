@@ -548,6 +548,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
     from .io.etdump import read_etdump
     from .io.runfolder import (
         describe,
+        display_path,
         find_etdumps,
         find_trace_logs,
         manifest_sme2_roles,
@@ -570,14 +571,8 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
     metrics_facts, _ = _json_facts(run_dir / "metrics.json", {"results": list})
     exp_roles = manifest_sme2_roles(manifest)
 
-    def disp(p: Path) -> str:  # paths as the user sees them from the run folder (a sibling trace folder: ../x)
-        try:
-            return p.resolve().relative_to(run_dir.resolve()).as_posix()
-        except ValueError:
-            try:
-                return "../" + p.resolve().relative_to(run_dir.resolve().parent).as_posix()
-            except ValueError:
-                return str(p)
+    def disp(p: Path) -> str:
+        return display_path(p, run_dir)
 
     def role_of(p: Path) -> tuple[str | None, str]:
         r = sme2_role(disp(p))
@@ -592,7 +587,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
     for f in find_etdumps([run_dir]):
         rel = _rel(f, run_dir)
         rf = describe(f)
-        e = EtdumpFacts(path=rel, experiment=rf.experiment, role=role_of(f)[0])
+        e = EtdumpFacts(path=rel, key=str(f.resolve()), experiment=rf.experiment, role=role_of(f)[0])
         try:
             prof = read_etdump(f)
             lat = prof.latency_ms()
@@ -625,8 +620,11 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
             e.outputs.append(OutputFile(key="robust_stats", path=_rel(rs, run_dir), exists=rs.is_file(),
                                         newer=(_mtime(rs) or 0) >= (t0 or 0) if rs.is_file() else None))
         facts.append(e)
-    spath = (out_root or run_dir) / "analysis_summary.json"
-    summary = SummaryFacts(path=_rel(spath, run_dir), exists=spath.is_file())
+    # analysis_summary.json of this folder, or of a folder above it that was analysed as a whole
+    homes = [out_root] if out_root else [run_dir, run_dir.parent, run_dir.parent.parent, run_dir.parent.parent.parent]
+    spath = next((h / "analysis_summary.json" for h in homes if (h / "analysis_summary.json").is_file()),
+                 homes[0] / "analysis_summary.json")
+    summary = SummaryFacts(path=disp(spath), exists=spath.is_file())
     if summary.exists:
         sfacts, doc = _json_facts(spath, {"per_etdump": list})
         if sfacts.problems:
@@ -637,7 +635,8 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
             for ent in doc["per_etdump"]:
                 if isinstance(ent, dict) and isinstance(ent.get("etdump"), str):
                     lat = ent.get("latency_ms") if isinstance(ent.get("latency_ms"), dict) else {}
-                    summary.entries[ent["etdump"]] = {"runs": ent.get("runs"), "mean_ms": lat.get("mean_ms")}
+                    key = str((spath.parent / ent["etdump"]).resolve())
+                    summary.entries[key] = {"runs": ent.get("runs"), "mean_ms": lat.get("mean_ms")}
     traces = []
     for t in find_trace_logs(run_dir):
         role, how = role_of(t)
@@ -761,3 +760,179 @@ def ane_folder(inputs, *, boundary_ms: float | None = None) -> dict:
     return {"schema_version": 1, "reports": results, "summary": [r["summary"] for r in results],
             "skipped": skipped, "errors": errors,
             "note": "each report is one submodel; nothing is summed across them"}
+
+
+# --------------------------------------------------------------------------------------------------
+# report: everything above, as one document
+# --------------------------------------------------------------------------------------------------
+
+_DEVICE_KEYS = ("device", "device_name", "device_model", "soc", "chip", "cpu_model", "hardware")
+
+
+def _recorded_device(manifest: dict | None) -> tuple[str | None, str | None]:
+    """(device, where) as the run recorded it — never the analysis host."""
+    if not isinstance(manifest, dict):
+        return None, None
+    for holder, where in ((manifest, "manifest.json"), (manifest.get("config"), "manifest.json config"),
+                          (manifest.get("metadata"), "manifest.json metadata")):
+        if isinstance(holder, dict):
+            for k in _DEVICE_KEYS:
+                v = holder.get(k)
+                if isinstance(v, (str, int, float)) and str(v).strip():
+                    return str(v), f"{where} ({k})"
+                if isinstance(v, dict) and v:
+                    return ", ".join(f"{a}={b}" for a, b in v.items() if isinstance(b, (str, int, float))), f"{where} ({k})"
+    return None, None
+
+
+def _runners(manifest: dict | None) -> dict:
+    cfg = manifest.get("config") if isinstance(manifest, dict) else None
+    out = {}
+    if isinstance(cfg, dict):
+        for k, v in cfg.items():
+            if "runner" in k.lower() and isinstance(v, str):
+                out[k] = v
+        for exp in cfg.get("experiments", []) if isinstance(cfg.get("experiments"), list) else []:
+            if isinstance(exp, dict) and isinstance(exp.get("runner_path"), str):
+                out[str(exp.get("name", len(out)))] = exp["runner_path"]
+    return out
+
+
+def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = None, candidate_name: str | None = None,
+           threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = 0.02, top: int = 15,
+           taxonomy=None) -> dict:
+    """Everything about a run folder (or one or two ETDumps / timeline CSVs) for the Markdown/HTML report:
+    metadata as recorded, latency per configuration, the comparison and categories when there is a
+    baseline and a candidate, breakdowns, kernel evidence, validation and the findings. What is missing is
+    listed rather than guessed."""
+    from . import __version__
+    from .analysis.kernels import executed_from_profile, summarize_kernels
+    from .analysis.latency import robust_latency
+    from .analysis.report import EVIDENCE_NAMES, findings, representative_run, run_lanes
+    from .io.latency_sources import resolve
+    from .io.runfolder import describe, display_path, find_etdumps, find_trace_logs, read_manifest, sme2_role
+    from .taxonomy import DEFAULT, TAXONOMY_VERSION
+
+    inputs = [str(x) for x in inputs]
+    run_dir = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
+    for x in inputs:
+        if not Path(x).exists():
+            raise InputError(x, "no such file or folder")
+    missing: list[str] = []
+    sme2_pair = False
+    if baseline or candidate:
+        if not (baseline and candidate):
+            raise UsageError("give both --baseline and --candidate")
+        arms = [("baseline", list(baseline)), ("candidate", list(candidate))]
+    elif run_dir is None and len(inputs) == 2:
+        b, c, how = assign_roles(inputs)
+        sme2_pair = how.startswith("by name")
+        arms = [("baseline", b), ("candidate", c)]
+    elif run_dir is None and len(inputs) == 1:
+        arms = [(None, inputs)]
+    elif run_dir is not None:
+        exps: dict[str, list[Path]] = {}
+        for f in find_etdumps([run_dir]):
+            rf = describe(f)
+            if threads is None or rf.threads == threads:
+                exps.setdefault(rf.experiment or f.stem, []).append(f)
+        if not exps:
+            raise InputError(run_dir, "no .etdump or .etdp files found" + (f" with {threads} thread(s)" if threads else ""))
+        roles = {e: sme2_role(e) for e in exps}
+        off = [e for e, r in roles.items() if r == "off"]
+        on = [e for e, r in roles.items() if r == "on"]
+        if len(off) == 1 and len(on) == 1:
+            sme2_pair = True
+            arms = [("baseline", [str(p) for p in exps[off[0]]]), ("candidate", [str(p) for p in exps[on[0]]])]
+        else:
+            arms = [(None, [str(p) for p in v]) for _, v in sorted(exps.items())]
+            if len(exps) > 1:
+                missing.append("no baseline/candidate pair: each experiment is reported on its own "
+                               "(give --baseline and --candidate to compare two)")
+    else:
+        raise UsageError("give a run folder, one or two ETDumps/timeline CSVs, or --baseline and --candidate")
+    if baseline and candidate:
+        sme2_pair = sme2_role(" ".join(baseline)) == "off" and sme2_role(" ".join(candidate)) == "on"
+
+    configs = []
+    for role, specs in arms:
+        files = [f for s in specs for f in resolve(s, run_dir, threads)]
+        name = (baseline_name if role == "baseline" else candidate_name if role == "candidate" else None)
+        first = files[0]
+        rf = describe(first)
+        prof = load_profile(first)
+        if not name:
+            name = rf.experiment or (first.stem if len(files) == 1 else os.path.commonprefix([f.stem for f in files]))
+        lat = prof.latency_ms()
+        latency_rep = robust_latency(lat, name=name, seed=seed, resamples=resamples, source=prof.latency_source)
+        bd = run_breakdown_for(prof, name, taxonomy or DEFAULT, top)
+        skip = (latency_rep.get("warmup") or {}).get("count", 0)
+        rep_run = representative_run(latency_rep["latencies_ms"], skip)
+        configs.append({
+            "name": name, "role": role, "files": [str(f) for f in files], "threads": rf.threads,
+            "experiment": rf.experiment, "platform": rf.platform,
+            "evidence": "timeline_csv" if first.suffix == ".csv" else "etdump",
+            "etrecord": prof.etrecord.status if prof.etrecord else "absent",
+            "latency": latency_rep, "breakdown": bd, "kernel_evidence": executed_from_profile(prof, taxonomy or DEFAULT),
+            "lanes": {"run_index": rep_run, "segments": run_lanes(prof, rep_run)},
+            "launches": len(files),
+        })
+        if configs[-1]["etrecord"] != "attached" and first.suffix != ".csv":
+            missing.append(f"{name}: no ETRecord attached — op types and backend names are inferred from event names")
+        del prof
+    comparison = None
+    pair = [c for c in configs if c["role"] in ("baseline", "candidate")]
+    if len(pair) == 2:
+        b, c = pair
+        comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],
+                             threshold=threshold, seed=seed, resamples=resamples, taxonomy=taxonomy, top=top)
+    manifest, mpath, _ = read_manifest(run_dir if run_dir else Path(configs[0]["files"][0]).parent)
+    device, device_src = _recorded_device(manifest)
+    if device is None:
+        missing.append("device: not recorded in the run (no device in manifest.json); edgeprof does not report the "
+                       "analysis host as the device")
+    kernels_part = None
+    if run_dir is not None:
+        logs = []
+        for t in find_trace_logs(run_dir):
+            k = kernels(t)
+            logs.append({"path": display_path(t, run_dir), "role": sme2_role(display_path(t, run_dir)),
+                         "summary": summarize_kernels(k["kernels"])})
+        view = None
+        on = [t for t in find_trace_logs(run_dir) if sme2_role(display_path(t, run_dir)) == "on"]
+        off = [t for t in find_trace_logs(run_dir) if sme2_role(display_path(t, run_dir)) == "off"]
+        if len(on) == 1 and len(off) == 1:
+            view = kernel_view(off[0], on[0])
+        kernels_part = {"logs": logs, "view": view}
+        if not logs:
+            missing.append("no XNNPACK trace log in the run folder or a sibling `<platform>_trace` folder: kernel evidence "
+                           "is the executed tier (op names) only")
+    else:
+        missing.append("no run folder: validation and trace-log kernel evidence are not part of this report")
+    validation = validate(run_dir) if run_dir is not None else None
+    data = {
+        "schema_version": 1, "tool": "edgeprof", "version": __version__, "taxonomy_version": TAXONOMY_VERSION,
+        "title": (f"{comparison['candidate']['name']} vs {comparison['baseline']['name']}" if comparison
+                  else ", ".join(c["name"] for c in configs)),
+        "metadata": {
+            "run_dir": str(run_dir) if run_dir else None, "manifest": str(mpath) if mpath else None,
+            "model": (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), str) else
+            describe(Path(configs[0]["files"][0])).model,
+            "device": device, "device_source": device_src, "runners": _runners(manifest),
+            "executorch": (manifest or {}).get("executorch") if isinstance((manifest or {}).get("executorch"), dict) else None,
+        },
+        "configs": configs, "comparison": comparison, "sme2_pair": sme2_pair, "kernels": kernels_part,
+        "validation": validation, "missing": missing,
+        "latency_evidence": "timeline_csv" if all(c["evidence"] == "timeline_csv" for c in configs) else "etdump",
+    }
+    data["findings"] = findings(data)
+    data["evidence_names"] = EVIDENCE_NAMES
+    return data
+
+
+def run_breakdown_for(prof, name, taxonomy, top):
+    from .analysis.breakdown import breakdown as run_breakdown
+
+    bd = run_breakdown(prof, taxonomy=taxonomy, top=top, name=name)
+    bd.pop("operators_all", None)
+    return bd

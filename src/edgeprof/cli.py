@@ -549,6 +549,70 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
                    + " — open it at https://ui.perfetto.dev")
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
+@click.option("--baseline", "-b", multiple=True, help="Baseline experiment or file(s) (several = several launches).")
+@click.option("--candidate", "-c", multiple=True, help="Candidate experiment or file(s).")
+@click.option("--baseline-name", default=None, help="Name of the baseline in the report.")
+@click.option("--candidate-name", default=None)
+@click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
+@click.option("--out", "out_file", type=click.Path(path_type=str), default=None,
+              help="Markdown report (default: RUN_DIR/report.md, or <first input stem>_report.md beside it).")
+@click.option("--html", "html_file", type=click.Path(path_type=str), default=None,
+              help="Also write a self-contained HTML report with charts here.")
+@click.option("--threshold", type=float, default=0.02, show_default=True, help="δ for the comparison verdict.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the report's data as JSON on stdout.")
+@run_guarded
+def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, out_file, html_file, threshold, seed,
+           taxonomy, as_json):
+    """A report people read: Markdown (and --html with charts) for a run folder, one ETDump, or a pair.
+
+    \b
+    edgeprof report out/runs/mac                         (SME2-off/on experiments paired by name)
+    edgeprof report out/runs/linux -b portable -c xnnpack_fp32 --html report.html
+    edgeprof report base.etdp cand.etdp --out report.md
+    Sections: run, latency (CIs, verdict), categories, bottleneck, portable vs delegated, top and OTHER
+    operators, kernel evidence (tier), validation, findings (each naming its evidence), what was missing.
+    """
+    from . import api
+    from .errors import UsageError
+    from .render import jsonfmt
+    from .render import report as rep
+    from .render.atomic import Batch
+
+    run_dir = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
+    if (baseline or candidate) and len(inputs) > 1:
+        raise UsageError("with --baseline/--candidate give at most one run folder")
+    if not inputs and not (baseline and candidate):
+        raise UsageError("give a run folder, one or two ETDumps, or --baseline and --candidate")
+    data = api.report(list(inputs), baseline=baseline, candidate=candidate, baseline_name=baseline_name,
+                      candidate_name=candidate_name, threads=threads, seed=seed, threshold=threshold,
+                      taxonomy=_taxonomy(taxonomy))
+    if out_file:
+        md_path = Path(out_file)
+    elif run_dir:
+        md_path = run_dir / "report.md"
+    else:
+        first = Path((list(inputs) or list(baseline))[0])
+        md_path = first.with_name(first.name.split(".")[0] + "_report.md")
+    with Batch() as batch:
+        batch.path(md_path).write_text(rep.markdown(data), encoding="utf-8")
+        if html_file:
+            batch.path(Path(html_file)).write_text(rep.html(data), encoding="utf-8")
+    data["written"] = [str(md_path)] + ([html_file] if html_file else [])
+    if as_json:
+        click.echo(jsonfmt.dumps(data), nl=False)
+    else:
+        cmp = data.get("comparison")
+        if cmp:
+            click.echo(cmp["summary_line"])
+        for f in data["findings"][:6]:
+            click.echo(f"- [{f['evidence_name']}] {f['text']}")
+        click.echo("wrote " + ", ".join(data["written"]))
+
+
 def _int_option(value: str, name: str) -> int:
     from .errors import UsageError
 

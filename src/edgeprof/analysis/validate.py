@@ -32,6 +32,7 @@ class OutputFile:
 @dataclass
 class EtdumpFacts:
     path: str
+    key: str = ""                  # how the analysis summary names it (absolute path)
     error: str | None = None
     runs: int = 0
     events: int = 0
@@ -48,7 +49,7 @@ class SummaryFacts:
     exists: bool
     error: str | None = None
     newer: bool | None = None      # at least as new as every ETDump
-    entries: dict = field(default_factory=dict)  # ETDump path (as the summary names it) → {runs, mean_ms}
+    entries: dict = field(default_factory=dict)  # ETDump (absolute path) → {runs, mean_ms}
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _summary_checks(out: list, s: SummaryFacts, etdumps: list[EtdumpFacts], tol:
     for e in etdumps:
         if e.error:
             continue
-        entry = s.entries.get(e.path)
+        entry = s.entries.get(e.key or e.path)
         if entry is None:
             problems.append(f"{e.path}: not in the summary")
         elif entry.get("runs") != e.runs:

@@ -179,6 +179,17 @@ def sme2_role(text: str) -> str | None:
     return None
 
 
+def display_path(p: Path, run_dir: Path) -> str:
+    """``p`` as a user reads it from the run folder: relative, ``../x`` for a sibling folder, else absolute."""
+    try:
+        return p.resolve().relative_to(run_dir.resolve()).as_posix() or "."
+    except ValueError:
+        try:
+            return "../" + p.resolve().relative_to(run_dir.resolve().parent).as_posix()
+        except ValueError:
+            return str(p)
+
+
 def trace_folders(run_dir: Path) -> list[Path]:
     """Where trace logs of a run folder live: the folder itself and a sibling ``<platform>_trace``."""
     out = [run_dir]

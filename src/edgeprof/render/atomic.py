@@ -52,7 +52,8 @@ def write_text(path, text: str) -> None:
 
 
 class Batch:
-    """Stage several outputs; ``commit()`` renames them all, ``discard()`` (or an exception) removes them."""
+    """Stage several outputs; ``commit()`` (or leaving the ``with`` block normally) renames them all,
+    ``discard()`` (or an exception) removes them."""
 
     def __init__(self):
         self._staged: list[tuple[Path, Path]] = []
@@ -82,4 +83,6 @@ class Batch:
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
             self.discard()
+        else:
+            self.commit()
         return False

@@ -1,0 +1,347 @@
+"""The report as Markdown (for agents and reviews) and as one self-contained HTML file with inline SVG charts.
+
+Both come from one list of blocks built from the report data (:func:`edgeprof.api.report`), so the two
+say the same things with the same numbers; the HTML adds the charts.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from html import escape
+
+from . import svg
+from .markdown import cell, table
+
+SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs delegated", "Top operators",
+            "Top OTHER operators", "Kernel evidence", "Validation", "Findings", "What this report could not use")
+
+
+def _ms(v) -> str:
+    return "—" if v is None else f"{v:.4g}"
+
+
+def _pct(v) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+def _ci(lo, hi) -> str:
+    return "" if lo is None or hi is None else f" [{lo:.4g}–{hi:.4g}]"
+
+
+def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
+    """("title"|"h2"|"h3"|"p"|"table"|"list"|"chart", …) in reading order."""
+    out: list[tuple] = []
+    gen = generated or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out.append(("title", f"edgeprof report: {d['title']}"))
+    out.append(("p", f"_edgeprof {d['version']} · taxonomy {d['taxonomy_version']} · generated {gen}_"))
+    cmp = d.get("comparison")
+    if cmp:
+        out.append(("verdict", cmp["verdict"], f"**Verdict:** {cmp['summary_line']}"))
+    _run(out, d)
+    _latency(out, d)
+    _categories(out, d)
+    _portable(out, d)
+    _operators(out, d)
+    _kernels(out, d)
+    _validation(out, d)
+    out.append(("h2", "Findings"))
+    if d["findings"]:
+        out.append(("olist", [(f"**[{f['evidence_name']}]** {f['text']}", f["items"]) for f in d["findings"]]))
+    else:
+        out.append(("p", "No rule fired."))
+    out.append(("h2", "What this report could not use"))
+    out.append(("list", [(m, []) for m in d["missing"]] or [("Nothing: every input was present.", [])]))
+    return out
+
+
+def _run(out, d):
+    m = d["metadata"]
+    out.append(("h2", "Run"))
+    rows = [["Model", m.get("model") or "not recorded"],
+            ["Device", f"{m['device']} (as recorded in {m['device_source']})" if m.get("device")
+             else "not recorded in the run (the analysis host is not the device)"]]
+    if m.get("run_dir"):
+        rows.append(["Run folder", f"`{m['run_dir']}`"])
+    if m.get("manifest"):
+        rows.append(["Manifest", f"`{m['manifest']}`"])
+    if m.get("executorch"):
+        e = m["executorch"]
+        rows.append(["ExecuTorch", f"{e.get('sha') or '?'}{' (dirty)' if e.get('dirty') else ''}"])
+    for k, v in (m.get("runners") or {}).items():
+        rows.append([f"Runner ({k})", f"`{v}`"])
+    out.append(("table", ["", ""], rows))
+    out.append(("table", ["configuration", "role", "experiment", "threads", "runs", "launches", "ETRecord", "input"],
+                [[c["name"], c["role"] or "—", c.get("experiment") or "—", c.get("threads") if c.get("threads") is not None
+                  else "—", c["latency"]["count"], c["launches"], c["etrecord"], f"`{c['files'][0]}`"
+                  + (f" (+{len(c['files']) - 1})" if len(c["files"]) > 1 else "")] for c in d["configs"]]))
+
+
+def _latency(out, d):
+    out.append(("h2", "End-to-end latency"))
+    rows = []
+    for c in d["configs"]:
+        lat = c["latency"]
+        ci = (lat.get("ci") or {}).get("median") or {}
+        w = (lat.get("warmup") or {}).get("count", 0)
+        dr = lat.get("drift") or {}
+        rows.append([c["name"], lat["count"], f"{_ms(lat['median_ms'])}{_ci(ci.get('low_ms'), ci.get('high_ms'))}",
+                     _ms(lat["mean_ms"]), _pct(lat["cv_percent"]), _ms((lat.get("percentiles") or {}).get("p90")), w,
+                     (lat.get("outliers") or {}).get("count", 0),
+                     f"{dr.get('slope_percent_per_100_runs', 0):+.1f} %/100 runs" if dr.get("significant") else "none"])
+    out.append(("table", ["configuration", "runs", "median ms [95% CI]", "mean ms", "CV %", "p90 ms", "warm-up runs",
+                          "outliers", "drift"], rows))
+    out.append(("chart", "latency_trend", [{"name": c["name"], "values_ms": c["latency"]["latencies_ms"],
+                                             "warmup": (c["latency"].get("warmup") or {}).get("count", 0),
+                                             "outliers": (c["latency"].get("outliers") or {}).get("indices", [])}
+                                            for c in d["configs"]]))
+    out.append(("chart", "distribution", [{"name": c["name"], "values_ms": c["latency"]["latencies_ms"]}
+                                           for c in d["configs"]]))
+    cmp = d.get("comparison")
+    if cmp:
+        sp = cmp["speedup"]
+        out.append(("p", f"Speedup = baseline / candidate (> 1: the candidate is faster): **{sp['estimate']:.4g}×** "
+                         f"[{sp['ci_low']:.4g}–{sp['ci_high']:.4g}] ({int(100 * cmp['level'])} % CI, {cmp['ci']['method']}); "
+                         f"verdict **{cmp['verdict']}** at a {100 * cmp['threshold']:g} % threshold. "
+                         f"{cmp['ci']['scope'][:1].upper() + cmp['ci']['scope'][1:]}."))
+        warns = [w for w in cmp.get("warnings", []) if w.rstrip(".") != cmp["ci"]["scope"].rstrip(".")]
+        if warns:
+            out.append(("list", [(w, []) for w in warns]))
+
+
+def _categories(out, d):
+    out.append(("h2", "Where the time goes"))
+    cmp = d.get("comparison")
+    bc = (cmp or {}).get("by_category") or {}
+    if bc.get("categories"):
+        b, c = cmp["baseline"]["name"], cmp["candidate"]["name"]
+        rows = []
+        for x in bc["categories"]:
+            sp = "—" if x["speedup"] is None else f"{x['speedup']:.3g}{_ci(x['ci_low'], x['ci_high'])}"
+            rows.append([x["line"], _ms(x["baseline_ms"]), _ms(x["candidate_ms"]), sp,
+                         f"{_pct(x['baseline_share'])} → {_pct(x['candidate_share'])}", x["status"]])
+        out.append(("table", ["category", f"{b} ms", f"{c} ms", "speedup [95% CI]", "share % (base → cand)", "status"], rows))
+        out.append(("p", f"**Bottleneck:** {bc['bottleneck']['statement']}"))
+    else:
+        for cfg in d["configs"]:
+            out.append(("h3", cfg["name"]))
+            out.append(("table", ["category / overhead", "ms per run", "% of e2e", "operators"],
+                        [[x["line"], _ms(x["avg_ms"]), _pct(x["pct_of_e2e"]), x["operator_count"] or ""]
+                         for x in cfg["breakdown"]["categories"]]))
+    out.append(("chart", "stacked", [{"label": cfg["name"], "parts": [(x["line"], x["avg_ms"]) for x in
+                                                                        cfg["breakdown"]["categories"] if x["avg_ms"] > 0]}
+                                     for cfg in d["configs"]]))
+
+
+def _portable(out, d):
+    out.append(("h2", "Portable vs delegated"))
+    for cfg in d["configs"]:
+        bd = cfg["breakdown"]
+        b, g = bd["backends"], bd["graph_breaks"]
+        out.append(("h3", cfg["name"]))
+        rows = [[k, _ms(v["avg_ms"]), _pct(v["pct_of_e2e"])] for k, v in b["leaf_time"].items()]
+        rows += [["framework overhead", _ms(b["framework_overhead_ms"]), ""],
+                 ["delegate overhead", _ms(b["delegate_overhead_ms"]), ""]]
+        out.append(("table", ["backend", "ms per run", "% of e2e"], rows))
+        out.append(("p", f"{b['delegate_calls_per_run']:.3g} delegate call(s) per run; {g['portable_islands']} portable "
+                         f"island(s), {g['transitions']} delegate↔portable switch(es)."))
+        if bd["portable_hotspots"] and any(k != "portable" for k in b["leaf_time"]):
+            out.append(("p", "Portable hotspots (delegation candidates): " + ", ".join(
+                f"`{o['operator']}` {o['avg_ms']:.3g} ms" for o in bd["portable_hotspots"][:6])))
+        lanes = cfg["lanes"]
+        out.append(("chart", "timeline", {"segments": lanes["segments"],
+                                          "title": f"{cfg['name']}: run {lanes['run_index']} (the median steady run)"}))
+
+
+def _operators(out, d):
+    out.append(("h2", "Top operators"))
+    for cfg in d["configs"]:
+        ops = cfg["breakdown"]["operators"]
+        out.append(("h3", cfg["name"]))
+        out.append(("table", ["operator", "backend", "category", "ms per run", "% of e2e", "per run"],
+                    [[f"`{o['operator']}`", o["backend"], f"{o['category']}/{o['subtype']}", _ms(o["avg_ms"]),
+                      _pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}"] for o in ops[:10]]))
+        out.append(("chart", "hbars", {"items": [(o["operator"], o["avg_ms"], o["category"]) for o in ops[:10]],
+                                       "title": f"{cfg['name']}: top operators (ms per run)"}))
+    out.append(("h2", "Top OTHER operators"))
+    any_other = False
+    for cfg in d["configs"]:
+        other = cfg["breakdown"]["other_top"]
+        if other:
+            any_other = True
+            out.append(("p", f"{cfg['name']}: " + ", ".join(f"`{o['operator']}` {o['avg_ms']:.3g} ms "
+                                                             f"({o['pct_of_e2e']:.1f} %)" for o in other[:5])))
+    if not any_other:
+        out.append(("p", "None: every operator has a category."))
+
+
+def _kernels(out, d):
+    out.append(("h2", "Kernel evidence"))
+    rows = []
+    for cfg in d["configs"]:
+        e = cfg.get("kernel_evidence") or {}
+        rows.append([cfg["name"], "executed", d["evidence_names"][cfg["evidence"]],
+                     e.get("statement", "—")])
+    k = d.get("kernels")
+    for log in (k or {}).get("logs", []):
+        s = log["summary"]
+        fams = ", ".join(f"{f} {n}" for f, n in s["by_family"].items()) or "no kernel lines"
+        role = {"on": "SME2-on", "off": "SME2-off"}.get(log["role"], "role unknown")
+        rows.append([f"`{log['path']}` ({role})", "registered", d["evidence_names"]["xnntrace"],
+                     f"{s['kernels']} kernels ({fams}); SME2 GEMM/IGEMM: {len(s['sme2_gemm_kernels'])}"])
+    out.append(("table", ["source", "tier", "evidence", "what it shows"], rows))
+    if k and k.get("view"):
+        out.append(("p", f"**Kernel view:** {k['view']['verdict']}"))
+    out.append(("p", "_Registered_ = XNNPACK set the kernel up (log); _executed_ = an operator on that datatype path ran "
+                     "(ETDump op names PF32/PF16/PQS8 = SME/SME2, QP8 = KleidiAI)."))
+
+
+def _validation(out, d):
+    out.append(("h2", "Validation"))
+    v = d.get("validation")
+    if not v:
+        out.append(("p", "Not run: the report was made from files, not a run folder."))
+        return
+    n = v["counts"]
+    out.append(("p", f"{'**OK**' if v['ok'] else '**FAILED**'}: {n['pass']} passed, {n['fail']} failed, "
+                     f"{n['warn']} warning(s) (`edgeprof validate` for the full list)."))
+    fails = [(f"{c['subject']}: {c['message']}", c["items"][:5]) for c in v["checks"] if c["status"] == "fail"]
+    if fails:
+        out.append(("list", fails[:12]))
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown
+# --------------------------------------------------------------------------------------------------
+
+def to_markdown(bl: list[tuple]) -> str:
+    out = []
+    for b in bl:
+        kind = b[0]
+        if kind == "title":
+            out += [f"# {b[1]}", ""]
+        elif kind == "h2":
+            out += [f"## {b[1]}", ""]
+        elif kind == "h3":
+            out += [f"### {b[1]}", ""]
+        elif kind in ("p", "verdict"):
+            out += [b[-1], ""]
+        elif kind == "table":
+            out.append(table(b[1], [[_md_cell(x) for x in r] for r in b[2]]))
+        elif kind in ("list", "olist"):
+            for i, (text, sub) in enumerate(b[1], 1):
+                out.append(f"{i}. {text}" if kind == "olist" else f"- {text}")
+                out += [f"   - {cell(s)}" for s in sub]
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md_cell(x):
+    s = "" if x is None else str(x)
+    return s  # cell() in table() escapes pipes
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------------
+
+CSS = """
+:root{color-scheme:light}
+body{font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#111827;margin:0;background:#fff}
+main{max-width:1040px;margin:0 auto;padding:24px 28px 64px}
+h1{font-size:26px;margin:0 0 4px} h2{font-size:20px;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid #e5e7eb}
+h3{font-size:16px;margin:20px 0 8px}
+table{border-collapse:collapse;margin:8px 0 14px;font-size:13px;width:100%}
+th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f9fafb;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f3f4f6;padding:0 3px;border-radius:3px;word-break:break-all}
+.verdict{padding:10px 14px;border-radius:6px;margin:14px 0;border-left:5px solid #6b7280;background:#f9fafb}
+.verdict.faster{border-color:#059669;background:#ecfdf5}.verdict.slower{border-color:#dc2626;background:#fef2f2}
+.verdict.inconclusive{border-color:#d97706;background:#fffbeb}
+figure{margin:10px 0 18px;break-inside:avoid} svg.chart{display:block;height:auto}
+figcaption{font-size:13px;font-weight:600;color:#374151;margin:0 0 4px}
+ul{padding-left:22px} li{margin:3px 0} .muted{color:#6b7280}
+@media print{body{font-size:12px} main{max-width:none;padding:0} h2{break-after:avoid} table,figure{break-inside:avoid}
+a{color:inherit}}
+"""
+
+
+def _inline(text: str) -> str:
+    """Markdown-lite → HTML for our own text: `code`, **bold**, _italic_ (after escaping)."""
+    h = escape(str(text))
+    h = re.sub(r"`([^`]+)`", r"<code>\1</code>", h)
+    h = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", h)
+    h = re.sub(r"(?<![\w/])_([^_]+)_(?![\w/])", r"<em>\1</em>", h)
+    return h
+
+
+_NUM = re.compile(r"^[−+\-]?[\d.,]+(?:e[+-]?\d+)?(?: \[[^\]]+\])?%?$")
+
+
+CAPTIONS = {"latency_trend": "Latency of every run (warm-up shaded, outliers ringed)",
+            "distribution": "Latency distribution per configuration",
+            "stacked": "Where the time goes: share of each run by category"}
+
+
+def _chart(kind: str, arg) -> str:
+    if kind == "latency_trend":
+        return svg.latency_trend(arg)
+    if kind == "distribution":
+        return svg.distribution(arg)
+    if kind == "stacked":
+        return svg.stacked_bars(arg)
+    if kind == "hbars":
+        return svg.hbars(arg["items"], arg["title"])
+    if kind == "timeline":
+        return svg.timeline(arg["segments"], arg["title"])
+    raise ValueError(kind)
+
+
+def to_html(bl: list[tuple], title: str) -> str:
+    out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+           "img-src data:\">",
+           f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>"]
+    for b in bl:
+        kind = b[0]
+        if kind == "title":
+            out.append(f"<h1>{_inline(b[1])}</h1>")
+        elif kind == "h2":
+            out.append(f'<h2 id="{_slug(b[1])}">{_inline(b[1])}</h2>')
+        elif kind == "h3":
+            out.append(f"<h3>{_inline(b[1])}</h3>")
+        elif kind == "p":
+            out.append(f"<p>{_inline(b[1])}</p>")
+        elif kind == "verdict":
+            out.append(f'<div class="verdict {escape(b[1])}">{_inline(b[2])}</div>')
+        elif kind == "table":
+            head = "".join(f"<th>{_inline(h)}</th>" for h in b[1]) if any(b[1]) else ""
+            rows = "".join("<tr>" + "".join(
+                f'<td class="num">{_inline(x)}</td>' if _NUM.match(str(x)) else f"<td>{_inline(x)}</td>"
+                for x in r) + "</tr>" for r in b[2])
+            out.append(f"<table>{'<thead><tr>' + head + '</tr></thead>' if head else ''}<tbody>{rows}</tbody></table>")
+        elif kind in ("list", "olist"):
+            items = []
+            for text, sub in b[1]:
+                inner = "".join(f"<li>{_inline(s)}</li>" for s in sub)
+                items.append(f"<li>{_inline(text)}{'<ul>' + inner + '</ul>' if inner else ''}</li>")
+            tag = "ol" if kind == "olist" else "ul"
+            out.append(f"<{tag}>" + "".join(items) + f"</{tag}>")
+        elif kind == "chart":
+            cap = CAPTIONS.get(b[1]) or (b[2].get("title") if isinstance(b[2], dict) else "")
+            out.append(f'<figure data-chart="{b[1]}"><figcaption>{escape(cap)}</figcaption>{_chart(b[1], b[2])}</figure>')
+    out.append("</main></body></html>\n")
+    return "\n".join(out)
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")
+
+
+def markdown(d: dict, generated: str | None = None) -> str:
+    return to_markdown(blocks(d, generated=generated))
+
+
+def html(d: dict, generated: str | None = None) -> str:
+    return to_html(blocks(d, generated=generated), f"edgeprof report: {d['title']}")

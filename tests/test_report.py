@@ -1,0 +1,206 @@
+"""Reports: Markdown structure and numbers on the fixture pairs, the interpretation rules, graceful
+degradation, and the HTML rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+from conftest import DATA
+
+from edgeprof import api
+from edgeprof.cli import main
+from edgeprof.render import report as rep
+
+X = DATA / "xnnpack"
+
+
+def _sections(md: str) -> list[str]:
+    return re.findall(r"^## (.+)$", md, re.M)
+
+
+@pytest.fixture(scope="module")
+def toycnn_pair(etdump_dir):
+    return api.report([str(etdump_dir / "toycnn_portable.N20.etdp"), str(etdump_dir / "toycnn_xnn.N20.etdp")])
+
+
+@pytest.fixture(scope="module")
+def tel_pair(etdump_dir):
+    return api.report([str(etdump_dir / "tel_xnn.N20.etdp"), str(etdump_dir / "tel_xnnq8.N20.etdp")])
+
+
+def test_markdown_structure_and_numbers_equal_the_analysis(toycnn_pair):
+    d = toycnn_pair
+    md = rep.markdown(d, generated="2026-11-30 00:00 UTC")
+    assert md.startswith("# edgeprof report: toycnn_xnn.N20 vs toycnn_portable.N20\n")
+    assert _sections(md) == list(rep.SECTIONS)
+    cmp = d["comparison"]
+    assert f"**{cmp['speedup']['estimate']:.4g}×** [{cmp['speedup']['ci_low']:.4g}–{cmp['speedup']['ci_high']:.4g}]" in md
+    assert f"**Verdict:** {cmp['summary_line']}" in md
+    # every category row of the comparison, with the analysis' numbers
+    for c in cmp["by_category"]["categories"]:
+        assert re.search(rf"^\| {c['line']} \| {c['baseline_ms']:.4g} \| {c['candidate_ms']:.4g} \|", md, re.M), c["line"]
+    assert f"**Bottleneck:** {cmp['by_category']['bottleneck']['statement']}" in md
+    for cfg in d["configs"]:
+        lat = cfg["latency"]
+        assert re.search(rf"^\| {re.escape(cfg['name'])} \| {lat['count']} \| {lat['median_ms']:.4g} \[", md, re.M)
+        for o in cfg["breakdown"]["operators"][:10]:
+            assert f"| `{o['operator']}` | {o['backend']} |" in md and f"| {o['avg_ms']:.4g} |" in md
+    # every finding names its evidence
+    findings = re.findall(r"^\d+\. \*\*\[([^\]]+)\]\*\* ", md.split("## Findings")[1], re.M)
+    assert len(findings) == len(d["findings"]) >= 2
+    assert set(findings) <= {"ETDump timeline", "timeline CSV", "ops-stats CSV", "metrics JSON", "xnntrace log",
+                             "run-folder validation"}
+    rules = [f["rule"] for f in d["findings"]]
+    assert rules[0] == "e2e_verdict" and "bottleneck_shift" in rules
+    # the pair's own names, not SME2 wording
+    assert "SME2-on" not in md and "toycnn_xnn.N20 is" not in md.split("## Findings")[0].split("## Run")[0]
+
+
+def test_inconclusive_pair_says_what_would_be_needed(tel_pair):
+    d = tel_pair
+    assert d["comparison"]["verdict"] == "inconclusive"
+    f = next(f for f in d["findings"] if f["rule"] == "inconclusive")
+    assert "tel_xnnq8.N20" in f["text"] and "record more runs" in f["text"] and f["evidence"] == "etdump"
+    md = rep.markdown(d)
+    assert "Fully Connected (NC, QS8, QC8W) GEMM" in md
+
+
+def test_candidate_slower_gives_the_checklist(etdump_dir, tmp_path):
+    run = tmp_path / "out_toy" / "runs" / "linux"
+    for exp, src in (("mac_sme2_off", "toycnn_xnn.N20"), ("mac_sme2_on", "toycnn_portable.N20")):
+        (run / exp).mkdir(parents=True)
+        shutil.copy(etdump_dir / f"{src}.etdp", run / exp / f"toy_{exp}_t4.etdump")
+    (run / "manifest.json").write_text(json.dumps({"model": "toy.pte", "device": "Pixel 9 Pro (Tensor G4)",
+                                                   "config": {"runner_path_sme2_on": "cmake-out/android-arm64-v9a/executor_runner"},
+                                                   "results": []}))
+    trace = run.parent / "linux_trace"
+    trace.mkdir()
+    shutil.copy(X / "android_sme2_on_xnntrace.log", trace / "toy_mac_sme2_on_t4_xnntrace.log")
+    d = api.report([str(run)])
+    assert d["sme2_pair"] and d["comparison"]["baseline"]["name"] == "mac_sme2_off"
+    assert d["comparison"]["verdict"] == "slower"
+    check = next(f for f in d["findings"] if f["rule"] == "candidate_slower")
+    text = " | ".join(check["items"])
+    for needle in ("runner paths: runner_path_sme2_on: cmake-out/android-arm64-v9a/executor_runner",
+                   "FEAT_SME2", "threads: mac_sme2_off 4 vs mac_sme2_on 4", "warm-up runs left out",
+                   "thermal drift", "SME2 kernels in the candidate's trace", "delegated ops on an SME/KleidiAI path"):
+        assert needle in text, needle
+    no = next(f for f in d["findings"] if f["rule"] == "no_sme2_kernels")
+    assert no["evidence"] == "xnntrace" and "verify device support (FEAT_SME2), the runner variant" in no["text"]
+    assert any("neonfma" in k for k in no["items"])
+    md = rep.markdown(d)
+    assert "| Device | Pixel 9 Pro (Tensor G4) (as recorded in manifest.json (device)) |" in md
+    assert "**[xnntrace log]**" in md and "../linux_trace/toy_mac_sme2_on_t4_xnntrace.log" in md
+    assert "## Validation" in md and "**FAILED**" in md  # not analysed yet: said, not hidden
+
+
+def test_other_dominates_names_its_ops(tmp_path):
+    from etdump_builder import PE, Run, build
+
+    runs, t = [], 0
+    for _ in range(10):
+        ev = [PE("native_call_my_custom_op.out", t + 10, t + 800_010, 0), PE("OPERATOR_CALL", t + 5, t + 800_015, 0),
+              PE("native_call_convolution.out", t + 800_030, t + 1_000_030, 1),
+              PE("OPERATOR_CALL", t + 800_020, t + 1_000_040, 1), PE("Method::execute", t, t + 1_000_050, -1)]
+        runs.append(Run("Execute", ev))
+        t += 10_000_000
+    p = tmp_path / "custom.etdp"
+    p.write_bytes(build(runs))
+    d = api.report([str(p)])
+    f = next(f for f in d["findings"] if f["rule"] == "other_dominates")
+    assert "OTHER takes 80 %" in f["text"] and f["items"][0].startswith("native_call_my_custom_op.out")
+    assert d["comparison"] is None and any("no run folder" in m for m in d["missing"])
+
+
+def test_device_is_never_the_analysis_host(toycnn_pair):
+    md = rep.markdown(toycnn_pair)
+    assert "not recorded in the run (the analysis host is not the device)" in md
+    for host in {platform.node(), platform.processor()} - {""}:
+        assert host not in md
+
+
+def test_single_profile_and_timeline_csv_reports(etdump_dir, tmp_path):
+    d = api.report([str(etdump_dir / "mobilenet_v3_small_xnnq8.N20.etdp")])
+    md = rep.markdown(d)
+    assert _sections(md) == list(rep.SECTIONS) and d["comparison"] is None
+    assert "## Where the time goes" in md and "### mobilenet_v3_small_xnnq8.N20" in md
+    assert "Invalid Unary Op" in md.split("## Top OTHER operators")[1]
+    # a timeline CSV written by analyze reads back into the same report sections, evidence named as such
+    src = tmp_path / "toy.etdp"
+    shutil.copy(etdump_dir / "toycnn_xnn.N20.etdp", src)
+    api.analyze([src], jobs=1)
+    d = api.report([str(tmp_path / "toy_exec_all_runs_timeline.csv")])
+    assert d["configs"][0]["evidence"] == "timeline_csv" and d["latency_evidence"] == "timeline_csv"
+    assert all(f["evidence"] == "timeline_csv" for f in d["findings"])
+
+
+def test_cli_writes_markdown_and_html(etdump_dir, tmp_path):
+    a, b = tmp_path / "base.etdp", tmp_path / "cand.etdp"
+    shutil.copy(etdump_dir / "toycnn_portable.N20.etdp", a)
+    shutil.copy(etdump_dir / "toycnn_xnn.N20.etdp", b)
+    res = CliRunner().invoke(main, ["report", str(a), str(b), "--html", str(tmp_path / "r.html"), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["written"] == [str(tmp_path / "base_report.md"), str(tmp_path / "r.html")]
+    html = (tmp_path / "r.html").read_text()
+    assert html.count("<svg") >= 6 and "<script" not in html
+    assert not re.search(r'(?:src|href)\s*=\s*"(?:https?:)?//', html)  # nothing loaded from the network
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "nope.etdp")])
+    assert res.exit_code == 2 and "nope.etdp: no such file" in res.output
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML in headless Chromium
+# --------------------------------------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--no-first-run", "--disable-sync", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
+needs_chromium = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("EDGEPROF_REQUIRE_CHROMIUM"),
+                                    reason="Chromium is not installed (.ci/run installs it; CI sets "
+                                           "EDGEPROF_REQUIRE_CHROMIUM so the test cannot be skipped there)")
+
+
+def _chromium(tmp_path, *args) -> subprocess.CompletedProcess:
+    assert CHROMIUM, "Chromium is required (EDGEPROF_REQUIRE_CHROMIUM is set)"
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args], capture_output=True,
+                          text=True, timeout=180)
+
+
+@needs_chromium
+@pytest.mark.parametrize("pair", ["toycnn", "tel"])
+def test_html_renders_in_headless_chromium(pair, toycnn_pair, tel_pair, tmp_path):
+    from PIL import Image
+
+    d = toycnn_pair if pair == "toycnn" else tel_pair
+    page = tmp_path / "report.html"
+    page.write_text(rep.html(d))
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line
+               or "Refused to" in line or "Failed to load" in line]
+    assert console == [], console
+    figures = re.findall(r'<figure data-chart="([a-z_]+)">(.*?)</figure>', dom.stdout, re.S)
+    kinds = [k for k, _ in figures]
+    assert {"latency_trend", "distribution", "stacked", "hbars", "timeline"} <= set(kinds)
+    for kind, body in figures:
+        assert "<svg" in body, kind
+        marks = len(re.findall(r"<(?:rect|circle|polyline|line)\b", body))
+        assert marks >= 5, (kind, marks)
+    shot = tmp_path / "shot.png"
+    res = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,3000", page.as_uri())
+    assert res.returncode == 0 and shot.exists()
+    img = Image.open(shot).convert("RGB")
+    colors = img.getcolors(maxcolors=1 << 20) or []
+    assert len(colors) > 50  # not blank
+    present = {c for _, c in colors}
+    # the series and category colours of the charts are on screen, so the SVG was drawn, not just parsed
+    assert (0x25, 0x63, 0xEB) in present and (0xEA, 0x58, 0x0C) in present
