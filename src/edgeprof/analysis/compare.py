@@ -243,7 +243,10 @@ def _line(r: dict) -> str:
     if r.get("ci") is None:
         return f"{c} vs {b}: not enough data — verdict: inconclusive"
     s, ci = r["speedup"]["estimate"], r["ci"]
-    change = f"{_fmt_ratio(s)} faster" if s >= 1 else f"{_fmt_ratio(1 / s)} slower"
+    if r["verdict"] in ("faster", "slower"):
+        change = f"{_fmt_ratio(s)} faster" if s >= 1 else f"{_fmt_ratio(1 / s)} slower"
+    else:  # an estimate only: the interval does not support calling it faster or slower
+        change = f"point estimate {_fmt_ratio(s)} " + ("faster" if s >= 1 else "slower") + ", not established"
     bm = r["tests"]["brunner_munzel"]["p_value"]
     p = bm if bm is not None else r["tests"]["mann_whitney"]["p_value"]
     pname = "Brunner–Munzel" if bm is not None else "Mann–Whitney"

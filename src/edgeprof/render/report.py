@@ -254,7 +254,7 @@ h3{font-size:16px;margin:20px 0 8px}
 table{border-collapse:collapse;margin:8px 0 14px;font-size:13px;width:100%}
 th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f9fafb;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f3f4f6;padding:0 3px;border-radius:3px;word-break:break-all}
+code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f3f4f6;padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
 .verdict{padding:10px 14px;border-radius:6px;margin:14px 0;border-left:5px solid #6b7280;background:#f9fafb}
 .verdict.faster{border-color:#059669;background:#ecfdf5}.verdict.slower{border-color:#dc2626;background:#fef2f2}
 .verdict.inconclusive{border-color:#d97706;background:#fffbeb}
