@@ -56,14 +56,23 @@ def _svg(w: int, h: int, title: str, desc: str, body: list[str], cls: str) -> st
             + "".join(body) + "</svg>")
 
 
-def _axis_y(x0: float, y_of, ticks: list[float], w: float, label: str) -> list[str]:
+def _grid_y(ticks, y_of, x0: float, w: float) -> list[str]:
+    """Horizontal grid lines with their values on the left."""
     out = []
     for t in ticks:
         y = y_of(t)
         out.append(f'<line x1="{x0:.1f}" x2="{x0 + w:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>')
         out.append(f'<text x="{x0 - 6:.1f}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#374151">{fmt(t)}</text>')
-    out.append(f'<text x="14" y="{y_of(ticks[len(ticks) // 2]):.1f}" font-size="11" fill="#374151" '
-               f'transform="rotate(-90 14 {y_of(ticks[len(ticks) // 2]):.1f})" text-anchor="middle">{escape(label)}</text>')
+    return out
+
+
+def _grid_x(ticks, x_of, y0: float, y1: float, label=fmt) -> list[str]:
+    """Vertical grid lines from y0 to y1 with their values below."""
+    out = []
+    for t in ticks:
+        x = x_of(t)
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y0:.1f}" y2="{y1:.1f}" stroke="#e5e7eb"/>')
+        out.append(f'<text x="{x:.1f}" y="{y1 + 14:.1f}" font-size="11" text-anchor="middle" fill="#374151">{label(t)}</text>')
     return out
 
 
@@ -99,10 +108,7 @@ def latency_trend(series: list[dict], title: str = "Latency per run") -> str:
         if warm:
             body.append(f'<rect x="{left}" y="{y_top}" width="{pw * warm / n_max:.1f}" height="{panel_h}" fill="#fef3c7">'
                         f'<title>warm-up: runs 0–{warm - 1}</title></rect>')
-        for t in ticks:
-            y = y_of(t)
-            body.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>')
-            body.append(f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#374151">{fmt(t)}</text>')
+        body += _grid_y(ticks, y_of, left, pw)
         body.append(f'<text x="14" y="{y_top + panel_h / 2:.1f}" font-size="11" fill="#374151" text-anchor="middle" '
                     f'transform="rotate(-90 14 {y_top + panel_h / 2:.1f})">ms</text>')
         pts = [(x_of(i), y_of(v), i, v) for i, v in enumerate(s["values_ms"]) if v is not None and math.isfinite(v)]
@@ -181,10 +187,7 @@ def distribution(series: list[dict], title: str = "Latency distribution") -> str
             return left + pw * (v - ticks[0]) / (ticks[-1] - ticks[0])
 
     body = []
-    for t in ticks:
-        x = x_of(t)
-        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{h - 40}" stroke="#e5e7eb"/>')
-        body.append(f'<text x="{x:.1f}" y="{h - 26}" font-size="11" text-anchor="middle" fill="#374151">{fmt(t)}</text>')
+    body += _grid_x(ticks, x_of, top, h - 40)
     body.append(f'<text x="{left + pw / 2:.1f}" y="{h - 10}" font-size="11" text-anchor="middle" fill="#374151">'
                 f'ms per run{" (log scale)" if log else ""}</text>')
     for k, s in enumerate(series):
@@ -228,10 +231,7 @@ def stacked_bars(bars: list[dict], title: str = "Where the time goes") -> str:
     axis_y = top + row_h * max(len(bars), 1)
     h = axis_y + 40 + legend_height(names, pw + right)
     body = []
-    for t in (0, 25, 50, 75, 100):
-        x = left + pw * t / 100
-        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{axis_y}" stroke="#e5e7eb"/>')
-        body.append(f'<text x="{x:.1f}" y="{axis_y + 14}" font-size="11" text-anchor="middle" fill="#374151">{t}%</text>')
+    body += _grid_x((0, 25, 50, 75, 100), lambda t: left + pw * t / 100, top, axis_y, lambda t: f"{t}%")
     body.append(f'<text x="{left + pw / 2:.1f}" y="{axis_y + 28}" font-size="11" text-anchor="middle" fill="#374151">'
                 "share of the run's time</text>")
     for k, b in enumerate(bars):
@@ -289,9 +289,7 @@ def timeline(segments: list[dict], title: str) -> str:
 
     body = []
     axis_y = top + lane_h * len(lanes)
-    for t in ticks:
-        body.append(f'<line x1="{x_of(t):.1f}" x2="{x_of(t):.1f}" y1="{top}" y2="{axis_y}" stroke="#f1f5f9"/>')
-        body.append(f'<text x="{x_of(t):.1f}" y="{axis_y + 14}" font-size="11" text-anchor="middle" fill="#374151">{fmt(t)}</text>')
+    body += _grid_x(ticks, x_of, top, axis_y)
     body.append(f'<text x="{left + pw / 2:.1f}" y="{axis_y + 30}" font-size="11" text-anchor="middle" fill="#374151">'
                 "ms from the start of the run</text>")
     for k, ln in enumerate(lanes):
