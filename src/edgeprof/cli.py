@@ -528,19 +528,17 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
     from . import api
     from .errors import UsageError
     from .render import jsonfmt
-    from .render.atomic import write_text
-    from .render.trace import build_trace, dumps, select_runs
+    from .render.trace import select_runs, write_trace
 
     prof = api.load_profile(etdump, etrecord=etrecord)
     try:
         chosen = select_runs(prof, runs)
     except ValueError as e:
         raise UsageError(f"--runs {runs!r}: {e}") from None
-    result = build_trace(prof, runs=chosen, include_init=not no_init)
     p = Path(etdump)
     target = Path(out_file) if out_file else p.with_name(p.name.split(".")[0] + ".trace.json")
-    write_text(target, dumps(result["trace"]))
-    info = {"schema_version": 1, "input": etdump, "written": str(target), **result["stats"]}
+    stats = write_trace(target, prof, runs=chosen, include_init=not no_init)
+    info = {"schema_version": 1, "input": etdump, "written": str(target), **stats}
     if as_json:
         click.echo(jsonfmt.dumps(info), nl=False)
     else:
