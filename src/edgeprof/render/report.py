@@ -120,7 +120,7 @@ def _categories(out, d):
             sp = "—" if x["speedup"] is None else f"{x['speedup']:.3g}{_ci(x['ci_low'], x['ci_high'])}"
             rows.append([x["line"], _ms(x["baseline_ms"]), _ms(x["candidate_ms"]), sp,
                          f"{_pct(x['baseline_share'])} → {_pct(x['candidate_share'])}", x["status"]])
-        out.append(("table", ["category", f"{b} ms", f"{c} ms", "speedup [95% CI]", "share % (base → cand)", "status"], rows))
+        out.append(("table", ["category", f"{b} ms", f"{c} ms", "speedup [95% CI]", "share %", "status"], rows))
         out.append(("p", f"**Bottleneck:** {bc['bottleneck']['statement']}"))
     else:
         for cfg in d["configs"]:
@@ -318,7 +318,7 @@ def to_html(bl: list[tuple], title: str) -> str:
         elif kind == "table":
             head = "".join(f"<th>{_inline(h)}</th>" for h in b[1]) if any(b[1]) else ""
             rows = "".join("<tr>" + "".join(
-                f'<td class="num">{_inline(x)}</td>' if _NUM.match(str(x)) else f"<td>{_inline(x)}</td>"
+                f'<td class="num">{_inline(x)}</td>' if _NUM.match(str(x)) or " → " in str(x) else f"<td>{_inline(x)}</td>"
                 for x in r) + "</tr>" for r in b[2])
             out.append(f"<table>{'<thead><tr>' + head + '</tr></thead>' if head else ''}<tbody>{rows}</tbody></table>")
         elif kind in ("list", "olist"):

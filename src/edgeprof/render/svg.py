@@ -112,20 +112,25 @@ def latency_trend(series: list[dict], title: str = "Latency per run") -> str:
         body.append(f'<text x="14" y="{y_top + panel_h / 2:.1f}" font-size="11" fill="#374151" text-anchor="middle" '
                     f'transform="rotate(-90 14 {y_top + panel_h / 2:.1f})">ms</text>')
         pts = [(x_of(i), y_of(v), i, v) for i, v in enumerate(s["values_ms"]) if v is not None and math.isfinite(v)]
-        body.append(f'<polyline fill="none" stroke-width="1.5" stroke="{c}" points="'
+        dense = len(pts) > 150  # many runs: thin line, small dots, small rings
+        r_dot, r_ring = (1.3, 3.2) if dense else (3.2, 6.5)
+        body.append(f'<polyline fill="none" stroke-width="{0.6 if dense else 1.5}" stroke="{c}" '
+                    f'stroke-opacity="{0.45 if dense else 1}" points="'
                     + " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in pts) + '"/>')
         outl = set(s.get("outliers", []))
         for x, y, i, v in pts:
             hollow = i < warm
-            body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.2" fill="{"#fff" if hollow else c}" stroke="{c}" '
-                        f'stroke-width="1.5"><title>{escape(s["name"])} run {i}: {v:.4g} ms'
+            body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r_dot}" fill="{"#fff" if hollow else c}" stroke="{c}" '
+                        f'stroke-width="{0.8 if dense else 1.5}"><title>{escape(s["name"])} run {i}: {v:.4g} ms'
                         f'{" (warm-up)" if hollow else ""}{" (outlier)" if i in outl else ""}</title></circle>')
             if i in outl:
-                body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6.5" fill="none" stroke="#dc2626" stroke-width="1.5"/>')
+                body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r_ring}" fill="none" stroke="#dc2626" '
+                            f'stroke-width="{1 if dense else 1.5}"/>')
     axis_y = top + len(series) * (panel_h + gap) + 2
-    step = max(1, round(n_max / 10))
-    for i in range(0, n_max, step):
-        body.append(f'<text x="{x_of(i):.1f}" y="{axis_y}" font-size="11" text-anchor="middle" fill="#374151">{i}</text>')
+    for i in nice_ticks(0, max(n_max - 1, 1), 8):
+        if i <= n_max - 1:
+            body.append(f'<text x="{x_of(i):.1f}" y="{axis_y}" font-size="11" text-anchor="middle" fill="#374151">'
+                        f'{int(i)}</text>')
     body.append(f'<text x="{left + pw / 2:.1f}" y="{axis_y + 15}" font-size="11" text-anchor="middle" fill="#374151">'
                 "run (in recording order)</text>")
     body += _legend([("warm-up run (hollow, shaded)", "#fde68a"), ("outlier (ringed)", "#dc2626")], left, axis_y + 32)
@@ -195,7 +200,7 @@ def distribution(series: list[dict], title: str = "Latency distribution") -> str
         v = np.array([x for x in s["values_ms"] if x is not None and math.isfinite(x)], dtype=float)
         yc = top + row_h * k + row_h / 2
         body.append(f'<text x="{left - 8}" y="{yc + 4:.1f}" font-size="12" text-anchor="end" fill="#111827">'
-                    f'{escape(_short(s["name"], 24))}</text>')
+                    f'{escape(_short(s["name"], 21))}</text>')
         if v.size == 0:
             continue
         q1, med, q3 = np.percentile(v, [25, 50, 75])
@@ -237,7 +242,7 @@ def stacked_bars(bars: list[dict], title: str = "Where the time goes") -> str:
     for k, b in enumerate(bars):
         y = top + row_h * k + 8
         body.append(f'<text x="{left - 8}" y="{y + 19:.1f}" font-size="12" text-anchor="end" fill="#111827">'
-                    f'{escape(_short(b["label"], 24))}</text>')
+                    f'{escape(_short(b["label"], 21))}</text>')
         tot = sum(ms for _, ms in b["parts"]) or 1.0
         x = float(left)
         for c, ms in b["parts"]:
