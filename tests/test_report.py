@@ -22,7 +22,7 @@ X = DATA / "xnnpack"
 
 
 def _sections(md: str) -> list[str]:
-    return re.findall(r"^## (.+)$", md, re.M)
+    return re.findall(r"^## (.+)$", md, re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -45,15 +45,15 @@ def test_markdown_structure_and_numbers_equal_the_analysis(toycnn_pair):
     assert f"**Verdict:** {cmp['summary_line']}" in md
     # every category row of the comparison, with the analysis' numbers
     for c in cmp["by_category"]["categories"]:
-        assert re.search(rf"^\| {c['line']} \| {c['baseline_ms']:.4g} \| {c['candidate_ms']:.4g} \|", md, re.M), c["line"]
+        assert re.search(rf"^\| {c['line']} \| {c['baseline_ms']:.4g} \| {c['candidate_ms']:.4g} \|", md, re.MULTILINE), c["line"]
     assert f"**Bottleneck:** {cmp['by_category']['bottleneck']['statement']}" in md
     for cfg in d["configs"]:
         lat = cfg["latency"]
-        assert re.search(rf"^\| {re.escape(cfg['name'])} \| {lat['count']} \| {lat['median_ms']:.4g} \[", md, re.M)
+        assert re.search(rf"^\| {re.escape(cfg['name'])} \| {lat['count']} \| {lat['median_ms']:.4g} \[", md, re.MULTILINE)
         for o in cfg["breakdown"]["operators"][:10]:
             assert f"| `{o['operator']}` | {o['backend']} |" in md and f"| {o['avg_ms']:.4g} |" in md
     # every finding names its evidence
-    findings = re.findall(r"^\d+\. \*\*\[([^\]]+)\]\*\* ", md.split("## Findings")[1], re.M)
+    findings = re.findall(r"^\d+\. \*\*\[([^\]]+)\]\*\* ", md.split("## Findings")[1], re.MULTILINE)
     assert len(findings) == len(d["findings"]) >= 2
     assert set(findings) <= {"ETDump timeline", "timeline CSV", "ops-stats CSV", "metrics JSON", "xnntrace log",
                              "run-folder validation"}
@@ -172,7 +172,7 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("EDG
 def _chromium(tmp_path, *args) -> subprocess.CompletedProcess:
     assert CHROMIUM, "Chromium is required (EDGEPROF_REQUIRE_CHROMIUM is set)"
     return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args], capture_output=True,
-                          text=True, timeout=180)
+                          text=True, timeout=180, check=False)
 
 
 @needs_chromium
@@ -188,7 +188,7 @@ def test_html_renders_in_headless_chromium(pair, toycnn_pair, tel_pair, tmp_path
     console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line
                or "Refused to" in line or "Failed to load" in line]
     assert console == [], console
-    figures = re.findall(r'<figure data-chart="([a-z_]+)">(.*?)</figure>', dom.stdout, re.S)
+    figures = re.findall(r'<figure data-chart="([a-z_]+)">(.*?)</figure>', dom.stdout, re.DOTALL)
     kinds = [k for k, _ in figures]
     assert {"latency_trend", "distribution", "stacked", "hbars", "timeline"} <= set(kinds)
     for kind, body in figures:

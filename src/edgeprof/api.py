@@ -810,7 +810,14 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     from .analysis.latency import robust_latency
     from .analysis.report import EVIDENCE_NAMES, findings, representative_run, run_lanes
     from .io.latency_sources import resolve
-    from .io.runfolder import describe, display_path, find_etdumps, find_trace_logs, read_manifest, sme2_role
+    from .io.runfolder import (
+        describe,
+        display_path,
+        find_etdumps,
+        find_trace_logs,
+        read_manifest,
+        sme2_role,
+    )
     from .taxonomy import DEFAULT, TAXONOMY_VERSION
 
     inputs = [str(x) for x in inputs]
