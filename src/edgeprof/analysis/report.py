@@ -121,7 +121,7 @@ def findings(report: dict) -> list[dict]:
             w = lat["warmup"]
             first = "the first run is" if w["count"] == 1 else f"the first {w['count']} runs are"
             add("warmup", "info", f"{cfg['name']}: {first} warm-up ({w.get('warmup_median_ms', 0):.3g} ms vs "
-                f"{w.get('steady_median_ms', 0):.3g} ms steady); comparisons leave them out", cfg["evidence"])
+                f"{w.get('steady_median_ms', 0):.3g} ms steady); comparisons leave warm-up runs out", cfg["evidence"])
         d = (lat.get("drift") or {})
         if d.get("significant"):
             add("drift", "medium", f"{cfg['name']}: latency drifts {d.get('slope_percent_per_100_runs', 0):+.1f} % per 100 "
