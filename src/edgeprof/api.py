@@ -872,7 +872,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             name = rf.experiment or (first.stem if len(files) == 1 else os.path.commonprefix([f.stem for f in files]))
         lat = prof.latency_ms()
         latency_rep = robust_latency(lat, name=name, seed=seed, resamples=resamples, source=prof.latency_source)
-        bd = run_breakdown_for(prof, name, taxonomy or DEFAULT, top)
+        bd = _breakdown_for(prof, name, taxonomy or DEFAULT, top)
         skip = (latency_rep.get("warmup") or {}).get("count", 0)
         rep_run = representative_run(latency_rep["latencies_ms"], skip)
         configs.append({
@@ -937,7 +937,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     return data
 
 
-def run_breakdown_for(prof, name, taxonomy, top):
+def _breakdown_for(prof, name, taxonomy, top):
     from .analysis.breakdown import breakdown as run_breakdown
 
     bd = run_breakdown(prof, taxonomy=taxonomy, top=top, name=name)

@@ -227,18 +227,13 @@ def to_markdown(bl: list[tuple]) -> str:
         elif kind in ("p", "verdict"):
             out += [b[-1], ""]
         elif kind == "table":
-            out.append(table(b[1], [[_md_cell(x) for x in r] for r in b[2]]))
+            out.append(table(b[1], b[2]))
         elif kind in ("list", "olist"):
             for i, (text, sub) in enumerate(b[1], 1):
                 out.append(f"{i}. {text}" if kind == "olist" else f"- {text}")
                 out += [f"   - {cell(s)}" for s in sub]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
-
-
-def _md_cell(x):
-    s = "" if x is None else str(x)
-    return s  # cell() in table() escapes pipes
 
 
 # --------------------------------------------------------------------------------------------------
