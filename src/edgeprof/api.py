@@ -584,7 +584,8 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
         return None, ""
 
     facts = []
-    for f in find_etdumps([run_dir]):
+    etdumps = find_etdumps([run_dir])
+    for f in etdumps:
         rel = _rel(f, run_dir)
         rf = describe(f)
         e = EtdumpFacts(path=rel, key=str(f.resolve()), experiment=rf.experiment, role=role_of(f)[0])
@@ -630,7 +631,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
         if sfacts.problems:
             summary.error = "; ".join(sfacts.problems)
         else:
-            newest = max((_mtime(f) or 0 for f in find_etdumps([run_dir])), default=0)
+            newest = max((_mtime(f) or 0 for f in etdumps), default=0)
             summary.newer = (_mtime(spath) or 0) >= newest
             for ent in doc["per_etdump"]:
                 if isinstance(ent, dict) and isinstance(ent.get("etdump"), str):
@@ -901,13 +902,14 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     kernels_part = None
     if run_dir is not None:
         logs = []
-        for t in find_trace_logs(run_dir):
+        traces = find_trace_logs(run_dir)
+        for t in traces:
             k = kernels(t)
             logs.append({"path": display_path(t, run_dir), "role": sme2_role(display_path(t, run_dir)),
                          "summary": summarize_kernels(k["kernels"])})
         view = None
-        on = [t for t in find_trace_logs(run_dir) if sme2_role(display_path(t, run_dir)) == "on"]
-        off = [t for t in find_trace_logs(run_dir) if sme2_role(display_path(t, run_dir)) == "off"]
+        on = [t for t in traces if sme2_role(display_path(t, run_dir)) == "on"]
+        off = [t for t in traces if sme2_role(display_path(t, run_dir)) == "off"]
         if len(on) == 1 and len(off) == 1:
             view = kernel_view(off[0], on[0])
         kernels_part = {"logs": logs, "view": view}
