@@ -273,17 +273,21 @@ def test_cross_check_falls_back_to_type_and_order():
 # diff and folders
 # --------------------------------------------------------------------------------------------------
 
-def test_diff_of_cost_plans_reports_shares_never_total_cost(tmp_path):
+def test_diff_of_cost_plans_total_cost_devices_and_shares(tmp_path):
     before = costplan([(1, "conv", 0.6), (2, "matmul", 0.3), (3, "add", 0.1)])
-    after = costplan([(1, "conv", 0.3), (2, "matmul", 0.3), (3, "add", 0.1), (4, "add", 0.1)])  # total 0.8
+    after = costplan([(1, "conv", 0.3), (2, "matmul", 0.3), (3, "add", 0.1), (4, "add", 0.1)], no_device=1)  # total 0.8
     d = api.ane_diff(_write(tmp_path, "b.json", before), _write(tmp_path, "a.json", after))
     rows = {r["type"]: r for r in d["op_types"]}
     assert rows["conv"]["plan_share_before_pct"] == pytest.approx(60) and rows["conv"]["plan_share_after_pct"] == pytest.approx(37.5)
     assert rows["add"]["count_before"] == 1 and rows["add"]["count_after"] == 2
     assert rows["add"]["delta_pp"] == pytest.approx(25 - 10)
-    flat = json.dumps(d)
-    assert "total_cost_before" not in flat and "total_cost_delta" not in flat and "improv" not in flat.lower()
-    assert any("not comparable as work" in s for s in d["statements"])
+    # the seed diffs total_cost ("drops indicate the compiler agrees with your change"), with its caveat
+    assert d["total_cost"]["before"] == pytest.approx(1.0) and d["total_cost"]["after"] == pytest.approx(0.8)
+    assert d["total_cost"]["change_percent"] == pytest.approx(-20)
+    assert d["statements"][0] == "total_cost 1 → 0.8 (-20.0 %): a drop — the compiler agrees with the change"
+    assert any("total_cost is dimensionless" in s and "never as time" in s for s in d["statements"])
+    assert d["no_device"] == {"before": 0, "after": 1} and d["with_device"] == {"before": 3, "after": 3}
+    assert any("with no device 0 → 1" in s for s in d["statements"])
     assert d["ops"][0]["type"] == "conv" and d["ops"][0]["delta_pp"] == pytest.approx(-22.5)
     res = _run("ane", "diff", tmp_path / "b.json", tmp_path / "a.json", "--markdown", "-")
     assert res.exit_code == 0 and "plan share before %" in res.output

@@ -79,8 +79,8 @@ def _profile(tmp_path, name, conv_us, transpose_us, runs=20, seed=0):
     out = []
     t = 0
     for _ in range(runs):
-        c = int(conv_us * 1000 * (1 + 0.02 * rng.standard_normal()))
-        tr = int(transpose_us * 1000 * (1 + 0.02 * rng.standard_normal()))
+        c = int(conv_us * 1000 * (1 + 0.01 * rng.standard_normal()))
+        tr = int(transpose_us * 1000 * (1 + 0.01 * rng.standard_normal()))
         ev = [PE("native_call_convolution.out", t + 10, t + 10 + c, 0), PE("OPERATOR_CALL", t + 5, t + 15 + c, 0),
               PE("native_call_permute_copy.out", t + 25 + c, t + 25 + c + tr, 1),
               PE("OPERATOR_CALL", t + 20 + c, t + 30 + c + tr, 1), PE("Method::execute", t, t + 40 + c + tr, -1)]
@@ -91,26 +91,56 @@ def _profile(tmp_path, name, conv_us, transpose_us, runs=20, seed=0):
     return load_etdump(p, warn=False)
 
 
+def _shift(tmp_path, base_conv, cand_conv, transpose=100):
+    base = _profile(tmp_path, f"b{base_conv}", base_conv, transpose, seed=1)
+    cand = _profile(tmp_path, f"c{cand_conv}", cand_conv, transpose, seed=2)
+    return compare_categories([base], [cand], b_name="sme2_off", c_name="sme2_on")
+
+
 def test_constructed_bottleneck_shift(tmp_path):
-    base = _profile(tmp_path, "base", 800, 100, seed=1)   # CONV ~89 %, DATA_MOVEMENT ~11 %
-    cand = _profile(tmp_path, "cand", 200, 100, seed=2)   # CONV ~67 %, DATA_MOVEMENT ~33 %
-    r = compare_categories([base], [cand], b_name="sme2_off", c_name="sme2_on")
+    r = _shift(tmp_path, 800, 200)   # CONV 89 % → 67 %, DATA_MOVEMENT 11 % → 33 %
     cats = {c["line"]: c for c in r["categories"]}
     assert cats["CONV"]["speedup"] == pytest.approx(4.0, rel=0.03)
     assert cats["CONV"]["ci_low"] < 4.0 < cats["CONV"]["ci_high"] and cats["CONV"]["status"] == "faster"
     assert cats["DATA_MOVEMENT"]["status"] == "no clear change"
     assert cats["DATA_MOVEMENT"]["candidate_share"] - cats["DATA_MOVEMENT"]["baseline_share"] > 20
     shift = r["bottleneck"]
-    assert shift["shift"] and shift["grown_categories"] == ["DATA_MOVEMENT"]
-    assert shift["statement"].startswith("CONV -75 %; DATA_MOVEMENT now 33 % of latency, up from 11 %")
-    assert shift["statement"].endswith("bottleneck shift, not a failure of sme2_on")
-    # the same profiles the other way round: slower, no "not a failure" wording, CONV flagged slower
-    back = compare_categories([cand], [base], b_name="a", c_name="b")
-    assert "CONV" in back["slower_categories"]
-    assert "did not get faster" in back["bottleneck"]["statement"] or not back["bottleneck"]["shift"]
+    assert shift["shift"] and shift["grown_categories"] == ["DATA_MOVEMENT"] and shift["shrunk_categories"] == ["CONV"]
+    assert shift["statement"].startswith("bottleneck shift toward DATA_MOVEMENT: CONV 89 % → 67 % of latency (-75 % time); "
+                                         "DATA_MOVEMENT 11 % → 33 % of latency")
+    # CONV still holds more time: the statement says so and never calls DATA_MOVEMENT the bottleneck
+    assert "CONV still holds the most time (67 %)" in shift["statement"] and "largest" not in shift["statement"]
+    assert shift["statement"].endswith("not a failure of sme2_on")
+    # when the grown category does hold the most time, it is named the largest
+    big = _shift(tmp_path, 800, 50)["bottleneck"]
+    assert big["shift"] and "DATA_MOVEMENT is now the largest category" in big["statement"]
+    # the same profiles the other way round: CONV got slower, so no shift is claimed and CONV is flagged slower
+    back = compare_categories([_profile(tmp_path, "c", 200, 100, seed=2)], [_profile(tmp_path, "b", 800, 100, seed=1)],
+                              b_name="a", c_name="b")
+    assert "CONV" in back["slower_categories"] and not back["bottleneck"]["shift"]
+    assert back["bottleneck"]["statement"].startswith("no bottleneck shift: GEMM/CONV time did not shrink")
     # no shift when both categories shrink together
     even = _profile(tmp_path, "even", 400, 50, seed=3)
-    assert not compare_categories([base], [even], b_name="a", c_name="b")["bottleneck"]["shift"]
+    assert not compare_categories([_profile(tmp_path, "b", 800, 100, seed=1)], [even], b_name="a",
+                                  c_name="b")["bottleneck"]["shift"]
+
+
+@pytest.mark.parametrize("base_conv, cand_conv, shift", [
+    # material share (10 % of latency) at its boundary; growth ≥ 5 points on both sides
+    (2400, 942, False),   # DATA_MOVEMENT 4.0 % → 9.6 % (+5.6 points): below the material share
+    (2400, 862, True),    # 4.0 % → 10.4 % (+6.4 points)
+    # growth (5 percentage points) at its boundary; material share on both sides
+    (1150, 694, False),   # 8.0 % → 12.6 % (+4.6 points)
+    (1150, 646, True),    # 8.0 % → 13.4 % (+5.4 points)
+])
+def test_bottleneck_shift_thresholds_at_their_boundaries(tmp_path, base_conv, cand_conv, shift):
+    r = _shift(tmp_path, base_conv, cand_conv)
+    dm = {c["line"]: c for c in r["categories"]}["DATA_MOVEMENT"]
+    # the shares are those the case intends (an independent check: transpose / (conv + transpose))
+    assert dm["candidate_share"] == pytest.approx(100 * 100 / (cand_conv + 100), abs=0.15)
+    assert r["bottleneck"]["shift"] is shift
+    if not shift:
+        assert "no other category grew to a material share" in r["bottleneck"]["statement"]
 
 
 def test_real_pairs_category_speedups_and_shift(etdump):
@@ -118,7 +148,11 @@ def test_real_pairs_category_speedups_and_shift(etdump):
     cats = {c["line"]: c for c in r["by_category"]["categories"]}
     assert cats["CONV"]["status"] == "faster" and cats["CONV"]["ci_low"] > 20
     assert cats["NORM"]["status"] == "absent in candidate"  # batch norm folded into the XNNPACK convolution
-    assert r["by_category"]["bottleneck"]["shift"] and "CONV" in r["by_category"]["bottleneck"]["statement"]
+    # CONV shrinks 95 % → 76 %; GEMM grows from 0 % to 9 %, below a material share: no shift, CONV still largest
+    bn = r["by_category"]["bottleneck"]
+    assert not bn["shift"] and bn["largest_candidate"] == "CONV"
+    assert bn["statement"].startswith("no bottleneck shift: CONV 95 % → 76 % of latency")
+    assert "the largest category is CONV (76 %)" in bn["statement"]
     q = api.compare([etdump("tel_xnn.N20")], [etdump("tel_xnnq8.N20")])
     bc = q["by_category"]
     assert not bc["bottleneck"]["shift"] and bc["bottleneck"]["largest_baseline"] == "GEMM"

@@ -143,3 +143,26 @@ def test_unknown_method(tmp_path, etrecord):
 ])
 def test_op_type_names(target, expected):
     assert op_type_of(target) == expected
+
+
+@pytest.mark.parametrize("model", ["tel_xnn", "toycnn_xnnq8", "tel_xnnq8"])
+def test_delegate_op_types_keep_their_multiplicity(model, etdump, etrecord, ground_truth):
+    """Per inference, the op types behind the XNNPACK calls with their counts — Inspector's lists, summed here —
+    in the ops-stats table and the breakdown (how many linear/bmm ops the calls fused)."""
+    from collections import Counter
+
+    from edgeprof.analysis.breakdown import breakdown
+    from edgeprof.analysis.timeline import ops_stats_table
+
+    gt = ground_truth(f"{model}.N20", "inspector_etrecord").filter(
+        (pl.col("block_name") == "Execute") & (pl.col("event_name") == "DELEGATE_CALL"))
+    want = Counter()
+    for lst in gt["op_types"].to_list():
+        want.update(json.loads(lst))
+    assert max(want.values()) > 1  # a fused call repeats op types
+    prof = load_etdump(etdump(f"{model}.N20"), etrecord=etrecord(model))
+    row = ops_stats_table(prof, model).filter(pl.col("name") == "DELEGATE_CALL")
+    assert json.loads(row["op_types"][0]) == dict(want)
+    assert list(json.loads(row["op_types"][0]).values()) == sorted(want.values(), reverse=True)
+    prof_ops = breakdown(prof)["operators_all"]
+    assert all(isinstance(o["op_types"], dict) for o in prof_ops)

@@ -48,17 +48,19 @@ def test_markdown_structure_and_numbers_equal_the_analysis(toycnn_pair):
         assert re.search(rf"^\| {c['line']} \| {c['baseline_ms']:.4g} \| {c['candidate_ms']:.4g} \|", md, re.MULTILINE), c["line"]
     assert f"**Bottleneck:** {cmp['by_category']['bottleneck']['statement']}" in md
     for cfg in d["configs"]:
-        lat = cfg["latency"]
-        assert re.search(rf"^\| {re.escape(cfg['name'])} \| {lat['count']} \| {lat['median_ms']:.4g} \[", md, re.MULTILINE)
+        st = cfg["latency"]["steady"]
+        assert re.search(rf"^\| {re.escape(cfg['name'])} \| {st['count']} \| {st['median_ms']:.4g} \[", md, re.MULTILINE)
         for o in cfg["breakdown"]["operators"][:10]:
             assert f"| `{o['operator']}` | {o['backend']} |" in md and f"| {o['avg_ms']:.4g} |" in md
     # every finding names its evidence
     findings = re.findall(r"^\d+\. \*\*\[([^\]]+)\]\*\* ", md.split("## Findings")[1], re.MULTILINE)
     assert len(findings) == len(d["findings"]) >= 2
     assert set(findings) <= {"ETDump timeline", "timeline CSV", "ops-stats CSV", "metrics JSON", "xnntrace log",
-                             "run-folder validation"}
+                             "run-folder validation", "xnntrace log + ETDump timeline"}
     rules = [f["rule"] for f in d["findings"]]
-    assert rules[0] == "e2e_verdict" and "bottleneck_shift" in rules
+    # CONV shrank, but no other category grew to a material share: no bottleneck shift is claimed
+    assert rules[0] == "e2e_verdict" and "bottleneck_shift" not in rules
+    assert "no bottleneck shift" in cmp["by_category"]["bottleneck"]["statement"]
     # the pair's own names, not SME2 wording
     assert "SME2-on" not in md and "toycnn_xnn.N20 is" not in md.split("## Findings")[0].split("## Run")[0]
 
@@ -204,3 +206,35 @@ def test_html_renders_in_headless_chromium(pair, toycnn_pair, tel_pair, tmp_path
     present = {c for _, c in colors}
     # the series and category colours of the charts are on screen, so the SVG was drawn, not just parsed
     assert (0x25, 0x63, 0xEB) in present and (0xEA, 0x58, 0x0C) in present
+
+
+def test_every_table_uses_the_same_steady_runs(toycnn_pair, etdump_dir):
+    """The warm-up run is left out of every table and chart, and the report says so once at the top.
+
+    Oracle: CONV time per steady run summed here from the ETDump records (reference FlatBuffers reader)."""
+    from etdump_rewrite import PE, label, read
+
+    d = toycnn_pair
+    cand = next(c for c in d["configs"] if c["role"] == "candidate")
+    w = cand["latency"]["warmup"]["count"]
+    assert w == 1 and cand["runs_used"] == {"first": 1, "count": 19, "total": 20}
+    runs, _ = read((etdump_dir / "toycnn_xnn.N20.etdp").read_bytes())
+    execute = [r for r in runs if r.name == "Execute"]
+    conv = [sum(e.end - e.start for e in r.events if isinstance(e, PE) and label(e).startswith("Convolution"))
+            for r in execute]
+    want = sum(conv[w:]) / len(conv[w:]) / 1e6
+    assert sum(conv) / len(conv) / 1e6 != pytest.approx(want, rel=1e-3)  # the warm-up run does change it
+    in_breakdown = {x["line"]: x["avg_ms"] for x in cand["breakdown"]["categories"]}["CONV"]
+    in_comparison = {x["line"]: x["candidate_ms"] for x in d["comparison"]["by_category"]["categories"]}["CONV"]
+    in_operators = next(o["avg_ms"] for o in cand["breakdown"]["operators"] if o["operator"].startswith("Convolution"))
+    assert in_breakdown == pytest.approx(want, abs=1e-9)
+    assert in_comparison == pytest.approx(want, abs=1e-9)
+    assert in_operators == pytest.approx(want, abs=1e-9)
+    e2e = [sum(e.end - e.start for e in r.events if isinstance(e, PE) and e.name == "Method::execute") for r in execute]
+    import numpy as np
+
+    assert cand["latency"]["steady"]["median_ms"] == pytest.approx(np.median(e2e[w:]) / 1e6, abs=1e-9)
+    md = rep.markdown(d)
+    assert md.count("**Runs used in every table and chart below:**") == 1
+    assert "toycnn_xnn.N20: runs 1–19 (19 of 20; run 0 left out as warm-up)" in md
+    assert f"| {cand['name']} | 19 | {np.median(e2e[w:]) / 1e6:.4g} [" in md

@@ -124,3 +124,29 @@ def test_drift_fires_on_injected_drift_and_not_on_shuffles(etdump):
         d = detect_drift(v)
         fired += d["significant"] and d["slope_percent_per_100_runs"] > 0
     assert fired >= 45
+
+
+def test_claims_need_enough_runs_at_their_boundaries():
+    """Warm-up needs 10 runs, drift and the shape hint 30: below that the answer is "too few runs to tell"."""
+    from edgeprof.analysis.latency import MIN_RUNS_DRIFT, MIN_RUNS_WARMUP
+    from edgeprof.analysis.stats import MIN_RUNS_SHAPE
+
+    assert (MIN_RUNS_WARMUP, MIN_RUNS_DRIFT, MIN_RUNS_SHAPE) == (10, 30, 30)
+    rng = np.random.default_rng(3)
+    for n, testable in ((9, False), (10, True)):
+        v = np.r_[5.0, rng.normal(1.0, 0.01, n - 1)]  # an obvious warm-up run
+        w = detect_warmup(v)
+        assert w["testable"] is testable and (w["count"] == 1) is testable
+        if not testable:
+            assert w["note"] == f"too few runs to tell (needs ≥ 10 runs, has {n})"
+    for n, testable in ((29, False), (30, True)):
+        v = 1.0 + 0.01 * np.arange(n) + rng.normal(0, 0.001, n)  # a strong trend
+        d = detect_drift(v)
+        assert d["testable"] is testable and d["significant"] is testable
+        if not testable:
+            assert d["slope_percent_per_100_runs"] is None and "too few runs to tell" in d["note"]
+        two = np.r_[rng.normal(1.0, 0.01, n // 2), rng.normal(2.0, 0.01, n - n // 2)]
+        b = bimodality(two)
+        assert b["testable"] is testable and b["hint"] is testable
+    rep = robust_latency(1.0 + 0.01 * np.arange(20))
+    assert rep["drift"]["note"] == "too few runs to tell (needs ≥ 30 runs, has 20)"

@@ -275,8 +275,8 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
 # latency and compare: robust statistics of end-to-end latency
 # --------------------------------------------------------------------------------------------------
 
-def _series(specs, run_dir=None, threads=None):
-    from .io.latency_sources import load, resolve
+def _files(specs, run_dir=None, threads=None) -> list[Path]:
+    from .io.latency_sources import resolve
 
     run_dir = Path(run_dir) if run_dir is not None else None
     if isinstance(specs, (str, os.PathLike)):
@@ -284,7 +284,13 @@ def _series(specs, run_dir=None, threads=None):
     files = [f for spec in specs for f in resolve(str(spec), run_dir, threads)]
     if not files:
         raise UsageError("no input files")
-    return [load(f) for f in files]
+    return files
+
+
+def _series(specs, run_dir=None, threads=None):
+    from .io.latency_sources import load
+
+    return [load(f) for f in _files(specs, run_dir, threads)]
 
 
 def _arm_name(series, given: str | None) -> str:
@@ -299,39 +305,121 @@ def _arm_name(series, given: str | None) -> str:
 
 
 def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | None = None, seed: int = 0,
-            resamples: int = 2000) -> list[tuple[object, dict]]:
+            resamples: int = 2000, names: dict | None = None) -> list[tuple[object, dict]]:
     """Robust latency statistics for each launch (file) named by ``inputs``: [(series, report), …].
 
-    ``inputs``: ETDumps, timeline CSVs, folders, or experiment names of ``run_dir``.
+    ``inputs``: ETDumps, timeline CSVs, folders, or experiment names of ``run_dir``. ``name`` names every
+    report; ``names`` maps an input (as given) to its report's name.
     """
     from .analysis.latency import robust_latency
+    from .io.latency_sources import load, resolve
 
+    run_dir = Path(run_dir) if run_dir is not None else None
+    specs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     out = []
-    for s in _series(inputs, run_dir, threads):
-        rep = robust_latency(s.values_ms, name=name or s.timeline_stem, run_indices=s.run_indices, seed=seed,
-                             resamples=resamples, source=s.source)
-        rep["schema_version"] = 1
-        rep["input"] = str(s.path)
-        rep["warnings"] = list(s.warnings)
-        out.append((s, rep))
+    for spec in specs:
+        given = (names or {}).get(spec) or name
+        for f in resolve(str(spec), run_dir, threads):
+            s = load(f)
+            rep = robust_latency(s.values_ms, name=given or s.timeline_stem, run_indices=s.run_indices, seed=seed,
+                                 resamples=resamples, source=s.source)
+            rep["schema_version"] = 1
+            rep["input"] = str(s.path)
+            rep["warnings"] = list(s.warnings)
+            out.append((s, rep))
+    if not out:
+        raise UsageError("no input files")
     return out
 
 
-def assign_roles(inputs: list[str]) -> tuple[list[str], list[str], str]:
-    """Split two positional inputs into (baseline, candidate, how): by ``sme2_off``/``sme2_on`` in their
-    names when that decides it, else in the order given."""
-    if len(inputs) != 2:
-        raise UsageError("give two inputs (baseline then candidate), or --baseline and --candidate")
+@dataclass
+class Roles:
+    """Which inputs are the baseline and which the candidate, their names, and why (one line)."""
+
+    baseline: list[str]
+    candidate: list[str]
+    baseline_name: str | None = None
+    candidate_name: str | None = None
+    note: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _role(paths, name: str | None) -> str | None:
+    """The SME2 role of an arm: from its files' paths when they agree on one, else from its name."""
     from .io.runfolder import sme2_role
 
-    roles = [sme2_role(str(x)) for x in inputs]
-    off = [r == "off" for r in roles]
-    on = [r == "on" for r in roles]
-    if off[1] and on[0] and not off[0]:
-        return [inputs[1]], [inputs[0]], "by name: the SME2-off input is the baseline"
-    if off[0] and on[1]:
-        return [inputs[0]], [inputs[1]], "by name: the SME2-off input is the baseline"
-    return [inputs[0]], [inputs[1]], "in the order given (first = baseline)"
+    found = {sme2_role(str(p)) for p in paths}
+    if len(found) == 1 and None not in found:
+        return found.pop()
+    return sme2_role(name) if name else None
+
+
+SME2_NOTE = "the SME2-off input is the baseline whatever the order given"
+
+
+def assign_roles(inputs: list[str], baseline_name: str | None = None, candidate_name: str | None = None) -> Roles:
+    """Two positional inputs: by ``sme2_off``/``sme2_on`` in their names when that decides it, else in the order
+    given (first = baseline)."""
+    if len(inputs) != 2:
+        raise UsageError("give two inputs (baseline then candidate), or --baseline and --candidate")
+    r0, r1 = _role([inputs[0]], None), _role([inputs[1]], None)
+    if r0 == "on" and r1 == "off":
+        return Roles([inputs[1]], [inputs[0]], baseline_name, candidate_name, f"by name: {SME2_NOTE}")
+    if r0 == "off" and r1 == "on":
+        return Roles([inputs[0]], [inputs[1]], baseline_name, candidate_name, f"by name: {SME2_NOTE}")
+    return Roles([inputs[0]], [inputs[1]], baseline_name, candidate_name, "in the order given (first = baseline)")
+
+
+def kit_roles(changed: str, reference: str, changed_name: str | None = None,
+              reference_name: str | None = None) -> Roles:
+    """The Arm kit's ``--timeline-csv CHANGED --compare REFERENCE --name1 … --name2 …``: the ``--compare`` input
+    is the reference (baseline) unless SME2 names say which is SME2-off; each name stays with its file."""
+    rc, rr = _role([changed], changed_name), _role([reference], reference_name)
+    if rc == "off" and rr == "on":
+        return Roles([changed], [reference], changed_name, reference_name, f"by name: {SME2_NOTE}")
+    if rc == "on" and rr == "off":
+        return Roles([reference], [changed], reference_name, changed_name, f"by name: {SME2_NOTE}")
+    return Roles([reference], [changed], reference_name, changed_name,
+                 "the --compare input is the reference (baseline), --timeline-csv the candidate")
+
+
+def explicit_roles(baseline: list[str], candidate: list[str], baseline_name: str | None = None,
+                   candidate_name: str | None = None) -> Roles:
+    """--baseline/--candidate as given; a warning when the names say the roles look reversed."""
+    rb, rc = _role(baseline, baseline_name), _role(candidate, candidate_name)
+    warnings = []
+    if rb == "on" and rc == "off":
+        warnings.append("the baseline looks like an SME2-on run and the candidate like an SME2-off run; kept as given "
+                        "(speedup = baseline / candidate, so > 1 means the SME2-off candidate is faster)")
+    return Roles(baseline, candidate, baseline_name, candidate_name, "as given (--baseline/--candidate)", warnings)
+
+
+def _same_inputs(b_files: list[Path], c_files: list[Path]) -> None:
+    """A usage error when a file (or a byte-identical copy of it) is in both arms."""
+    import hashlib
+
+    def digest(p: Path) -> tuple[int, str]:
+        h = hashlib.blake2b(digest_size=16)
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return p.stat().st_size, h.hexdigest()
+
+    rb = {f.resolve(): f for f in b_files}
+    for f in c_files:
+        if f.resolve() in rb:
+            raise UsageError(f"{f} is in both the baseline and the candidate: a comparison needs two different arms")
+    sizes_b = {}
+    for f in b_files:
+        sizes_b.setdefault(f.stat().st_size, []).append(f)
+    for f in c_files:
+        same_size = sizes_b.get(f.stat().st_size, [])
+        if same_size:
+            d = digest(f)
+            for g in same_size:
+                if digest(g) == d:
+                    raise UsageError(f"{f} and {g} hold the same bytes: the baseline and the candidate are the same "
+                                     "measurement")
 
 
 def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
@@ -348,8 +436,11 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
         raise UsageError(f"threshold must be in [0, 1), got {threshold}")
     if not 0.5 < level < 1:
         raise UsageError(f"level must be in (0.5, 1), got {level}")
-    bs = _series(baseline, run_dir, threads)
-    cs = _series(candidate, run_dir, threads)
+    from .io.latency_sources import load
+
+    b_files, c_files = _files(baseline, run_dir, threads), _files(candidate, run_dir, threads)
+    _same_inputs(b_files, c_files)
+    bs, cs = [load(f) for f in b_files], [load(f) for f in c_files]
     b_arm = Arm(_arm_name(bs, baseline_name), [s.values_ms for s in bs], [str(s.path) for s in bs])
     c_arm = Arm(_arm_name(cs, candidate_name), [s.values_ms for s in cs], [str(s.path) for s in cs])
     if b_arm.name == c_arm.name:
@@ -536,7 +627,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
     SME2-off ones none. Returns the report (``ok`` false when a check failed)."""
     import numpy as np
 
-    from .analysis.kernels import executed_from_profile, kernel_table
+    from .analysis.kernels import executed_from_profile, kernel_table, table_from_records
     from .analysis.validate import (
         REQUIRABLE,
         EtdumpFacts,
@@ -550,6 +641,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
         describe,
         display_path,
         find_etdumps,
+        find_kernel_tables,
         find_trace_logs,
         manifest_sme2_roles,
         output_prefix,
@@ -558,7 +650,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
         trace_stem,
     )
     from .io.timeline_csv import execute_latency_ms
-    from .io.xnnlog import read_xnnlog
+    from .io.xnnlog import read_kernel_csv, read_xnnlog
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -648,6 +740,18 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
         except InputError as err:
             tf.error = err.message
         traces.append(tf)
+    for t in find_kernel_tables(run_dir):
+        role, how = role_of(t)
+        tf = TraceFacts(path=disp(t), role=role, role_source=how, source="kernel table")
+        try:
+            tf.rows = table_from_records(read_kernel_csv(t), t.stem.removesuffix("_kernels"))
+        except InputError as err:
+            tf.error = err.message
+        traces.append(tf)
+    if not etdumps and not traces:
+        raise InputError(run_dir, "nothing to validate: no ETDumps, XNNPACK trace logs or kernel CSVs in this folder"
+                         + (" or its <platform>_trace sibling" if run_dir.name and not run_dir.name.endswith("_trace")
+                            else ""))
     searched = [disp(d) or "." for d in trace_folders(run_dir)]
     report = run_checks(facts, summary, manifest_facts, metrics_facts, traces, require=set(require),
                         require_sme2_kernels=require_sme2_kernels, tolerance=tolerance, searched=searched)
@@ -668,12 +772,31 @@ def load_ane_report(path):
     return read_report(path)
 
 
+BUNDLE_SUFFIXES = (".mlpackage", ".mlmodelc", ".mlmodel")
+
+
+def is_model_bundle(path) -> bool:
+    """A Core ML model (bundle or file) rather than a report."""
+    return Path(path).suffix.lower() in BUNDLE_SUFFIXES
+
+
+def _bundle_hint(path) -> str:
+    p = Path(path)
+    compiled = p.with_suffix(".mlmodelc").name
+    return (f"a Core ML model, not a report: on a Mac run `anemll-profile -j profile.json {p.name}` (and "
+            f"`ane-costplan -j costplan.json {compiled}` on the compiled model), then "
+            "`edgeprof ane profile.json --costplan costplan.json`")
+
+
 def ane(path, *, costplan=None, boundary_ms: float | None = None) -> dict:
     """Findings for one anemll-profile report (with an optional ane-costplan report to cross-check), or the
     plan's findings for a cost plan alone."""
     from .analysis.ane import DEFAULT_BOUNDARY_MS, analyze_plan, analyze_profile
     from .model import AneCostPlan, AneProfile
 
+    for p in (path, costplan):
+        if p is not None and is_model_bundle(p):
+            raise InputError(p, _bundle_hint(p))
     b = DEFAULT_BOUNDARY_MS if boundary_ms is None else boundary_ms
     if b < 0:
         raise UsageError("--boundary-ms must not be negative")
@@ -712,7 +835,7 @@ def ane_folder(inputs, *, boundary_ms: float | None = None) -> dict:
         p = Path(item)
         if p.is_dir():
             files += sorted(f for f in p.rglob("*.json") if f.is_file()
-                            and not any(x.startswith(".") for x in f.relative_to(p).parts))
+                            and not any(x.startswith(".") or is_model_bundle(x) for x in f.relative_to(p).parts))
         elif p.exists():
             files.append(p)
         else:
@@ -729,8 +852,14 @@ def ane_folder(inputs, *, boundary_ms: float | None = None) -> dict:
             continue
         (profiles if isinstance(rep, AneProfile) else plans).append((f, rep))
     if not profiles and not plans:
+        bundles = [b for item in inputs for b in sorted(Path(item).glob("*")) if is_model_bundle(b)] \
+            if Path(inputs[0]).is_dir() else []
         raise InputError(inputs[0], "no anemll-profile or ane-costplan reports found"
-                         + (f" ({len(skipped)} other JSON file(s) skipped)" if skipped else ""))
+                         + (f" ({len(skipped)} other JSON file(s) skipped)" if skipped else "")
+                         + (f"; it holds {len(bundles)} Core ML model(s) ({', '.join(b.name for b in bundles[:4])}): "
+                            "profile each submodel on a Mac with `anemll-profile -j <name>.profile.json <model>` and "
+                            "`ane-costplan -j <name>.costplan.json <model>.mlmodelc`, then run edgeprof ane on this "
+                            "folder" if bundles else ""))
 
     def stems(f, rep):
         name = rep.model.get("display_name") or rep.model.get("input_path") or "" if isinstance(rep, AneProfile) \
@@ -754,10 +883,15 @@ def ane_folder(inputs, *, boundary_ms: float | None = None) -> dict:
             results.append(r)
     order = {role: i for i, role in enumerate(PIPELINE_ORDER)}
     for r in results:
-        r["summary"]["role"] = role_of(r["model"] + " " + Path(r["file"]).name)
-        r["summary"]["file"] = r["file"]
-        r["summary"]["headline"] = r["headline"]
-    results.sort(key=lambda r: (order.get(r["summary"]["role"], 99), r["model"], r["file"]))
+        # one name per submodel — its bundle's (the report's model), else the report file's — and the role read
+        # from that same name, so a row never pairs one file's role with another bundle's name
+        file_stem = model_stem(Path(r["file"]).name)
+        name = model_stem(r["model"]) or file_stem
+        role = role_of(name)
+        if not role and role_of(file_stem):
+            name, role = file_stem, role_of(file_stem)
+        r["summary"].update(model=name, role=role, file=r["file"], headline=r["headline"])
+    results.sort(key=lambda r: (order.get(r["summary"]["role"], 99), r["summary"]["model"], r["file"]))
     return {"schema_version": 1, "reports": results, "summary": [r["summary"] for r in results],
             "skipped": skipped, "errors": errors,
             "note": "each report is one submodel; nothing is summed across them"}
@@ -807,9 +941,10 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     baseline and a candidate, breakdowns, kernel evidence, validation and the findings. What is missing is
     listed rather than guessed."""
     from . import __version__
-    from .analysis.kernels import executed_from_profile, summarize_kernels
+    from .analysis.kernels import executed_from_profile, registered_vs_executed, summarize_kernels
     from .analysis.latency import robust_latency
-    from .analysis.report import EVIDENCE_NAMES, findings, representative_run, run_lanes
+    from .analysis.report import findings, representative_run, run_lanes
+    from .conventions import EVIDENCE_NAMES
     from .io.latency_sources import resolve
     from .io.runfolder import (
         describe,
@@ -833,9 +968,9 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             raise UsageError("give both --baseline and --candidate")
         arms = [("baseline", list(baseline)), ("candidate", list(candidate))]
     elif run_dir is None and len(inputs) == 2:
-        b, c, how = assign_roles(inputs)
-        sme2_pair = how.startswith("by name")
-        arms = [("baseline", b), ("candidate", c)]
+        r = assign_roles(inputs)
+        sme2_pair = r.note.startswith("by name")
+        arms = [("baseline", r.baseline), ("candidate", r.candidate)]
     elif run_dir is None and len(inputs) == 1:
         arms = [(None, inputs)]
     elif run_dir is not None:
@@ -873,18 +1008,24 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             name = rf.experiment or (first.stem if len(files) == 1 else os.path.commonprefix([f.stem for f in files]))
         lat = prof.latency_ms()
         latency_rep = robust_latency(lat, name=name, seed=seed, resamples=resamples, source=prof.latency_source)
-        bd = _breakdown_for(prof, name, taxonomy or DEFAULT, top)
+        # every table and chart of the report uses the same runs: the steady runs after the detected warm-up
         skip = (latency_rep.get("warmup") or {}).get("count", 0)
-        rep_run = representative_run(latency_rep["latencies_ms"], skip)
+        steady = prof.without_leading_runs(skip)
+        bd = _breakdown_for(steady, name, taxonomy or DEFAULT, top)
+        rep_run = representative_run(steady.latency_ms().tolist(), 0)
         configs.append({
             "name": name, "role": role, "files": [str(f) for f in files], "threads": rf.threads,
             "experiment": rf.experiment, "platform": rf.platform,
+            "sme2_role": sme2_role(" ".join([rf.experiment or "", name, str(first)])),
             "evidence": "timeline_csv" if first.suffix == ".csv" else "etdump",
             "etrecord": prof.etrecord.status if prof.etrecord else "absent",
-            "latency": latency_rep, "breakdown": bd, "kernel_evidence": executed_from_profile(prof, taxonomy or DEFAULT),
-            "lanes": {"run_index": rep_run, "segments": run_lanes(prof, rep_run)},
+            "latency": latency_rep, "breakdown": bd,
+            "runs_used": {"first": skip, "count": steady.n_runs, "total": prof.n_runs},
+            "kernel_evidence": executed_from_profile(steady, taxonomy or DEFAULT),
+            "lanes": {"run_index": rep_run + skip, "segments": run_lanes(steady, rep_run)},
             "launches": len(files),
         })
+        del steady
         if configs[-1]["etrecord"] != "attached" and first.suffix != ".csv":
             missing.append(f"{name}: no ETRecord attached — op types and backend names are inferred from event names")
         del prof
@@ -912,7 +1053,16 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
         off = [t for t in traces if sme2_role(display_path(t, run_dir)) == "off"]
         if len(on) == 1 and len(off) == 1:
             view = kernel_view(off[0], on[0])
-        kernels_part = {"logs": logs, "view": view}
+        kernels_part = {"logs": logs, "view": view, "registered_vs_executed": []}
+        for role_ in ("on", "off"):
+            regs = [x["summary"] for x in logs if x["role"] == role_]
+            ran = [c["kernel_evidence"] for c in configs if c["sme2_role"] == role_ and c.get("kernel_evidence")]
+            why = registered_vs_executed(regs, ran) if regs and ran else None
+            if why:
+                kernels_part["registered_vs_executed"].append({"role": role_, "statement": why,
+                                                               "logs": [x["path"] for x in logs if x["role"] == role_],
+                                                               "configs": [c["name"] for c in configs
+                                                                           if c["sme2_role"] == role_]})
         if not logs:
             missing.append("no XNNPACK trace log in the run folder or a sibling `<platform>_trace` folder: kernel evidence "
                            "is the executed tier (op names) only")

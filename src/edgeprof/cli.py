@@ -70,8 +70,17 @@ def main(ctx, debug):
     ctx.obj = Ctx(debug)
 
 
+KIT = "Arm kit spelling"
+
+
+def _info(msg: str) -> None:
+    click.echo(f"edgeprof: {msg}", err=True)
+
+
 @main.command(context_settings=CONTEXT)
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
+@click.option("--run-dir", "run_dirs", multiple=True, type=click.Path(path_type=str),
+              help=f"The run folder to analyse (the {KIT} of INPUTS).")
 @click.option("--etrecord", type=click.Path(path_type=str), default=None,
               help="ETRecord for every ETDump (default: manifest.json's model, or an .etrecord beside the ETDump/.pte).")
 @click.option("--strict-etrecord", is_flag=True, help="A missing, unreadable or mismatched ETRecord is an error.")
@@ -83,30 +92,40 @@ def main(ctx, debug):
 @click.option("--json", "as_json", is_flag=True, help="Print analysis_summary.json's content on stdout.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 @click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)
+@click.option("--quiet", is_flag=True, help=f"No table on stdout, only errors and warnings ({KIT}).")
 @run_guarded
-def analyze(inputs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as_json, progress, taxonomy):
+def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as_json, progress, taxonomy,
+            quiet):
     """Regenerate the per-ETDump CSVs and analysis_summary.json for a run folder (or ETDump files).
 
     Writes <stem>_exec_all_runs_timeline.csv, <stem>_exec_run0_timeline.csv and <stem>_exec_ops_stats.csv
     next to each ETDump, and analysis_summary.json in the run folder. A file that cannot be read is
     reported and skipped (exit code 2); the others are still processed.
+
+    \b
+    edgeprof analyze out_model/runs/mac
+    edgeprof analyze --run-dir out_model/runs/mac        (Arm kit spelling)
     """
     from . import api
     from .analysis import breakdown, kernels, timeline  # noqa: F401 - imported before freezing (see run_guarded)
+    from .errors import UsageError
     from .io import etdump  # noqa: F401
     from .render import terminal
 
+    inputs = list(inputs) + list(run_dirs)
+    if not inputs:
+        raise UsageError("give a run folder (or --run-dir DIR) or ETDump files")
     gc.freeze()
     bar = terminal.progress_bar(enabled=progress)
     with bar:
-        result = api.analyze(list(inputs), etrecord=etrecord, strict_etrecord=strict_etrecord, fmt=fmt,
+        result = api.analyze(inputs, etrecord=etrecord, strict_etrecord=strict_etrecord, fmt=fmt,
                              output_dir=output_dir, jobs=jobs, method=method, progress=bar.update,
                              taxonomy=_taxonomy(taxonomy))
     if as_json:
         from .render import jsonfmt
 
         click.echo(jsonfmt.dumps(result.summary), nl=False)
-    else:
+    elif result.summary["per_etdump"] and not quiet:
         terminal.print_analyze(result)
     for w in result.summary.get("warnings", []):
         _warn(w)
@@ -134,8 +153,42 @@ def _write_json(doc: dict, path: Path) -> None:
     write_text(path, jsonfmt.dumps(doc))
 
 
+def _comparison_options(fn):
+    """Options shared by compare and latency --compare."""
+    for opt in reversed([
+        click.option("--threshold", type=float, default=0.02, show_default=True,
+                     help="δ: the smallest change that matters (0.02 = 2 %); sets the verdict and --fail-on."),
+        click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level of the intervals."),
+        click.option("--warmup", default="auto", show_default=True,
+                     help="Warm-up runs to leave out per launch: 'auto' (detected) or a number (0 keeps all)."),
+        click.option("--fail-on", type=click.Choice(["regression"]), default=None,
+                     help="Exit 1 when the candidate is significantly slower by more than the threshold."),
+        click.option("--categories/--no-categories", default=True, show_default=True,
+                     help="Also compare by operator category and operator (needs ETDumps or timeline CSVs)."),
+        click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def _kit_options(fn):
+    """The Arm kit's robust_latency_analysis.py / analyze_etdump_csv.py spellings."""
+    for opt in reversed([
+        click.option("--timeline-csv", "kit_file", default=None, type=click.Path(path_type=str),
+                     help=f"The timeline (or ETDump) measured with the change ({KIT}; the candidate unless SME2 names "
+                          "say otherwise)."),
+        click.option("--compare", "kit_reference", default=None, type=click.Path(path_type=str),
+                     help=f"The reference to compare with ({KIT}; the baseline unless SME2 names say otherwise)."),
+        click.option("--name1", "kit_name1", default=None, help=f"Name of the --timeline-csv input ({KIT})."),
+        click.option("--name2", "kit_name2", default=None, help=f"Name of the --compare input ({KIT})."),
+        click.option("--verbose", "-v", is_flag=True, help="More detail on stderr (inputs, roles, per-launch warm-up)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
 @main.command(context_settings=CONTEXT)
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
 @click.option("--run-dir", type=click.Path(path_type=str), default=None,
               help="Run folder in which INPUTS name experiments (e.g. mac_sme2_on).")
 @click.option("--threads", type=int, default=None, help="Only runs with this thread count (_t<N> in the file name).")
@@ -145,27 +198,119 @@ def _write_json(doc: dict, path: Path) -> None:
 @click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Where to write the JSON (default: beside each input).")
 @click.option("--no-write", is_flag=True, help="Do not write <timeline stem>_robust_stats.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON on stdout.")
+@_kit_options
+@_comparison_options
 @run_guarded
-def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_write, as_json):
+def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_write, as_json, kit_file, kit_reference,
+            kit_name1, kit_name2, verbose, threshold, level, warmup, fail_on, categories, taxonomy):
     """Robust end-to-end latency statistics of each launch (ETDump, timeline CSV, folder or experiment).
 
     Per-run latency is that run's Method::execute. Reports median with a bootstrap CI, mean/std/CV, MAD,
     percentiles, trimmed means, Tukey outliers (flagged, kept), warm-up runs, drift (Mann–Kendall,
     Theil–Sen) and a multimodality hint; writes <timeline stem>_robust_stats.json (the Arm kit's keys plus ours).
+
+    \b
+    edgeprof latency model_exec_all_runs_timeline.csv
+    edgeprof latency --timeline-csv ON.csv --output-dir D --name SME2-On --verbose      (Arm kit spelling)
+    edgeprof latency --timeline-csv ON.csv --compare OFF.csv --name1 SME2-On --name2 SME2-Off
+                     (with --compare: also the comparison, as `edgeprof compare` makes it)
     """
     from . import api
+    from .errors import UsageError
     from .render import jsonfmt, terminal
 
-    reports = api.latency(list(inputs), run_dir=run_dir, threads=threads, name=name, seed=seed, resamples=resamples)
+    specs = list(inputs) + ([kit_file] if kit_file else [])
+    if kit_reference and not kit_file and len(inputs) == 1:
+        kit_file, specs = inputs[0], list(inputs)
+    if kit_reference:
+        specs.append(kit_reference)
+    if not specs:
+        raise UsageError("give a timeline CSV, an ETDump, a folder, or --timeline-csv FILE")
+    reports = api.latency(specs, run_dir=run_dir, threads=threads, seed=seed, resamples=resamples,
+                          names={kit_file: name or kit_name1, kit_reference: kit_name2} if kit_file else None,
+                          name=None if kit_file else name)
     if not no_write:
         for s, rep in reports:
             target = (Path(output_dir) if output_dir else s.path.parent) / f"{s.timeline_stem}_robust_stats.json"
             _write_json(rep, target)
             rep["written"] = str(target)
+    cmp = None
+    if kit_reference:
+        if not kit_file or len(specs) != 2:
+            raise UsageError("--compare needs exactly one other input (--timeline-csv FILE)")
+        roles = api.kit_roles(kit_file, kit_reference, kit_name1 or name, kit_name2)
+        cmp = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
+                              resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
+                              output_dir=output_dir, out_file=None, no_write=no_write, verbose=verbose)
+    if verbose:
+        for s, rep in reports:
+            _verbose_latency(s, rep)
     if as_json:
-        click.echo(jsonfmt.dumps({"schema_version": 1, "reports": [r for _, r in reports]}), nl=False)
+        doc = {"schema_version": 1, "reports": [r for _, r in reports]}
+        if cmp is not None:
+            doc["comparison"] = cmp
+        click.echo(jsonfmt.dumps(doc), nl=False)
     else:
         terminal.print_latency(reports)
+        if cmp is not None:
+            terminal.print_compare(cmp)
+    if cmp is not None:
+        _gate(cmp, fail_on)
+
+
+def _verbose_latency(s, rep: dict) -> None:
+    _info(f"{rep['name']}: {s.path} — {rep['count']} runs, latency from {rep['source'].replace('_', ' ')}")
+    _info("  per-run ms: " + ", ".join(f"{x:.4g}" for x in rep["latencies_ms"][:200])
+          + (" …" if len(rep["latencies_ms"]) > 200 else ""))
+    w, d = rep["warmup"], rep["drift"]
+    _info(f"  warm-up: {w['count']} run(s)" + (f" ({w['evidence']})" if w.get("evidence") else
+                                                 f" ({w['note']})" if w.get("note") else ""))
+    _info("  drift: " + (d.get("note") or f"Mann–Kendall p = {d['mann_kendall']['p_value']:.3g}, "
+                                           f"{d['slope_percent_per_100_runs']:+.2f} % per 100 runs"))
+    if rep.get("written"):
+        _info(f"  wrote {rep['written']}")
+
+
+def _run_comparison(roles, *, run_dir, threads, threshold, level, seed, resamples, warmup, categories, taxonomy,
+                    output_dir, out_file, no_write, verbose) -> dict:
+    """Compare the arms ``roles`` names, say which is the baseline, write the JSON; returns the result."""
+    from . import api
+
+    wu = warmup if warmup == "auto" else _int_option(warmup, "--warmup")
+    for w in roles.warnings:
+        _warn(w)
+    result = api.compare(roles.baseline, roles.candidate, run_dir=run_dir, threads=threads,
+                         baseline_name=roles.baseline_name, candidate_name=roles.candidate_name, threshold=threshold,
+                         level=level, seed=seed, resamples=resamples, warmup=wu, categories=categories,
+                         taxonomy=_taxonomy(taxonomy))
+    result["roles"] = roles.note
+    _info(f"roles: baseline {result['baseline']['name']}, candidate {result['candidate']['name']} — {roles.note}; "
+          "speedup = baseline / candidate")
+    if not no_write:
+        target = Path(out_file) if out_file else (
+            Path(output_dir) if output_dir else Path(run_dir) if run_dir else Path(result["inputs"]["baseline"][0]).parent
+        ) / f"{result['output_stem']}.json"
+        _write_json(result, target)
+        result["written"] = str(target)
+    if verbose:
+        for arm in ("baseline", "candidate"):
+            for launch in result[arm]["launches"]:
+                d = launch["drift"]
+                _info(f"{arm} {result[arm]['name']}: {launch['source']} — {launch['runs']} runs, "
+                      f"{launch['warmup_dropped']} warm-up left out, median {launch['median_ms']:.4g} ms; drift: "
+                      + (d.get("note") or ("significant" if d["significant"] else "none")))
+        if result.get("ci"):
+            _info(f"interval: {result['ci']['method']} — {result['ci']['scope']}")
+        if result.get("written"):
+            _info(f"wrote {result['written']}")
+    return result
+
+
+def _gate(result: dict, fail_on) -> None:
+    from .errors import CheckFailed
+
+    if fail_on == "regression" and result["verdict"] == "slower":
+        raise CheckFailed(f"regression: {result['summary_line']}")
 
 
 @main.command(context_settings=CONTEXT)
@@ -177,77 +322,63 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
 @click.option("--baseline-name", default=None, help="Name of the baseline in the output (default: experiment or file name).")
 @click.option("--candidate-name", default=None)
 @click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
-@click.option("--threshold", type=float, default=0.02, show_default=True,
-              help="δ: the smallest change that matters (0.02 = 2 %%); sets the verdict and --fail-on.")
-@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level of the intervals.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--resamples", type=click.IntRange(100, 100000), default=2000, show_default=True)
-@click.option("--warmup", default="auto", show_default=True,
-              help="Warm-up runs to leave out per launch: 'auto' (detected) or a number (0 keeps all).")
-@click.option("--fail-on", type=click.Choice(["regression"]), default=None,
-              help="Exit 1 when the candidate is significantly slower by more than the threshold.")
 @click.option("--output-dir", type=click.Path(path_type=str), default=None,
               help="Where to write <baseline>_vs_<candidate>_robust_comparison.json (default: beside the baseline).")
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None, help="Write the JSON to this file instead.")
 @click.option("--no-write", is_flag=True, help="Do not write the comparison JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout.")
-@click.option("--categories/--no-categories", default=True, show_default=True,
-              help="Also compare by operator category and operator (needs ETDumps or timeline CSVs).")
-@click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)
-# the Arm kit's robust_latency_analysis.py spelling (file 1 = baseline, file 2 = candidate)
-@click.option("--timeline-csv", "kit_baseline", default=None, help="Alias of --baseline (Arm kit spelling).")
-@click.option("--compare", "kit_candidate", default=None, help="Alias of --candidate (Arm kit spelling).")
-@click.option("--name1", "kit_name1", default=None, help="Alias of --baseline-name (Arm kit spelling).")
-@click.option("--name2", "kit_name2", default=None, help="Alias of --candidate-name (Arm kit spelling).")
+@_comparison_options
+@_kit_options
 @run_guarded
-def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name, threads, threshold, level, seed,
-            resamples, warmup, fail_on, output_dir, out_file, no_write, as_json, categories, taxonomy, kit_baseline,
-            kit_candidate, kit_name1, kit_name2):
+def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name, threads, seed, resamples, output_dir,
+            out_file, no_write, as_json, threshold, level, warmup, fail_on, categories, taxonomy, kit_file,
+            kit_reference, kit_name1, kit_name2, verbose):
     """Is the candidate faster than the baseline? speedup = baseline / candidate, with its CI and a verdict.
 
     \b
-    edgeprof compare base.etdp cand.etdp                 (roles by sme2_off/sme2_on names, else in order)
+    Roles: an input named sme2_off is the baseline and sme2_on the candidate, whatever the order or flags;
+    otherwise -b/-c as given, the first of two positional inputs, or the --compare input (the reference).
+    edgeprof compare base.etdp cand.etdp
     edgeprof compare -b off1.etdp -b off2.etdp -c on1.etdp -c on2.etdp     (several launches per arm)
     edgeprof compare --run-dir out/runs/mac -b mac_sme2_off -c mac_sme2_on
-    edgeprof compare --timeline-csv OFF.csv --compare ON.csv --name1 SME2-Off --name2 SME2-On   (Arm kit spelling)
+    edgeprof compare --timeline-csv ON.csv --compare OFF.csv --name1 SME2-On --name2 SME2-Off   (Arm kit spelling)
     """
     from . import api
-    from .errors import CheckFailed, UsageError
+    from .errors import UsageError
     from .render import jsonfmt, terminal
 
-    baseline = list(baseline) + ([kit_baseline] if kit_baseline else [])
-    candidate = list(candidate) + ([kit_candidate] if kit_candidate else [])
-    baseline_name = baseline_name or kit_name1
-    candidate_name = candidate_name or kit_name2
-    roles = "as given"
-    if inputs and not baseline and not candidate:
+    kit = bool(kit_file or kit_reference)
+    if kit and (baseline or candidate):
+        raise UsageError("give the inputs either with --timeline-csv/--compare or with --baseline/--candidate, not both")
+    if kit:
+        if inputs:
+            raise UsageError("with --timeline-csv/--compare give no positional inputs")
+        if not (kit_file and kit_reference):
+            raise UsageError("--timeline-csv and --compare go together (the changed timeline and the reference)")
+        roles = api.kit_roles(kit_file, kit_reference, kit_name1, kit_name2)
+    elif inputs and not baseline and not candidate:
         if len(inputs) == 1 and Path(inputs[0]).is_dir() and run_dir is None:
             raise UsageError("a run folder needs --baseline and --candidate experiment names")
-        baseline, candidate, roles = api.assign_roles(list(inputs))
-    elif inputs:
-        if len(inputs) == 1 and run_dir is None and Path(inputs[0]).is_dir():
-            run_dir = inputs[0]
-        else:
-            raise UsageError("give inputs either positionally (two) or with --baseline/--candidate, not both")
-    if not baseline or not candidate:
-        raise UsageError("need a baseline and a candidate")
-    wu = warmup if warmup == "auto" else _int_option(warmup, "--warmup")
-    result = api.compare(baseline, candidate, run_dir=run_dir, threads=threads, baseline_name=baseline_name,
-                         candidate_name=candidate_name, threshold=threshold, level=level, seed=seed,
-                         resamples=resamples, warmup=wu, categories=categories, taxonomy=_taxonomy(taxonomy))
-    result["roles"] = roles
-    if not no_write:
-        target = Path(out_file) if out_file else (
-            Path(output_dir) if output_dir else Path(run_dir) if run_dir else Path(result["inputs"]["baseline"][0]).parent
-        ) / f"{result['output_stem']}.json"
-        _write_json(result, target)
-        result["written"] = str(target)
+        roles = api.assign_roles(list(inputs), baseline_name, candidate_name)
+    else:
+        if inputs:
+            if len(inputs) == 1 and run_dir is None and Path(inputs[0]).is_dir():
+                run_dir = inputs[0]
+            else:
+                raise UsageError("give inputs either positionally (two) or with --baseline/--candidate, not both")
+        if not baseline or not candidate:
+            raise UsageError("need a baseline and a candidate")
+        roles = api.explicit_roles(list(baseline), list(candidate), baseline_name, candidate_name)
+    result = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
+                             resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
+                             output_dir=output_dir, out_file=out_file, no_write=no_write, verbose=verbose)
     if as_json:
         click.echo(jsonfmt.dumps(result), nl=False)
     else:
         terminal.print_compare(result)
-    if fail_on == "regression" and result["verdict"] == "slower":
-        raise CheckFailed(f"regression: {result['summary_line']}")
+    _gate(result, fail_on)
 
 
 @main.command(context_settings=CONTEXT)
@@ -295,7 +426,7 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None,
               help="Write the kernel table here (one log only; default: <log stem>_kernels.csv beside the log).")
 @click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Write the kernel tables here.")
@@ -304,7 +435,8 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 @click.option("--no-write", is_flag=True, help="Do not write kernel tables.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 # the Arm kit's xnntrace_to_kernels.py spelling
-@click.option("--xnntrace", "kit_log", default=None, hidden=True)
+@click.option("--xnntrace", "kit_log", default=None, type=click.Path(path_type=str),
+              help=f"The XNNPACK log to read ({KIT} of INPUTS).")
 @run_guarded
 def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_log):
     """XNNPACK kernel evidence: which microkernels were set up (logs) and which SME/KleidiAI paths ran (ETDumps).
@@ -322,6 +454,8 @@ def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_
     from .render import jsonfmt, terminal
 
     files = list(inputs) + ([kit_log] if kit_log else [])
+    if not files:
+        raise UsageError("give an XNNPACK log (or --xnntrace LOG), a kernels CSV, an ETDump or a folder")
     logs, profiles = [], []
     for spec in files:
         p = Path(spec)
@@ -387,8 +521,10 @@ def _write_kernel_table(rows: list[dict], target: Path, fmt: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the view as JSON on stdout.")
 @click.option("--require-sme2", is_flag=True,
               help="Exit 1 unless the candidate registers SME2 GEMM/IGEMM kernels and the baseline none.")
-@click.option("--sme2-off", "kit_off", default=None, hidden=True)
-@click.option("--sme2-on", "kit_on", default=None, hidden=True)
+@click.option("--sme2-off", "kit_off", default=None, type=click.Path(path_type=str),
+              help=f"The SME2-off log or kernels CSV: the baseline ({KIT}).")
+@click.option("--sme2-on", "kit_on", default=None, type=click.Path(path_type=str),
+              help=f"The SME2-on log or kernels CSV: the candidate ({KIT}).")
 @run_guarded
 def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, title, out_file, as_json, require_sme2,
                 kit_off, kit_on):
@@ -437,7 +573,9 @@ def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, t
 @click.option("--tolerance", type=float, default=0.01, show_default=True,
               help="Relative difference allowed between latencies in the outputs and in the ETDump.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-@click.option("--results", "kit_results", default=None, hidden=True)
+@click.option("--results", "kit_results", default=None, type=click.Path(path_type=str),
+              help=f"The folder to check ({KIT} of RUN_DIR): a run folder, or a <platform>_trace folder of trace "
+                   "logs and kernel CSVs.")
 @run_guarded
 def validate(run_dir, require_sme2_kernels, require, analysis_dir, tolerance, as_json, kit_results):
     """Check a run folder: ETDumps parse; CSVs and analysis_summary.json exist, are fresh and agree with them.
@@ -461,33 +599,75 @@ def validate(run_dir, require_sme2_kernels, require, analysis_dir, tolerance, as
         raise CheckFailed(f"validation failed: {report['counts']['fail']} check(s) failed")
 
 
-@main.command(context_settings=CONTEXT)
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
-@click.option("--costplan", type=click.Path(path_type=str), default=None,
-              help="ane-costplan report of the same model, to cross-check against the profile.")
-@click.option("--boundary-ms", type=float, default=None,
-              help="Cost of one ANE↔CPU switch used to re-rank islands (default 0.2; the profile's own is 300).")
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
-@click.option("--markdown", "markdown_out", type=click.Path(path_type=str), default=None,
-              help="Write the findings as a Markdown section to this file ('-' = stdout).")
-@run_guarded
-def ane(inputs, costplan, boundary_ms, as_json, markdown_out):
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, goes to a default subcommand
+    (``edgeprof ane PROFILE.json`` = ``edgeprof ane findings PROFILE.json``; ``edgeprof ane diff A B``)."""
+
+    default_command = "findings"
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group(cls=DefaultGroup, context_settings=CONTEXT, invoke_without_command=False)
+def ane():
     """Apple Neural Engine reports (anemll-profile / ane-costplan -j JSON) as findings with evidence.
 
     \b
     edgeprof ane profile.json [--costplan costplan.json]   findings in the guide's order
     edgeprof ane diff BEFORE.json AFTER.json               two profiles or two cost plans
     edgeprof ane MODEL_FOLDER/                             one row per submodel report
+    (`edgeprof ane findings --help` lists the options of the first and third form)
+    """
+
+
+def _ane_output(result, md, show, as_json, markdown_out) -> None:
+    if markdown_out == "-":
+        click.echo(md(result), nl=False)
+    elif markdown_out:
+        from .render.atomic import write_text
+
+        write_text(Path(markdown_out), md(result))
+    if as_json:
+        from .render import jsonfmt
+
+        click.echo(jsonfmt.dumps(result), nl=False)
+    elif markdown_out != "-":
+        show(result)
+    for e in result.get("errors", []):
+        click.echo(f"edgeprof: error: {e['error']}", err=True)
+    if result.get("errors"):
+        sys.exit(2)
+
+
+_ANE_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+_ANE_MD = click.option("--markdown", "markdown_out", type=click.Path(path_type=str), default=None,
+                       help="Write the result as a Markdown section to this file ('-' = stdout).")
+
+
+@ane.command("findings", context_settings=CONTEXT, hidden=True)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--costplan", type=click.Path(path_type=str), default=None,
+              help="ane-costplan report of the same model, to cross-check against the profile.")
+@click.option("--boundary-ms", type=float, default=None,
+              help="Cost of one ANE↔CPU switch used to re-rank islands (default 0.2; the profile's own is 300).")
+@_ANE_JSON
+@_ANE_MD
+@run_guarded
+def ane_findings(inputs, costplan, boundary_ms, as_json, markdown_out):
+    """Findings for an anemll-profile report (with --costplan: the cross-check), a cost plan, or a model folder.
+
+    \b
+    edgeprof ane profile.json [--costplan costplan.json]
+    edgeprof ane MODEL_FOLDER/          (one analysis per submodel report found below it)
     """
     from . import api
     from .errors import UsageError
-    from .render import jsonfmt, markdown, terminal
+    from .render import markdown, terminal
 
-    if inputs[0] == "diff":
-        if len(inputs) != 3 or costplan:
-            raise UsageError("usage: edgeprof ane diff BEFORE.json AFTER.json")
-        result, md, show = api.ane_diff(inputs[1], inputs[2]), markdown.ane_diff, terminal.print_ane_diff
-    elif len(inputs) == 1 and not Path(inputs[0]).is_dir():
+    if len(inputs) == 1 and not Path(inputs[0]).is_dir() or api.is_model_bundle(inputs[0]):
         result = api.ane(inputs[0], costplan=costplan, boundary_ms=boundary_ms)
         md, show = markdown.ane_findings, terminal.print_ane
     else:
@@ -499,20 +679,26 @@ def ane(inputs, costplan, boundary_ms, as_json, markdown_out):
         def md(folder):
             return "### Apple Neural Engine reports\n\n" + markdown.ane_summary(folder) + "\n" + "\n".join(
                 markdown.ane_findings(r, level=4) for r in folder["reports"])
-    if markdown_out == "-":
-        click.echo(md(result), nl=False)
-    elif markdown_out:
-        from .render.atomic import write_text
+    _ane_output(result, md, show, as_json, markdown_out)
 
-        write_text(Path(markdown_out), md(result))
-    if as_json:
-        click.echo(jsonfmt.dumps(result), nl=False)
-    elif markdown_out != "-":
-        show(result)
-    for e in result.get("errors", []):
-        click.echo(f"edgeprof: error: {e['error']}", err=True)
-    if result.get("errors"):
-        sys.exit(2)
+
+@ane.command("diff", context_settings=CONTEXT)
+@click.argument("before", type=click.Path(path_type=str))
+@click.argument("after", type=click.Path(path_type=str))
+@_ANE_JSON
+@_ANE_MD
+@run_guarded
+def ane_diff(before, after, as_json, markdown_out):
+    """Two anemll-profile reports (latency, interruptions, fallbacks, op-type shares) or two ane-costplan
+    reports (total_cost, devices, per-type and per-op shares), before vs after a change.
+
+    \b
+    edgeprof ane diff before.json after.json
+    """
+    from . import api
+    from .render import markdown, terminal
+
+    _ane_output(api.ane_diff(before, after), markdown.ane_diff, terminal.print_ane_diff, as_json, markdown_out)
 
 
 @main.command(context_settings=CONTEXT)

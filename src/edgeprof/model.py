@@ -121,6 +121,52 @@ class Profile:
         sources = set(self.runs.filter(pl.col("run_index") >= 0)["e2e_source"].drop_nulls().to_list())
         return "method_execute" if sources <= {"method_execute"} else "top_level_events"
 
+    def without_leading_runs(self, k: int) -> "Profile":
+        """The same profile without its first ``k`` execute runs (warm-up), execute runs renumbered from 0.
+
+        The load/init block stays; ``parent`` links are remapped to the kept rows; the dropped count is kept in
+        :attr:`runs_dropped` (added to what was already dropped) so reports can name runs as recorded.
+        """
+        import dataclasses
+
+        import numpy as np
+        import polars as pl
+
+        k = max(0, min(int(k), self.n_runs))
+        if k == 0:
+            return self
+        ev = self.events
+        run = ev["run_index"].to_numpy()
+        drop = (run >= 0) & (run < k)
+        keep = np.flatnonzero(~drop)
+        removed_before = np.cumsum(drop)  # rows removed up to and including each row
+        parent = ev["parent"]
+        pv = parent.fill_null(0).to_numpy()
+        new_parent = pl.Series("parent", pv - removed_before[pv], dtype=pl.Int64).set(parent.is_null(), None)
+
+        def renumber(df: "pl.DataFrame") -> "pl.DataFrame":
+            return df.filter((pl.col("run_index") < 0) | (pl.col("run_index") >= k)).with_columns(
+                pl.when(pl.col("run_index") >= 0).then(pl.col("run_index") - k).otherwise(pl.col("run_index"))
+                .cast(pl.Int32).alias("run_index"))
+
+        events = ev.with_columns(new_parent).gather(keep) if ev.height else ev
+        events = events.with_columns(pl.when(pl.col("run_index") >= 0).then(pl.col("run_index") - k)
+                                     .otherwise(pl.col("run_index")).cast(pl.Int32).alias("run_index"))
+        out = dataclasses.replace(self, events=events, runs=renumber(self.runs),
+                                  allocations=renumber(self.allocations), debug_events=renumber(self.debug_events))
+        out.__dict__.pop("_name_groups", None)
+        out.runs_dropped = self.runs_dropped + k
+        return out
+
+    @property
+    def runs_dropped(self) -> int:
+        """Leading execute runs left out of this profile (see :meth:`without_leading_runs`)."""
+        return self.__dict__.get("_runs_dropped", 0)
+
+    @runs_dropped.setter
+    def runs_dropped(self, value: int) -> None:
+        self.__dict__["_runs_dropped"] = value
+
     def name_groups(self):
         """(id per event, first row of each id, distinct names): the event names as codes, computed once."""
         import polars as pl

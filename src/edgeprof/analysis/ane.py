@@ -192,22 +192,30 @@ def _top_ops_finding(p: AneProfile) -> dict | None:
 
 
 def _type_counts(p: AneProfile) -> dict[str, dict]:
-    """short type → {ops, on_cpu}, from placements, else from the op-type maps, else from the breakdown."""
-    out: dict[str, dict] = {}
-    if p.placements:
-        for pl in p.placements:
-            e = out.setdefault(pl.short_type, {"ops": 0, "off_ane": 0})
-            e["ops"] += 1
-            e["off_ane"] += pl.device not in ("ANE", "?")
-        return out
+    """short type → {ops, off_ane, sources}: every piece of evidence the report has — per-op placements, the
+    ANE/CPU op-type maps and the op_type_breakdown counts — each type taking the largest count any of them gives
+    (a breakdown may list ops the placement list cut off, and the reverse)."""
+    sources: dict[str, dict[str, dict]] = {}
+
+    def add(src, t, ops, off):
+        e = sources.setdefault(src, {}).setdefault(t, {"ops": 0, "off_ane": 0})
+        e["ops"] += ops
+        e["off_ane"] += off
+
+    for pl in p.placements:
+        add("ordered_placements", pl.short_type, 1, int(pl.device not in ("ANE", "?")))
     for m, off in ((p.ane_op_types, 0), (p.cpu_op_types, 1)):
         for t, n in m.items():
-            e = out.setdefault(_short(t), {"ops": 0, "off_ane": 0})
-            e["ops"] += n
-            e["off_ane"] += n * off
-    if not out:
-        for t in p.op_types:
-            out[t["short_type"]] = {"ops": t["count"], "off_ane": 0}
+            add("ane_op_types/cpu_op_types", _short(t), n, n * off)
+    for t in p.op_types:
+        add("op_type_breakdown", t["short_type"], t["count"], 0)
+    out: dict[str, dict] = {}
+    for src, types in sources.items():
+        for t, e in types.items():
+            cur = out.setdefault(t, {"ops": 0, "off_ane": 0, "sources": []})
+            cur["ops"] = max(cur["ops"], e["ops"])
+            cur["off_ane"] = max(cur["off_ane"], e["off_ane"])
+            cur["sources"].append(src)
     return out
 
 
@@ -230,9 +238,11 @@ def signals(p: AneProfile) -> list[dict]:
     if n_kv >= KV_OPS_MIN:
         share = sum(t["share_pct"] for t in p.op_types if t["short_type"] in KV_TYPES)
         off = sum(e["off_ane"] for e in kv.values())
-        out.append(_f(f"Repeated KV-cache ops: {n_kv} slice_update/slice_by_index/read_state", "ordered_placements",
+        section = "/".join(dict.fromkeys(src for e in kv.values() for src in e["sources"]))
+        out.append(_f(f"Repeated KV-cache ops: {n_kv} slice_update/slice_by_index/read_state", section,
                       "medium", ["revisit the KV-cache layout (one stateful cache updated in place, fewer slices per "
-                                 "layer)"] + [f"{t}: {e['ops']} op(s), {e['off_ane']} off the ANE" for t, e in kv.items()]
+                                 "layer)"] + [f"{t}: {e['ops']} op(s), {e['off_ane']} off the ANE (from "
+                                              f"{', '.join(e['sources'])})" for t, e in kv.items()]
                       + ([f"{share:.1f} % of the summed runtime"] if share else []),
                       id_="signal_kv_cache", ops=n_kv, off_ane=off, runtime_share_pct=share, by_type=kv))
     lut = [t for t in p.op_types if t["short_type"].startswith("constexpr_lut")]
@@ -318,9 +328,22 @@ def _status_finding(p: AneProfile) -> dict | None:
 # cost plan and the cross-check
 # --------------------------------------------------------------------------------------------------
 
+def plan_total(plan: AneCostPlan) -> float:
+    """The plan's ``total_cost`` (what the tool summed over every non-const op); the listed ops' sum when the
+    report gives none. Shares are of this, never renormalised over the ops a report happens to list."""
+    listed = sum(o["cost"] for o in plan.operations)
+    return plan.total_cost if plan.total_cost > 0 else listed
+
+
+def plan_unlisted_share(plan: AneCostPlan) -> float:
+    """The share (%) of ``total_cost`` that no listed op accounts for (a report cut short, or hand-trimmed)."""
+    total = plan_total(plan)
+    return max(0.0, 100 * (1 - sum(o["cost"] for o in plan.operations) / total)) if total > 0 else 0.0
+
+
 def plan_shares(plan: AneCostPlan) -> list[dict]:
-    """Each op's share (%) of the plan's summed cost (weights are normalised, so only shares compare)."""
-    total = sum(o["cost"] for o in plan.operations)
+    """Each op's share (%) of the plan's ``total_cost`` (weights are dimensionless, so only shares compare)."""
+    total = plan_total(plan)
     return [{**o, "share_pct": 100 * o["cost"] / total if total > 0 else 0.0} for o in plan.operations]
 
 
@@ -335,6 +358,11 @@ def _plan_findings(plan: AneCostPlan) -> list[dict]:
     top = ops[:10]
     detail = [f"[{o['index']}] {o['short_type']}: {o['share_pct']:.2f} %" for o in top]
     detail.append("by type: " + ", ".join(f"{t['type']} {t['share_pct']:.1f} % ({t['ops']})" for t in types[:6]))
+    detail.append(f"shares are of total_cost {plan_total(plan):.4g} (dimensionless compiler weights)")
+    unlisted = plan_unlisted_share(plan)
+    if unlisted > 0.5:
+        detail.append(f"the listed ops account for {100 - unlisted:.1f} % of total_cost; {unlisted:.1f} % is in ops the "
+                      "report does not list")
     out = [_f(f"Plan: {top[0]['short_type']} [{top[0]['index']}] is the costliest op ({top[0]['share_pct']:.1f} % of the "
               "plan)" if top else "Plan lists no operations", "operations", "info", detail, top_ops=top, types=types)]
     if plan.no_device:
@@ -380,21 +408,29 @@ def match_ops(p: AneProfile, plan: AneCostPlan) -> list[tuple[dict, object, str]
 def cross_check(p: AneProfile, plan: AneCostPlan) -> dict:
     """Plan cost share vs measured runtime share, by op type and by op, and ANE-capable ops placed elsewhere.
 
-    ane-costplan leaves out ``const*``/``constexpr_*`` ops, so shares are compared over the types both
-    reports hold (each renormalised to 100 % over them).
+    Plan shares are shares of the plan's ``total_cost``. ane-costplan leaves out ``const*``/``constexpr_*`` ops,
+    so runtime shares are taken over the profile's other op types (the ones a plan can hold). When the plan
+    lists ops worth less than its ``total_cost``, the missing part could belong to any type: a plan share is
+    then only a lower bound, and "low in the plan" is claimed only if it holds with the missing part added.
     """
     plan_by_type: dict[str, float] = {}
     for o in plan.operations:
         plan_by_type[o["short_type"]] = plan_by_type.get(o["short_type"], 0.0) + o["cost"]
+    total = plan_total(plan)
+    unlisted = plan_unlisted_share(plan)
     rt_by_type = {t["short_type"]: t["total_ms"] for t in p.op_types}
-    common = sorted(set(plan_by_type) & set(rt_by_type))
-    pc = sum(plan_by_type[t] for t in common)
-    rc = sum(rt_by_type[t] for t in common)
+    plannable = {t: v for t, v in rt_by_type.items() if not t.startswith("const")}
+    rc = sum(plannable.values())
+    common = sorted(set(plan_by_type) & set(plannable))
     types = []
     for t in common:
-        ps = 100 * plan_by_type[t] / pc if pc > 0 else 0.0
-        rs = 100 * rt_by_type[t] / rc if rc > 0 else 0.0
-        types.append({"type": t, "plan_share_pct": ps, "runtime_share_pct": rs, "verdict": _verdict(ps, rs),
+        ps = 100 * plan_by_type[t] / total if total > 0 else 0.0
+        rs = 100 * plannable[t] / rc if rc > 0 else 0.0
+        v = _verdict(ps, rs)
+        if v == "plan_low_runtime_high" and _verdict(ps + unlisted, rs) != v:
+            v = "agree"  # the unlisted part of the plan could be this type's
+        types.append({"type": t, "plan_share_pct": ps, "runtime_share_pct": rs, "verdict": v,
+                      "plan_share_is_lower_bound": unlisted > 0.5,
                       "bound": next((x["bound"] for x in p.op_types if x["short_type"] == t), "?")})
     types.sort(key=lambda r: -max(r["plan_share_pct"], r["runtime_share_pct"]))
     only_runtime = sorted(set(rt_by_type) - set(plan_by_type))
@@ -407,12 +443,11 @@ def cross_check(p: AneProfile, plan: AneCostPlan) -> dict:
     rt_by_name = {o["name"]: o["runtime_ms"] for o in p.top_operations}
     unique = p.summary.get("unique_costmodel_ops", len(p.top_operations))
     cutoff = min(rt_by_name.values()) if rt_by_name and unique > len(rt_by_name) else (0.0 if rt_by_name else None)
-    total_cost = sum(o["cost"] for o in plan.operations)
     ops = []
     for o, pl, method in matches:
-        if pl is None or grand <= 0 or total_cost <= 0:
+        if pl is None or grand <= 0 or total <= 0:
             continue
-        ps = 100 * o["cost"] / total_cost
+        ps = 100 * o["cost"] / total
         if pl.name in rt_by_name:
             rs, bound_only = 100 * rt_by_name[pl.name] / grand, False
         elif cutoff is not None:
@@ -453,9 +488,11 @@ def cross_check(p: AneProfile, plan: AneCostPlan) -> dict:
                           + f" but placed on the {x['profile_device']} in the profile (shape/tile constraints, or too "
                             "small to be worth a switch)")
     return {"types": types, "types_only_in_profile": only_runtime, "ops": ops, "placement": placed,
-            "match_methods": methods, "statements": statements,
-            "note": "shares compared over op types in both reports (ane-costplan omits const/constexpr ops); per-op "
-                    "runtimes exist for the profile's top operations, below them only an upper bound"}
+            "match_methods": methods, "statements": statements, "plan_total_cost": total,
+            "plan_unlisted_share_pct": unlisted,
+            "note": "plan shares are shares of total_cost; runtime shares are over the profile's non-const op types "
+                    "(ane-costplan omits const/constexpr ops); per-op runtimes exist for the profile's top operations, "
+                    "below them only an upper bound"}
 
 
 def _at(r: dict) -> str:

@@ -1,20 +1,22 @@
 """Before/after for Apple Neural Engine reports, and the per-submodel summary of a model folder.
 
 Profiles: measured latency (speedup = before / after), interruptions, fallbacks, op-type shares, islands
-fixed and introduced. Cost plans: per-type and per-op **shares** and op counts. Plan weights are
-normalised per model (they sum to about 1), so a change in ``total_cost`` says nothing about the work:
-it is never reported as an improvement.
+fixed and introduced. Cost plans: ``total_cost`` before and after, as the ane-costplan workflow reads it (a
+drop means the compiler agrees with the change) with its caveat — it is dimensionless, a sum of the
+compiler's relative weights over the non-const ops, never a time — plus ``with_device``/``no_device`` and the
+per-type and per-op **shares** of ``total_cost``.
 """
 
 from __future__ import annotations
 
 from ..model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
-from .ane import _short, plan_shares
+from .ane import _short, plan_shares, plan_total
 
 MOVE_PP = 0.5  # per-op share changes smaller than this (percentage points) are not listed
-TOTAL_COST_NOTE = ("plan weights are normalised per model (they sum to about 1), so total_cost before and after are "
-                   "not comparable as work: shares and op counts are compared instead")
+TOTAL_COST_NOTE = ("total_cost is dimensionless (the compiler's relative weights summed over the non-const ops, about 1 "
+                   "for a whole model): compare it only before vs after, never as time; the per-type shares say where "
+                   "the weight moved")
 
 
 def _island_key(i: AneIsland) -> tuple:
@@ -113,7 +115,21 @@ def diff_plans(before: AneCostPlan, after: AneCostPlan) -> dict:
                 ops.append({"type": a["short_type"], "index_before": None, "index_after": a["index"],
                             "share_before_pct": 0.0, "share_after_pct": a["share_pct"], "delta_pp": a["share_pct"]})
     ops.sort(key=lambda r: -abs(r["delta_pp"]))
-    lines = [f"ops {len(before.operations)} → {len(after.operations)}"]
+    tb, ta = plan_total(before), plan_total(after)
+    total = {"before": tb, "after": ta, "change_percent": 100 * (ta / tb - 1) if tb > 0 else None}
+    if total["change_percent"] is None:
+        tc_line = f"total_cost {tb:.4g} → {ta:.4g}"
+    elif ta < tb:
+        tc_line = (f"total_cost {tb:.4g} → {ta:.4g} ({total['change_percent']:+.1f} %): a drop — the compiler agrees "
+                   "with the change")
+    elif ta > tb:
+        tc_line = (f"total_cost {tb:.4g} → {ta:.4g} ({total['change_percent']:+.1f} %): a rise — the compiler scores the "
+                   "changed graph as more expensive")
+    else:
+        tc_line = f"total_cost unchanged ({tb:.4g})"
+    lines = [tc_line, f"ops {len(before.operations)} → {len(after.operations)}; with a device "
+                      f"{before.with_device} → {after.with_device}, with no device {before.no_device} → {after.no_device}"
+                      " (no device = CPU-only ops such as gathers and int32 work)"]
     moved = [r for r in types if abs(r["delta_pp"]) >= 1.0][:6]
     if moved:
         lines.append("plan shares by type: " + ", ".join(f"{r['type']} {r['plan_share_before_pct']:.1f} → "
@@ -123,7 +139,9 @@ def diff_plans(before: AneCostPlan, after: AneCostPlan) -> dict:
     lines.append(TOTAL_COST_NOTE)
     return {"schema_version": 1, "kind": "costplan", "before": before.source, "after": after.source,
             "op_types": types, "ops": ops[:40], "op_count": {"before": len(before.operations), "after": len(after.operations)},
+            "total_cost": total,
             "no_device": {"before": before.no_device, "after": after.no_device},
+            "with_device": {"before": before.with_device, "after": after.with_device},
             "total_cost_note": TOTAL_COST_NOTE, "statements": lines}
 
 

@@ -22,6 +22,7 @@ import polars as pl
 from .._ids import dense_rows, distinct_ids, first_index
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, Taxonomy
+from .groupstats import list_counts
 from .timeline import op_type
 
 OVERHEADS = ("framework_overhead", "delegate_overhead", "unattributed")
@@ -183,16 +184,12 @@ def _operator_table(ev: pl.DataFrame, lines: EventLines, leaf: np.ndarray, n_run
     tot = np.bincount(gid, weights=dur.astype(np.float64))
     cnt = np.bincount(gid)
     backends = ev["delegate_backend"].cast(pl.String).gather(first).to_list()
-    op_types = ev["op_types"]
-    has_types = op_types.null_count() < op_types.len()
+    op_types = list_counts(gid, ev["op_types"].gather(rows), int(tot.size), per=n_runs)
     out = []
     for g in np.argsort(-tot, kind="stable").tolist():
         r0 = int(first[g])
         cls = lines.classes[int(lines.name_ids[r0])]
-        types = []
-        if has_types:
-            members = rows[gid == g]
-            types = sorted({t for lst in op_types.gather(members[:64]).to_list() if lst for t in lst})
+        types = op_types[g]
         out.append({
             "operator": lines.types[int(lines.name_ids[r0])], "backend": backends[g], "category": cls.category,
             "subtype": cls.subtype, "op": cls.op, "dtypes": "/".join(cls.dtypes), "total_ms": tot[g] / 1e6,

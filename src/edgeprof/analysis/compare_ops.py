@@ -20,7 +20,12 @@ from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
 from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines
 from .rank_tests import mann_whitney
 
-SHIFT_PP = 5.0  # a category's share must grow by this many percentage points to call a bottleneck shift
+# A bottleneck shift (the profiling workflow's rule): GEMM or convolution time shrinks (its speedup interval is
+# beyond the threshold) and another category grows as a share of end-to-end to a material share: by at least
+# SHIFT_PP percentage points, to at least MATERIAL_SHARE_PCT, with a share-change interval above zero.
+SHIFT_PP = 5.0
+MATERIAL_SHARE_PCT = 10.0
+ACCELERATED = ("GEMM", "CONV")
 _DTYPES = re.compile(r"\(([^()]*)\)")
 
 
@@ -127,6 +132,7 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
             "baseline_share": b_mean / eb_m * 100 if eb_m else None, "candidate_share": c_mean / ec_m * 100 if ec_m else None,
             "baseline_share_ci": [float(x) for x in np.nanquantile(sb, [a, 1 - a])],
             "candidate_share_ci": [float(x) for x in np.nanquantile(sc, [a, 1 - a])],
+            "share_change_ci": [float(x) for x in np.nanquantile(sc - sb, [a, 1 - a])],
             "status": status,
         })
     cats.sort(key=lambda r: (r["kind"] != "category", -max(r["baseline_ms"], r["candidate_ms"])))
@@ -143,31 +149,52 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
 
 
 def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c_name: str) -> dict:
-    """State a bottleneck shift when the largest category changes, or a category's share of end-to-end grows
-    by ≥ 5 percentage points while the end-to-end time falls."""
+    """The workflow's bottleneck-shift rule: GEMM or convolution time shrinks *and* another category grows as a
+    share of end-to-end to a material share. The statement names the shrinking and the growing categories
+    with their shares before and after, and calls a category the largest only when it is."""
     cc = [c for c in cats if c["kind"] == "category"]
+    base = {"shift": False, "threshold_percentage_points": SHIFT_PP, "material_share_pct": MATERIAL_SHARE_PCT,
+            "shrunk_categories": [], "grown_categories": []}
     if not cc:
-        return {"shift": False, "statement": ""}
-    top_b = max(cc, key=lambda c: c["baseline_share"] or 0)
-    top_c = max(cc, key=lambda c: c["candidate_share"] or 0)
-    faster = e2e_speedup is not None and e2e_speedup > 1
-    grown = [c for c in cc if (c["candidate_share"] or 0) - (c["baseline_share"] or 0) >= SHIFT_PP]
-    shift = top_b["line"] != top_c["line"] or (faster and bool(grown))
-    parts = []
-    if shift:
-        shrunk = max(cc, key=lambda c: c["baseline_ms"] - c["candidate_ms"])  # the largest absolute saving
-        if shrunk["change_percent"] is not None and shrunk["change_percent"] < 0:
-            parts.append(f"{shrunk['line']} {shrunk['change_percent']:+.0f} %")
-        riser = max(grown, key=lambda c: c["candidate_share"] - c["baseline_share"]) if grown else top_c
-        parts.append(f"{riser['line']} now {riser['candidate_share']:.0f} % of latency, up from {riser['baseline_share']:.0f} %")
-        verdict = (f"bottleneck shift, not a failure of {c_name}" if faster else
-                   "bottleneck shift while end-to-end did not get faster")
-        statement = "; ".join(parts) + f": {verdict}"
+        return {**base, "statement": ""}
+
+    def share(c, side):
+        return c[f"{side}_share"] or 0.0
+
+    top_b = max(cc, key=lambda c: share(c, "baseline"))
+    top_c = max(cc, key=lambda c: share(c, "candidate"))
+    base.update(largest_baseline=top_b["line"], largest_candidate=top_c["line"])
+    shrunk = [c for c in cc if c["line"] in ACCELERATED and c["status"] in ("faster", "absent in candidate")]
+    grown = [c for c in cc if c["line"] not in [s["line"] for s in shrunk]
+             and share(c, "candidate") - share(c, "baseline") >= SHIFT_PP and share(c, "candidate") >= MATERIAL_SHARE_PCT
+             and (c.get("share_change_ci") or [0.0])[0] > 0]
+    base.update(shrunk_categories=[c["line"] for c in shrunk], grown_categories=[c["line"] for c in grown])
+
+    def moved(c):
+        return f"{c['line']} {share(c, 'baseline'):.0f} % → {share(c, 'candidate'):.0f} % of latency"
+
+    if not shrunk:
+        accel = [c for c in cc if c["line"] in ACCELERATED]
+        why = ("GEMM/CONV time did not shrink beyond the threshold (" + ", ".join(
+            f"{c['line']} {c['status']}" for c in accel) + ")") if accel else "no GEMM or CONV time in either profile"
+        return {**base, "statement": f"no bottleneck shift: {why}; the largest category is {top_c['line']} "
+                                     f"({share(top_c, 'candidate'):.0f} % in {c_name})"}
+    shrink_txt = "; ".join(f"{moved(c)} ({c['change_percent']:+.0f} % time)" if c["change_percent"] is not None
+                           else moved(c) for c in sorted(shrunk, key=lambda c: -c["baseline_ms"]))
+    if not grown:
+        return {**base, "statement": f"no bottleneck shift: {shrink_txt}, and no other category grew to a material "
+                                     f"share (≥ {MATERIAL_SHARE_PCT:g} % of latency, +{SHIFT_PP:g} points); "
+                                     f"the largest category is {top_c['line']} ({share(top_c, 'candidate'):.0f} %)"}
+    riser = max(grown, key=lambda c: share(c, "candidate") - share(c, "baseline"))
+    rise_txt = ", ".join(moved(c) for c in sorted(grown, key=lambda c: -share(c, "candidate")))
+    if riser is top_c:
+        where = f"{riser['line']} is now the largest category"
     else:
-        statement = f"no bottleneck shift: {top_b['line']} stays the largest category ({top_b['baseline_share']:.0f} % → {top_b['candidate_share']:.0f} %)"
-    return {"shift": bool(shift), "statement": statement, "largest_baseline": top_b["line"],
-            "largest_candidate": top_c["line"], "grown_categories": [c["line"] for c in grown],
-            "threshold_percentage_points": SHIFT_PP}
+        where = f"{top_c['line']} still holds the most time ({share(top_c, 'candidate'):.0f} %)"
+    faster = e2e_speedup is not None and e2e_speedup > 1
+    tail = f"not a failure of {c_name}" if faster else "and end-to-end did not get faster"
+    return {**base, "shift": True,
+            "statement": f"bottleneck shift toward {riser['line']}: {shrink_txt}; {rise_txt}; {where} — {tail}"}
 
 
 def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, np.ndarray]], *, level: float = 0.95,

@@ -7,6 +7,7 @@ optional validity mask. Results are float arrays of length G (NaN where a group 
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 
 
 def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = None, n_groups: int | None = None) -> dict:
@@ -46,3 +47,30 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
         "median": median,
         "std": std,
     }
+
+
+def list_counts(gid: np.ndarray, lists: pl.Series, n_groups: int, per: float = 1.0) -> list[dict[str, float]]:
+    """Per group: how often each item of a list column occurs over the group's rows, divided by ``per``.
+
+    Multiplicity is kept — an XNNPACK call that fused three ``aten.linear`` ops counts three — so with
+    ``per`` = runs this is the op types one inference executes in that group. Each distinct list is decoded
+    once; dicts are ordered by count (descending), then name.
+    """
+    from .._ids import dense_rows, distinct_ids, first_index
+
+    out: list[dict[str, float]] = [{} for _ in range(n_groups)]
+    if lists.len() == 0 or lists.null_count() == lists.len():
+        return out
+    vid, vfirst = distinct_ids(lists)
+    values = lists.gather(vfirst).to_list()
+    pair = dense_rows(gid, vid)
+    occ = np.bincount(pair)
+    first = first_index(pair)
+    for g, v, n in zip(gid[first].tolist(), vid[first].tolist(), occ.tolist()):
+        for t in values[v] or ():
+            out[g][t] = out[g].get(t, 0) + n
+    result = []
+    for d in out:
+        items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+        result.append({t: (n // per if n % per == 0 else round(n / per, 6)) if per != 1 else n for t, n in items})
+    return result

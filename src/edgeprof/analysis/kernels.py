@@ -276,3 +276,20 @@ def kernel_view(base_rows: list[dict], cand_rows: list[dict], *, base_name: str,
         "only_in_candidate": [e["kernel_name"] for e in table if e["candidate"] and not e["baseline"]],
         "evidence": "registered", "note": REGISTERED_NOTE,
     }
+
+
+def registered_vs_executed(summaries: list[dict], evidence: list[dict]) -> str | None:
+    """What one configuration's kernel logs register (``summarize_kernels`` of each, evidence xnntrace) against
+    what its ETDumps show ran (``executed_from_profile`` of each, evidence etdump): a sentence when the two
+    disagree, else None."""
+    sme2_gemm = sorted({k for s in summaries for k in s["sme2_gemm_kernels"]})
+    sme_any = any(s["by_family"].get(f) for s in summaries for f in ("SME2", "SME"))
+    ran = [e for e in evidence if e.get("sme_executed")]
+    if sme2_gemm and not ran:
+        return (f"the trace registers {len(sme2_gemm)} SME2 GEMM/IGEMM kernel(s) [xnntrace log], but no ETDump of the "
+                "same configuration shows an SME/SME2 operator (PF32/PF16/PQS8) running [ETDump timeline]: the timed "
+                "runner may not be the traced build, or the GEMMs took another datatype path")
+    if ran and not sme_any:
+        return ("the ETDump shows SME/SME2 operators running [ETDump timeline], but the trace registers no SME or SME2 "
+                "kernel [xnntrace log]: the trace was not made with the timed runner or model")
+    return None

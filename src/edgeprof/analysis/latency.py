@@ -33,6 +33,13 @@ WARMUP_ALPHA = 0.05          # one-sided Mann–Whitney level for a warm-up of �
 WARMUP_Z = 3.5               # modified z-score for a warm-up of 1–2 runs (Iglewicz & Hoaglin)
 WARMUP_MIN_GAIN = 0.02       # warm-up runs must be ≥ 2 % slower (median) than the rest
 DRIFT_ALPHA = 0.05
+# Claims need enough runs. Below these counts the reports say "too few runs to tell" instead of a number:
+# a warm-up split needs a few steady runs to compare with; a trend of "+x % per 100 runs" extrapolated from a
+# couple of dozen runs is mostly noise (and one launch's slow phase); a density of fewer than 30 points has
+# spurious modes.
+MIN_RUNS_WARMUP = 10
+MIN_RUNS_DRIFT = 30
+TOO_FEW = "too few runs to tell (needs ≥ {} runs, has {})"
 
 
 def _modified_z(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -70,8 +77,9 @@ def detect_warmup(v: np.ndarray) -> dict:
     """
     v = np.asarray(v, dtype=float)
     n = v.size
-    if n < 5:
-        return {"count": 0, "testable": False, "note": "needs ≥ 5 runs", "method": "L1 change point + significance"}
+    if n < MIN_RUNS_WARMUP:
+        return {"count": 0, "testable": False, "note": TOO_FEW.format(MIN_RUNS_WARMUP, n),
+                "method": "L1 change point + significance"}
     kmax = max(1, min(WARMUP_MAX_RUNS, int(n * WARMUP_MAX_FRACTION)))
     costs = [np.abs(v - np.median(v)).sum()]
     for k in range(1, kmax + 1):
@@ -96,6 +104,11 @@ def detect_drift(v: np.ndarray) -> dict:
     from .rank_tests import mann_kendall, theil_sen
 
     v = np.asarray(v, dtype=float)
+    if v.size < MIN_RUNS_DRIFT:
+        note = TOO_FEW.format(MIN_RUNS_DRIFT, v.size)
+        return {"mann_kendall": {"s": None, "z": None, "p_value": None, "note": note},
+                "theil_sen_slope_ms_per_run": None, "slope_percent_per_100_runs": None, "significant": False,
+                "testable": False, "direction": "none", "alpha": DRIFT_ALPHA, "note": note}
     mk = mann_kendall(v)
     slope = theil_sen(v)
     med = float(np.median(v)) if v.size else 0.0
@@ -106,6 +119,7 @@ def detect_drift(v: np.ndarray) -> dict:
         "theil_sen_slope_ms_per_run": slope,
         "slope_percent_per_100_runs": pct,
         "significant": bool(significant),
+        "testable": True,
         "direction": ("slower over time" if (pct or 0) > 0 else "faster over time") if significant else "none",
         "alpha": DRIFT_ALPHA,
     }
@@ -125,6 +139,7 @@ def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, s
     inb = summarize(v[keep]) if keep.any() else summarize(v)
     warm = detect_warmup(v)
     steady = v[warm["count"]:]
+    st_out = outliers(steady)
     report = {
         **{k: d.get(k) for k in ("count", "mean_ms", "median_ms", "std_dev_ms", "cv_percent", "min_ms", "max_ms",
                                  "percentiles", "trimmed_mean_5_ms", "trimmed_mean_10_ms", "mad_ms", "sigma_mad_ms",
@@ -137,6 +152,10 @@ def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, s
         "source": source,
         "ci": {"median": bootstrap_median_ci(v, resamples=resamples, seed=seed)},
         "warmup": {**warm, "without_warmup": summarize(steady) if warm["count"] else None},
+        # the runs a report uses everywhere: the steady runs after the detected warm-up (all runs without one)
+        "steady": {**summarize(steady), "first_run": warm["count"], "runs_total": int(v.size),
+                   "ci_median": bootstrap_median_ci(steady, resamples=resamples, seed=seed),
+                   "outliers": st_out["count"]},
         "drift": detect_drift(steady),
         "multimodality": bimodality(steady),
     }

@@ -1,8 +1,6 @@
 """What a report says: the per-run lanes of one inference, and the findings — the profiling workflow's
-interpretation rules, each stated only when its condition holds and each naming its evidence.
-
-Evidence labels: ``etdump`` (the ETDump timeline), ``timeline_csv``, ``ops_stats`` (ops-stats CSV),
-``metrics_json``, ``xnntrace`` (XNNPACK kernel log: registration only), ``validate`` (the run folder check).
+interpretation rules, each stated only when its condition holds and each naming its evidence (the labels
+of :mod:`edgeprof.conventions`; ``a+b`` when a finding sets two sources against each other).
 """
 
 from __future__ import annotations
@@ -10,10 +8,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..conventions import evidence_name
 from ..model import Profile
 
-EVIDENCE_NAMES = {"etdump": "ETDump timeline", "timeline_csv": "timeline CSV", "ops_stats": "ops-stats CSV",
-                  "metrics_json": "metrics JSON", "xnntrace": "xnntrace log", "validate": "run-folder validation"}
 OTHER_DOMINATES_PCT = 25.0
 PORTABLE_SHARE_PCT = 10.0
 
@@ -77,7 +74,7 @@ def findings(report: dict) -> list[dict]:
 
     def add(rule, severity, text, evidence, items=None):
         out.append({"rule": rule, "severity": severity, "text": text, "evidence": evidence,
-                    "evidence_name": EVIDENCE_NAMES.get(evidence, evidence), "items": list(items or [])})
+                    "evidence_name": evidence_name(evidence), "items": list(items or [])})
 
     cmp = report.get("comparison")
     lat_ev = report.get("latency_evidence", "etdump")
@@ -138,6 +135,9 @@ def findings(report: dict) -> list[dict]:
                 "runner is not an SME2-off build", "xnntrace", log["summary"]["sme2_kernels"][:8])
     if k.get("view"):
         add("kernel_view", "info", k["view"]["verdict"], "xnntrace")
+    for m in k.get("registered_vs_executed", []):
+        add("registered_vs_executed", "high", f"{', '.join(m['configs'])} (SME2-{m['role']}): {m['statement']}",
+            "xnntrace+etdump", m["logs"])
     for cfg in report["configs"]:
         e = cfg.get("kernel_evidence")
         if e and e.get("sme_executed"):
@@ -181,5 +181,5 @@ def _slower_checklist(report: dict, cmp: dict) -> list[str]:
         items.append("SME2 kernels in the candidate's trace: " + ", ".join(
             f"{x['path']}: {len(x['summary']['sme2_gemm_kernels'])}" for x in logs))
     if ke:
-        items.append(f"delegated ops on an SME/KleidiAI path ({EVIDENCE_NAMES['etdump']}): {ke.get('statement')}")
+        items.append(f"delegated ops on an SME/KleidiAI path ({evidence_name('etdump')}): {ke.get('statement')}")
     return items

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 PERCENTILES = (50, 75, 90, 95, 99)
+MIN_RUNS_SHAPE = 30  # fewer runs make spurious density modes: the shape hint says "too few runs to tell"
 MAD_TO_SIGMA = 1.4826
 
 
@@ -110,9 +111,10 @@ def bimodality(v: np.ndarray) -> dict:
     """
     v = np.asarray(v, dtype=float)
     n = v.size
-    if n < 10 or np.ptp(v) == 0:
-        return {"hint": False, "bimodality_coefficient": None, "modes": 1 if n else 0,
-                "note": "needs ≥ 10 distinct runs" if n < 10 else "all runs equal"}
+    if n < MIN_RUNS_SHAPE or np.ptp(v) == 0:
+        return {"hint": False, "bimodality_coefficient": None, "modes": 1 if n else 0, "testable": n >= MIN_RUNS_SHAPE,
+                "note": (f"too few runs to tell (needs ≥ {MIN_RUNS_SHAPE} runs, has {n})" if n < MIN_RUNS_SHAPE
+                         else "all runs equal")}
     d = v - v.mean()
     m2, m3, m4 = (d ** 2).mean(), (d ** 3).mean(), (d ** 4).mean()
     g = m3 / m2 ** 1.5 * np.sqrt(n * (n - 1)) / (n - 2)
@@ -127,4 +129,5 @@ def bimodality(v: np.ndarray) -> dict:
     peaks = np.flatnonzero((dens[1:-1] > dens[:-2]) & (dens[1:-1] >= dens[2:])) + 1
     modes = int((dens[peaks] >= 0.1 * dens.max()).sum())
     return {"hint": bool(bc > 5 / 9 or modes > 1), "bimodality_coefficient": float(bc), "modes": max(modes, 1),
+            "testable": True,
             "note": "possibly multimodal: compare distributions, not only medians" if (bc > 5 / 9 or modes > 1) else ""}

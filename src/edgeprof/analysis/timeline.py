@@ -22,7 +22,7 @@ import polars as pl
 
 from ..model import Profile
 from .._ids import dense_rows, distinct_ids, first_index
-from .groupstats import group_stats
+from .groupstats import group_stats, list_counts
 from .inspector_order import inspector_order
 
 TIMELINE_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "start_us", "end_us", "duration_ms",
@@ -196,7 +196,7 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
     occurrences = np.bincount(gid, minlength=G)
     self_sum = np.bincount(gid, weights=ev["self_ns"].to_numpy().astype(np.float64), minlength=G)
     timing = ["+".join(sorted(v for v in vals if v)) for vals in _values_per_group(gid, ev["timing_source"], G)]
-    ops = [sorted({t for lst in vals if lst for t in lst}) for vals in _values_per_group(gid, ev["op_types"], G)]
+    ops = list_counts(gid, ev["op_types"], G, per=n_runs)
     keys = ev.select("delegate_backend", pl.col("kind").cast(pl.String)).gather(first)
     per_run_int = bool((occurrences % n_runs == 0).all())
     count = occurrences // n_runs if per_run_int else occurrences / n_runs
@@ -222,7 +222,7 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
         "self_total_ms": np.round(self_sum / n_runs / 1e6, 6),
         "self_pct": np.round(self_sum / n_runs / mean_e2e * 100, PCT_DECIMALS),
         "timing_source": timing,
-        "op_types": [_json_of(v) if attached else None for v in ops],
+        "op_types": [json.dumps(v, ensure_ascii=False) if attached else None for v in ops],
     }, schema_overrides={"op_types": pl.String, "timing_source": pl.String}).fill_nan(None)
     return out.sort(["total_ms", "name", "delegate_backend"], descending=[True, False, False], nulls_last=True)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .kernels import summarize_kernels
+from .kernels import registered_vs_executed, summarize_kernels
 
 OUTPUT_LABELS = {"timeline_all": "all-runs timeline", "timeline_run0": "run-0 timeline", "ops_stats": "operator stats",
                  "robust_stats": "robust latency stats"}
@@ -67,6 +67,7 @@ class TraceFacts:
     rows: list[dict] | None = None  # kernel table (analysis.kernels.kernel_table)
     error: str | None = None
     truncated: bool = False
+    source: str = "trace log"       # "trace log" (XNNPACK log) or "kernel table" (a *_kernels.csv made from one)
 
 
 def _check(out: list, status: str, check: str, subject: str, message: str, items=None) -> None:
@@ -167,45 +168,48 @@ def _trace_checks(out: list, traces: list[TraceFacts], etdumps: list[EtdumpFacts
     roles = {t.role for t in traces if not t.error}
     for t in traces:
         if t.error:
-            _check(out, "fail" if require_sme2 else "warn", "trace_log", t.path, f"trace log unreadable: {t.error}")
+            _check(out, "fail" if require_sme2 else "warn", "trace_log", t.path, f"{t.source} unreadable: {t.error}")
             continue
         rows = t.rows or []
         s = summarize_kernels(rows)
         role = {"on": "SME2-on", "off": "SME2-off", None: "role unknown"}[t.role]
+        what = t.source
         cut = " (last line cut off)" if t.truncated else ""
         if not rows:
             _check(out, "fail" if require_sme2 and t.role else "warn", "sme2_kernels" if require_sme2 else "trace_log",
-                   t.path, f"{role} trace log holds no 'Using … microkernel' lines: the runner was built without "
-                   "XNN_LOG_LEVEL ≥ 4 (use -DEXECUTORCH_XNNPACK_LOG_LEVEL=4 or -DXNN_LOG_LEVEL=4 in C and CXX flags)")
+                   t.path, f"{role} {what} holds no kernels" + (
+                       ": no 'Using … microkernel' lines, so the runner was built without XNN_LOG_LEVEL ≥ 4 (use "
+                       "-DEXECUTORCH_XNNPACK_LOG_LEVEL=4 or -DXNN_LOG_LEVEL=4 in C and CXX flags)" if what == "trace log"
+                       else ""))
             continue
         fams = ", ".join(f"{f} {n}" for f, n in s["by_family"].items())
         if not require_sme2 or t.role is None:
-            _check(out, "info", "trace_log", t.path, f"{role} trace log{cut}: {s['kernels']} kernels registered "
+            _check(out, "info", "trace_log", t.path, f"{role} {what}{cut}: {s['kernels']} kernels registered "
                    f"({fams}); SME2 GEMM/IGEMM: {len(s['sme2_gemm_kernels'])}"
                    + ("" if t.role else " — not checked: the name says neither sme2_on nor sme2_off and the manifest "
                       "does not mark it"))
             continue
         if t.role == "on":
             if s["sme2_gemm_kernels"]:
-                _check(out, "pass", "sme2_kernels", t.path, f"SME2-on trace registers {len(s['sme2_gemm_kernels'])} SME2 "
+                _check(out, "pass", "sme2_kernels", t.path, f"SME2-on {what} registers {len(s['sme2_gemm_kernels'])} SME2 "
                        f"GEMM/IGEMM kernel(s){cut}", s["sme2_gemm_kernels"])
             else:
                 fallback = _gemm_line(rows)
-                _check(out, "fail", "sme2_kernels", t.path, "SME2-on trace registers no SME2 GEMM/IGEMM kernel"
+                _check(out, "fail", "sme2_kernels", t.path, f"SME2-on {what} registers no SME2 GEMM/IGEMM kernel"
                        + (f"; GEMM/IGEMM fell back to {len(fallback)} other kernel(s)" if fallback else
                           "; no GEMM/IGEMM kernel at all") + cut, fallback)
         else:
             sme2 = [r for r in rows if r["isa_family"] == "SME2"]
             if sme2:
-                _check(out, "fail", "sme2_kernels", t.path, f"SME2-off trace registers {len(sme2)} SME2 kernel(s): "
+                _check(out, "fail", "sme2_kernels", t.path, f"SME2-off {what} registers {len(sme2)} SME2 kernel(s): "
                        "the baseline runner still has SME2 on", [r["kernel_name"] for r in sme2])
             else:
                 gemm = s["gemm_families"]
                 detail = ", ".join(f"{f} {' '.join(i)}" for f, i in gemm.items()) or "no GEMM kernels"
-                _check(out, "pass", "sme2_kernels", t.path, f"SME2-off trace registers no SME2 kernel (GEMM/IGEMM: "
+                _check(out, "pass", "sme2_kernels", t.path, f"SME2-off {what} registers no SME2 kernel (GEMM/IGEMM: "
                        f"{detail}){cut}")
                 if s["sme_gemm_kernels"]:
-                    _check(out, "warn", "sme2_kernels", t.path, "SME2-off trace registers SME (non-SME2) GEMM kernels: "
+                    _check(out, "warn", "sme2_kernels", t.path, f"SME2-off {what} registers SME (non-SME2) GEMM kernels: "
                            "not a NEON-only baseline (build with XNNPACK_ENABLE_ARM_SME=OFF too)", s["sme_gemm_kernels"])
     if require_sme2:
         if roles <= {None}:
@@ -217,14 +221,25 @@ def _trace_checks(out: list, traces: list[TraceFacts], etdumps: list[EtdumpFacts
         if e.evidence and e.role in ("on", "off") and not e.error:
             _check(out, "info", "executed_evidence", e.path, f"ETDump ({'SME2-on' if e.role == 'on' else 'SME2-off'}): "
                    + e.evidence["statement"])
+    for role in ("on", "off"):
+        regs = [t for t in traces if t.role == role and not t.error and t.rows]
+        runs = [e for e in etdumps if e.role == role and not e.error and e.evidence]
+        if not regs or not runs:
+            continue
+        mismatch = registered_vs_executed([summarize_kernels(t.rows) for t in regs], [e.evidence for e in runs])
+        if mismatch:
+            _check(out, "warn", "registered_vs_executed", " and ".join(x.path for x in regs + runs)[:400], mismatch)
 
 
 def run_checks(etdumps: list[EtdumpFacts], summary: SummaryFacts, manifest: JsonFacts, metrics: JsonFacts,
                traces: list[TraceFacts], *, require: set[str] = frozenset(), require_sme2_kernels: bool = False,
                tolerance: float = 0.01, searched: list[str] = ()) -> dict:
     checks: list[dict] = []
-    if not etdumps:
+    if not etdumps and not traces:
         _check(checks, "fail", "etdump", "", "no .etdump or .etdp files in the run folder")
+    elif not etdumps:
+        _check(checks, "info", "etdump", "", "no ETDumps here (a trace folder): checking its "
+               f"{len(traces)} trace log(s) and kernel table(s)")
     for e in etdumps:
         _etdump_checks(checks, e, tolerance, set(require))
     if etdumps:

@@ -223,6 +223,15 @@ def find_trace_logs(run_dir: Path) -> list[Path]:
     return out
 
 
+def find_kernel_tables(run_dir: Path) -> list[Path]:
+    """Kernel tables (``*_kernels.csv``, edgeprof's or the Arm kit's) below ``run_dir`` and its trace sibling."""
+    out = []
+    for folder in trace_folders(run_dir):
+        out += [f for f in sorted(folder.rglob("*_kernels.csv")) if f.is_file()
+                and not any(p.startswith(".") for p in f.relative_to(folder).parts)]
+    return out
+
+
 def trace_stem(path: Path) -> str:
     """``<prefix>`` of ``<prefix>_xnntrace.log`` (or the plain stem of another log)."""
     name = path.name

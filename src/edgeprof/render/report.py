@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timezone
 from html import escape
 
+from ..conventions import evidence_name
 from . import svg
 from .markdown import cell, table
 
@@ -75,6 +76,16 @@ def _run(out, d):
                 [[c["name"], c["role"] or "—", c.get("experiment") or "—", c.get("threads") if c.get("threads") is not None
                   else "—", c["latency"]["count"], c["launches"], c["etrecord"], f"`{c['files'][0]}`"
                   + (f" (+{len(c['files']) - 1})" if len(c["files"]) > 1 else "")] for c in d["configs"]]))
+    out.append(("p", "**Runs used in every table and chart below:** the steady runs after the detected warm-up — "
+                + "; ".join(_runs_used(c) for c in d["configs"]) + "."))
+
+
+def _runs_used(c: dict) -> str:
+    u = c.get("runs_used") or {"first": 0, "count": c["latency"]["count"], "total": c["latency"]["count"]}
+    if not u["first"]:
+        return f"{c['name']}: all {u['total']} runs (no warm-up detected)"
+    left = "run 0" if u["first"] == 1 else f"runs 0–{u['first'] - 1}"
+    return f"{c['name']}: runs {u['first']}–{u['total'] - 1} ({u['count']} of {u['total']}; {left} left out as warm-up)"
 
 
 def _latency(out, d):
@@ -82,21 +93,24 @@ def _latency(out, d):
     rows = []
     for c in d["configs"]:
         lat = c["latency"]
-        ci = (lat.get("ci") or {}).get("median") or {}
+        st = lat.get("steady") or lat
+        ci = st.get("ci_median") or (lat.get("ci") or {}).get("median") or {}
         w = (lat.get("warmup") or {}).get("count", 0)
         dr = lat.get("drift") or {}
-        rows.append([c["name"], lat["count"], f"{_ms(lat['median_ms'])}{_ci(ci.get('low_ms'), ci.get('high_ms'))}",
-                     _ms(lat["mean_ms"]), _pct(lat["cv_percent"]), _ms((lat.get("percentiles") or {}).get("p90")), w,
-                     (lat.get("outliers") or {}).get("count", 0),
-                     f"{dr.get('slope_percent_per_100_runs', 0):+.1f} %/100 runs" if dr.get("significant") else "none"])
-    out.append(("table", ["configuration", "runs", "median ms [95% CI]", "mean ms", "CV %", "p90 ms", "warm-up runs",
-                          "outliers", "drift"], rows))
+        drift = (f"{dr.get('slope_percent_per_100_runs', 0):+.1f} %/100 runs" if dr.get("significant") else
+                 "too few runs to tell" if dr.get("testable") is False else "none")
+        rows.append([c["name"], st["count"], f"{_ms(st['median_ms'])}{_ci(ci.get('low_ms'), ci.get('high_ms'))}",
+                     _ms(st["mean_ms"]), _pct(st["cv_percent"]), _ms((st.get("percentiles") or {}).get("p90")), w,
+                     st.get("outliers", 0) if isinstance(st.get("outliers"), int) else
+                     (lat.get("outliers") or {}).get("count", 0), drift])
+    out.append(("table", ["configuration", "runs", "median ms [95% CI]", "mean ms", "CV %", "p90 ms",
+                          "warm-up runs left out", "outliers", "drift"], rows))
     out.append(("chart", "latency_trend", [{"name": c["name"], "values_ms": c["latency"]["latencies_ms"],
                                              "warmup": (c["latency"].get("warmup") or {}).get("count", 0),
                                              "outliers": (c["latency"].get("outliers") or {}).get("indices", [])}
                                             for c in d["configs"]]))
-    out.append(("chart", "distribution", [{"name": c["name"], "values_ms": c["latency"]["latencies_ms"]}
-                                           for c in d["configs"]]))
+    out.append(("chart", "distribution", [{"name": c["name"], "values_ms": c["latency"]["latencies_ms"][
+        (c["latency"].get("warmup") or {}).get("count", 0):]} for c in d["configs"]]))
     cmp = d.get("comparison")
     if cmp:
         sp = cmp["speedup"]
@@ -180,18 +194,20 @@ def _kernels(out, d):
     rows = []
     for cfg in d["configs"]:
         e = cfg.get("kernel_evidence") or {}
-        rows.append([cfg["name"], "executed", d["evidence_names"][cfg["evidence"]],
+        rows.append([cfg["name"], "executed", evidence_name(cfg["evidence"]),
                      e.get("statement", "—")])
     k = d.get("kernels")
     for log in (k or {}).get("logs", []):
         s = log["summary"]
         fams = ", ".join(f"{f} {n}" for f, n in s["by_family"].items()) or "no kernel lines"
         role = {"on": "SME2-on", "off": "SME2-off"}.get(log["role"], "role unknown")
-        rows.append([f"`{log['path']}` ({role})", "registered", d["evidence_names"]["xnntrace"],
+        rows.append([f"`{log['path']}` ({role})", "registered", evidence_name("xnntrace"),
                      f"{s['kernels']} kernels ({fams}); SME2 GEMM/IGEMM: {len(s['sme2_gemm_kernels'])}"])
     out.append(("table", ["source", "tier", "evidence", "what it shows"], rows))
     if k and k.get("view"):
         out.append(("p", f"**Kernel view:** {k['view']['verdict']}"))
+    for m in (k or {}).get("registered_vs_executed", []):
+        out.append(("p", f"**Registered vs executed (SME2-{m['role']}):** {m['statement']}"))
     out.append(("p", "_Registered_ = XNNPACK set the kernel up (log); _executed_ = an operator on that datatype path ran "
                      "(ETDump op names PF32/PF16/PQS8 = SME/SME2, QP8 = KleidiAI)."))
 
