@@ -121,7 +121,7 @@ def test_zero_execute_runs_is_bad_input(tmp_path):
     p = tmp_path / "load_only.etdp"
     p.write_bytes(build([Run("Default", [PE("Method::init", 0, 5, 0)])]))
     res = run("analyze", p, "--no-progress")
-    assert res.exit_code == 2 and "no Execute run" in res.output
+    assert res.exit_code == 2 and "holds only a load/init block (Default, no Method::execute) and no execute run" in res.output
     assert sorted(x.name for x in tmp_path.iterdir()) == ["load_only.etdp"]
 
 
@@ -165,9 +165,9 @@ def test_failure_while_writing_leaves_nothing_half_written(arm_run_dir, monkeypa
         return real(table, path, fmt)
 
     monkeypatch.setattr(tables, "write_table", flaky)
-    with pytest.raises(OSError):
-        CliRunner().invoke(main, ["analyze", str(arm_run_dir / "linux_xnn"), "--no-progress", "-j", "1"],
-                           catch_exceptions=False)
+    res = CliRunner().invoke(main, ["analyze", str(arm_run_dir / "linux_xnn"), "--no-progress", "-j", "1"],
+                             catch_exceptions=False)
+    assert res.exit_code == 2 and "cannot write (disk full)" in res.output and "Traceback" not in res.output
     left = sorted(p.name for p in (arm_run_dir / "linux_xnn").iterdir())
     assert left == ["tel_linux_xnn_t1.etdump"]
 

@@ -55,7 +55,7 @@ def test_a_real_zip_and_a_real_etrecord_are_refused(tmp_path, etrecord):
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         read_etdump(tmp_path / "nope.etdp")
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(InputError, match="is a folder, expected a file"):
         read_etdump(tmp_path)
 
 

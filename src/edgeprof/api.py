@@ -99,7 +99,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
     from .analysis.stats import summarize
     from .analysis.timeline import Timeline, ops_stats_table
     from .io.etdump import read_etdump
-    from .io.runfolder import describe, find_etrecord, output_prefix
+    from .io.runfolder import analysis_files, describe, find_etrecord
     from .render.atomic import Batch
     from .render.tables import suffix, write_table
     from .taxonomy import DEFAULT
@@ -116,12 +116,11 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         prof.etrecord = ETRecordInfo(path=None, status="absent", message=found or "")
     model_id = path.stem
     has_run0 = prof.run(0).height > 0
-    prefix = output_prefix(path)
-    ext = suffix(fmt)
+    names = analysis_files(path, suffix(fmt))
     targets = {
-        "csv_timeline_all": out_dir / f"{prefix}_all_runs_timeline{ext}",
-        "csv_timeline": out_dir / f"{prefix}_run0_timeline{ext}",
-        "csv_stats": out_dir / f"{prefix}_ops_stats{ext}",
+        "csv_timeline_all": out_dir / names["timeline_all"],
+        "csv_timeline": out_dir / names["timeline_run0"],
+        "csv_stats": out_dir / names["ops_stats"],
     }
     with Batch() as batch:
         # one stage at a time, giving freed memory back in between: the peak stays low on large files
@@ -136,13 +135,14 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         release_free_memory()
         write_table(ops_stats_table(prof, model_id), batch.path(targets["csv_stats"]), fmt)
         written = batch.commit()
-    split = summary_split(prof, taxonomy or DEFAULT)
-    ev = executed_from_profile(prof, taxonomy or DEFAULT)
-    lat, source = prof.latency_ms(), prof.latency_source
+    valid = prof.valid_runs()  # statistics use the runs with a valid end-to-end time; timelines keep every event
+    split = summary_split(valid, taxonomy or DEFAULT)
+    ev = executed_from_profile(valid, taxonomy or DEFAULT)
+    lat, source = valid.latency_ms(), prof.latency_source
     d = summarize(lat)
     lat_summary = {k: d.get(k) for k in ("count", "mean_ms", "median_ms", "min_ms", "max_ms", "std_dev_ms")}
     lat_summary.update(p90_ms=(d.get("percentiles") or {}).get("p90"), source=source)
-    n_dcalls = prof.execute_events().filter(pl.col("kind") == "delegate_call").height
+    n_dcalls = valid.execute_events().filter(pl.col("kind") == "delegate_call").height
     entry = {
         "etdump": _rel(path, run_dir),
         "model_id": model_id,
@@ -153,11 +153,12 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         "etrecord": _rel(prof.etrecord.path, run_dir) if prof.etrecord and prof.etrecord.path else None,
         "etrecord_status": prof.etrecord.status if prof.etrecord else "absent",
         "runs": prof.n_runs,
+        "runs_invalid": valid.runs_invalid,
         "events": prof.n_events,
         "rows": n_rows,
         "latency_ms": lat_summary,
         **framework_times_ms(prof),
-        "delegate_calls_per_run": n_dcalls / max(prof.n_runs, 1),
+        "delegate_calls_per_run": n_dcalls / max(valid.n_runs, 1),
         "categories_ms": split["categories_ms"],
         "backends_ms": split["backends_ms"],
         "kernel_evidence": {k: ev[k] for k in ("evidence", "sme_executed", "kleidiai_executed", "sme_ms_per_run",
@@ -450,7 +451,9 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     result["warnings"] = [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)] + result["warnings"]
     stem_b = bs[0].timeline_stem if len(bs) == 1 else b_arm.name
     stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
-    result["output_stem"] = f"{stem_b}_vs_{stem_c}_robust_comparison"
+    from .io.files import fit_name
+
+    result["output_stem"] = fit_name(f"{stem_b}_vs_{stem_c}", "_robust_comparison.json")[: -len(".json")]
     result["inputs"] = {"baseline": [str(s.path) for s in bs], "candidate": [str(s.path) for s in cs]}
     if categories and all(s.profile is not None for s in bs + cs):
         from .analysis.compare_ops import compare_categories
@@ -475,13 +478,13 @@ def load_profile(path, *, etrecord=None, strict_etrecord: bool = False, method: 
 
     path = Path(path)
     if path.suffix == ".csv":
-        return read_timeline_csv(path)
+        return read_timeline_csv(path).valid_runs()
     if path.suffix not in ETDUMP_SUFFIXES and path.exists() and not path.is_dir():
         raise InputError(path, "expected an ETDump (.etdump/.etdp) or a timeline CSV")
     if etrecord is None:
         manifest, mpath, _ = read_manifest(path.parent)
         etrecord, _ = find_etrecord(path, manifest, mpath)
-    return load_etdump(path, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method, warn=False)
+    return load_etdump(path, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method, warn=False).valid_runs()
 
 
 def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=None, top: int = 15,
@@ -638,13 +641,13 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
     )
     from .io.etdump import read_etdump
     from .io.runfolder import (
+        analysis_files,
         describe,
         display_path,
         find_etdumps,
         find_kernel_tables,
         find_trace_logs,
         manifest_sme2_roles,
-        output_prefix,
         sme2_role,
         trace_folders,
         trace_stem,
@@ -692,11 +695,9 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
             e.error = err.message + (f" (at byte offset {err.offset})" if err.offset is not None else "")
         if not e.error:
             base = (out_root / f.parent.resolve().relative_to(run_dir.resolve())) if out_root else f.parent
-            prefix = output_prefix(f)
             t0 = _mtime(f)
-            for key, stem in (("timeline_all", f"{prefix}_all_runs_timeline"), ("timeline_run0", f"{prefix}_run0_timeline"),
-                              ("ops_stats", f"{prefix}_ops_stats")):
-                cand = [base / f"{stem}{ext}" for ext in (".csv", ".parquet")]
+            for key in ("timeline_all", "timeline_run0", "ops_stats"):
+                cand = [base / analysis_files(f, ext)[key] for ext in (".csv", ".parquet")]
                 p = next((c for c in cand if c.is_file()), cand[0])
                 o = OutputFile(key=key, path=_rel(p, run_dir), exists=p.is_file())
                 if o.exists:
@@ -709,7 +710,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
                         except InputError as err:
                             o.error = err.message
                 e.outputs.append(o)
-            rs = base / f"{prefix}_all_runs_timeline_robust_stats.json"
+            rs = base / analysis_files(f)["robust_stats"]
             e.outputs.append(OutputFile(key="robust_stats", path=_rel(rs, run_dir), exists=rs.is_file(),
                                         newer=(_mtime(rs) or 0) >= (t0 or 0) if rs.is_file() else None))
         facts.append(e)

@@ -14,6 +14,7 @@ import click
 
 from . import __version__
 from .errors import EdgeprofError
+from .io.files import fit_name
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TAXONOMY_HELP = "TOML file extending or overriding the operator taxonomy (see README)."
@@ -27,9 +28,23 @@ class Ctx:
 def _fail(err: Exception, debug: bool) -> None:
     if debug:
         raise err
-    msg = str(err).replace("\n", " ")
+    from .io.files import display
+
+    msg = display(str(err)).replace("\n", " ").replace("\r", " ")
     click.echo(f"edgeprof: error: {msg}", err=True)
     sys.exit(getattr(err, "exit_code", 2))
+
+
+def _quiet_numerics():
+    """numpy's RuntimeWarnings (an empty mean, a division by zero) are handled where they matter; they never
+    reach the terminal as raw warnings."""
+    import contextlib
+    import warnings
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    return stack
 
 
 def _warn(msg: str) -> None:
@@ -48,12 +63,28 @@ def run_guarded(fn):
         ctx = click.get_current_context()
         debug = bool(ctx.find_object(Ctx) and ctx.find_object(Ctx).debug)
         try:
-            return fn(*args, **kwargs)
+            with _quiet_numerics():
+                return fn(*args, **kwargs)
         except EdgeprofError as e:
             _fail(e, debug)
         except KeyboardInterrupt:
             click.echo("edgeprof: interrupted", err=True)
             sys.exit(130)
+        except OSError as e:  # one not met where it happened: still one line naming the file, exit 2
+            if debug:
+                raise
+            from .io.files import display
+
+            where = f"{display(e.filename)}: " if getattr(e, "filename", None) else ""
+            _fail(EdgeprofError(f"{where}{(e.strerror or str(e)).lower()}"), False)
+        except MemoryError:
+            if debug:
+                raise
+            _fail(EdgeprofError("out of memory: the input is larger than this machine can analyse"), False)
+        except RecursionError:
+            if debug:
+                raise
+            _fail(EdgeprofError("input nested too deeply to analyse"), False)
 
     return wrapper
 
@@ -68,6 +99,11 @@ def main(ctx, debug):
     Start with `edgeprof example DIR` to get a small real run folder, then `edgeprof analyze DIR`.
     """
     ctx.obj = Ctx(debug)
+    for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints as U+FFFD, never a crash
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
 
 
 KIT = "Arm kit spelling"
@@ -231,7 +267,7 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
                           name=None if kit_file else name)
     if not no_write:
         for s, rep in reports:
-            target = (Path(output_dir) if output_dir else s.path.parent) / f"{s.timeline_stem}_robust_stats.json"
+            target = (Path(output_dir) if output_dir else s.path.parent) / fit_name(s.timeline_stem, "_robust_stats.json")
             _write_json(rep, target)
             rep["written"] = str(target)
     cmp = None
@@ -477,7 +513,7 @@ def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_
             from .render.tables import suffix
 
             target = Path(out_file) if out_file else (Path(output_dir) if output_dir else log.parent) / (
-                f"{trace_stem(log)}_kernels{suffix(fmt)}")
+                fit_name(trace_stem(log), f"_kernels{suffix(fmt)}"))
             _write_kernel_table(r["kernels"], target, fmt)
             r["written"] = str(target)
         results.append(r)
@@ -729,7 +765,7 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
     except ValueError as e:
         raise UsageError(f"--runs {runs!r}: {e}") from None
     p = Path(etdump)
-    target = Path(out_file) if out_file else p.with_name(p.name.split(".")[0] + ".trace.json")
+    target = Path(out_file) if out_file else p.with_name(fit_name(p.name.split(".")[0], ".trace.json"))
     stats = write_trace(target, prof, runs=chosen, include_init=not no_init)
     info = {"schema_version": 1, "input": etdump, "written": str(target), **stats}
     if as_json:
@@ -787,11 +823,11 @@ def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, 
         md_path = run_dir / "report.md"
     else:
         first = Path((list(inputs) or list(baseline))[0])
-        md_path = first.with_name(first.name.split(".")[0] + "_report.md")
+        md_path = first.with_name(fit_name(first.name.split(".")[0], "_report.md"))
     with Batch() as batch:
-        batch.path(md_path).write_text(rep.markdown(data), encoding="utf-8")
+        batch.path(md_path).write_bytes(rep.markdown(data).encode("utf-8", "replace"))
         if html_file:
-            batch.path(Path(html_file)).write_text(rep.html(data), encoding="utf-8")
+            batch.path(Path(html_file)).write_bytes(rep.html(data).encode("utf-8", "replace"))
     data["written"] = [str(md_path)] + ([html_file] if html_file else [])
     if as_json:
         click.echo(jsonfmt.dumps(data), nl=False)

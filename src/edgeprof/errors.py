@@ -37,6 +37,11 @@ class InputError(EdgeprofError):
         return f"{self.path}: {self.message}{where}"
 
 
+class OutputError(InputError):
+    """An output cannot be written (permissions, a folder in the way, no space, a name too long): exit 2,
+    one line naming the path and the reason."""
+
+
 class NotAnETDumpError(InputError):
     """The bytes are not an ETDump at all (wrong identifier, empty, another format)."""
 

@@ -121,41 +121,66 @@ class Profile:
         sources = set(self.runs.filter(pl.col("run_index") >= 0)["e2e_source"].drop_nulls().to_list())
         return "method_execute" if sources <= {"method_execute"} else "top_level_events"
 
-    def without_leading_runs(self, k: int) -> "Profile":
-        """The same profile without its first ``k`` execute runs (warm-up), execute runs renumbered from 0.
-
-        The load/init block stays; ``parent`` links are remapped to the kept rows; the dropped count is kept in
-        :attr:`runs_dropped` (added to what was already dropped) so reports can name runs as recorded.
-        """
+    def select_runs(self, keep) -> "Profile":
+        """The same profile with only the execute runs where ``keep`` (a bool per run, in run order) is true,
+        renumbered from 0. The load/init block stays; ``parent`` links are remapped to the kept rows."""
         import dataclasses
 
         import numpy as np
         import polars as pl
 
+        keep = np.asarray(keep, dtype=bool)
+        if keep.all():
+            return self
+        new_index = np.full(keep.size + 1, -1, dtype=np.int64)  # run → new run index (−1: dropped or load/init)
+        new_index[:-1][keep] = np.arange(int(keep.sum()))
+        ev = self.events
+        run = ev["run_index"].to_numpy().astype(np.int64)
+        drop = (run >= 0) & ~keep[np.clip(run, 0, max(keep.size - 1, 0))] if keep.size else run >= 0
+        kept = np.flatnonzero(~drop)
+        removed_before = np.cumsum(drop)
+        parent = ev["parent"]
+        pv = parent.fill_null(0).to_numpy()
+        new_parent = pl.Series("parent", pv - removed_before[pv] if pv.size else pv, dtype=pl.Int64).set(
+            parent.is_null(), None)
+
+        def renumber(df: "pl.DataFrame") -> "pl.DataFrame":
+            r = df["run_index"].to_numpy().astype(np.int64)
+            ok = (r < 0) | keep[np.clip(r, 0, max(keep.size - 1, 0))] if keep.size else r < 0
+            df = df.filter(pl.Series(ok))
+            r = df["run_index"].to_numpy().astype(np.int64)
+            return df.with_columns(pl.Series("run_index", np.where(r >= 0, new_index[np.maximum(r, 0)], r),
+                                             dtype=pl.Int32))
+
+        events = renumber(ev.with_columns(new_parent)) if ev.height else ev
+        out = dataclasses.replace(self, events=events, runs=renumber(self.runs),
+                                  allocations=renumber(self.allocations), debug_events=renumber(self.debug_events))
+        out.runs_dropped, out.runs_invalid = self.runs_dropped, self.runs_invalid
+        return out
+
+    def without_leading_runs(self, k: int) -> "Profile":
+        """The same profile without its first ``k`` execute runs (warm-up), execute runs renumbered from 0;
+        :attr:`runs_dropped` counts them so reports can name runs as recorded."""
+        import numpy as np
+
         k = max(0, min(int(k), self.n_runs))
         if k == 0:
             return self
-        ev = self.events
-        run = ev["run_index"].to_numpy()
-        drop = (run >= 0) & (run < k)
-        keep = np.flatnonzero(~drop)
-        removed_before = np.cumsum(drop)  # rows removed up to and including each row
-        parent = ev["parent"]
-        pv = parent.fill_null(0).to_numpy()
-        new_parent = pl.Series("parent", pv - removed_before[pv], dtype=pl.Int64).set(parent.is_null(), None)
-
-        def renumber(df: "pl.DataFrame") -> "pl.DataFrame":
-            return df.filter((pl.col("run_index") < 0) | (pl.col("run_index") >= k)).with_columns(
-                pl.when(pl.col("run_index") >= 0).then(pl.col("run_index") - k).otherwise(pl.col("run_index"))
-                .cast(pl.Int32).alias("run_index"))
-
-        events = ev.with_columns(new_parent).gather(keep) if ev.height else ev
-        events = events.with_columns(pl.when(pl.col("run_index") >= 0).then(pl.col("run_index") - k)
-                                     .otherwise(pl.col("run_index")).cast(pl.Int32).alias("run_index"))
-        out = dataclasses.replace(self, events=events, runs=renumber(self.runs),
-                                  allocations=renumber(self.allocations), debug_events=renumber(self.debug_events))
-        out.__dict__.pop("_name_groups", None)
+        out = self.select_runs(np.arange(self.n_runs) >= k)
         out.runs_dropped = self.runs_dropped + k
+        return out
+
+    def valid_runs(self) -> "Profile":
+        """Only the runs with a valid end-to-end time (``runs.e2e_problem`` empty); :attr:`runs_invalid` counts
+        the others. Statistics use this; event dumps (timelines, traces) keep every run."""
+        import numpy as np
+
+        lat = self.latency_ns()
+        keep = np.isfinite(lat) & (lat > 0)
+        if keep.all():
+            return self
+        out = self.select_runs(keep)
+        out.runs_invalid = self.runs_invalid + int((~keep).sum())
         return out
 
     @property
@@ -166,6 +191,15 @@ class Profile:
     @runs_dropped.setter
     def runs_dropped(self, value: int) -> None:
         self.__dict__["_runs_dropped"] = value
+
+    @property
+    def runs_invalid(self) -> int:
+        """Execute runs left out of this profile because they have no valid end-to-end time."""
+        return self.__dict__.get("_runs_invalid", 0)
+
+    @runs_invalid.setter
+    def runs_invalid(self, value: int) -> None:
+        self.__dict__["_runs_invalid"] = value
 
     def name_groups(self):
         """(id per event, first row of each id, distinct names): the event names as codes, computed once."""

@@ -358,13 +358,13 @@ def load_overrides(path) -> Taxonomy:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    from .io.files import read_regular
+
+    raw = read_regular(path, 16 << 20, "taxonomy file")
     try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise InputError(path, "no such taxonomy file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(path, f"not valid TOML ({e})") from None
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise InputError(path, f"not valid TOML ({str(e).splitlines()[0][:200]})") from None
 
     def check(spec, where):
         if not isinstance(spec, str) or _t(spec)[0] not in CATEGORIES:
@@ -376,12 +376,16 @@ def load_overrides(path) -> Taxonomy:
         raise InputError(path, "[ops] must be a table of name = \"CATEGORY[/subtype]\"")
     op_overrides = {str(k): check(v, f"ops.{k}") for k, v in ops.items()}
     rules = []
+    if not isinstance(doc.get("rule", []), list):
+        raise InputError(path, "[[rule]] must be an array of tables")
+    if "version" in doc and not isinstance(doc["version"], (str, int, float)):
+        raise InputError(path, "version must be a string")
     for i, r in enumerate(doc.get("rule", [])):
         if not isinstance(r, dict) or "match" not in r or "category" not in r:
             raise InputError(path, f"rule {i + 1}: needs match and category")
         try:
             rx = re.compile(str(r["match"]))
-        except re.error as e:
+        except (re.error, RecursionError, OverflowError) as e:
             raise InputError(path, f"rule {i + 1}: bad regular expression ({e})") from None
         rules.append((rx, check(r["category"], f"rule {i + 1}")))
     version = f"{TAXONOMY_VERSION}+{doc['version']}" if "version" in doc else f"{TAXONOMY_VERSION}+custom"

@@ -58,6 +58,21 @@ def _op_runs(prof: Profile, lines: EventLines, skip: int) -> dict[str, np.ndarra
     return {names[i]: m[i] for i in present}
 
 
+def _bootstrap_means(mat: np.ndarray, e2e: np.ndarray, resamples: int, rng: np.random.Generator):
+    """Means of every line (column) and of end-to-end over ``resamples`` bootstrap resamples of the runs (rows),
+    in blocks of bounded memory: each block's resamples become run counts, and the means one matrix product."""
+    n = mat.shape[0]
+    cols = np.column_stack([mat.astype(np.float64), e2e.astype(np.float64)])
+    out = np.empty((resamples, cols.shape[1]))
+    step = max(1, 2_000_000 // n)
+    for a in range(0, resamples, step):
+        b = min(resamples, a + step)
+        idx = rng.integers(0, n, size=(b - a, n))
+        counts = np.bincount((idx + (np.arange(b - a) * n)[:, None]).ravel(), minlength=(b - a) * n)
+        out[a:b] = counts.reshape(b - a, n) @ cols / n
+    return out[:, :-1], out[:, -1]
+
+
 def _bh(p: list[float]) -> list[float]:
     """Benjamini–Hochberg adjusted p-values (q-values)."""
     p = np.asarray(p, dtype=float)
@@ -93,12 +108,10 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
     if mb.shape[0] < 2 or mc.shape[0] < 2:
         return {"note": "each arm needs at least 2 runs for category comparisons", "categories": [], "operators": {}}
     rng = np.random.default_rng(seed)
-    ib = rng.integers(0, mb.shape[0], size=(resamples, mb.shape[0]))
-    ic = rng.integers(0, mc.shape[0], size=(resamples, mc.shape[0]))
+    boot_b, eb_r = _bootstrap_means(mb, eb, resamples, rng)
+    boot_c, ec_r = _bootstrap_means(mc, ec, resamples, rng)
     a = (1 - level) / 2
     eb_m, ec_m = eb.mean(), ec.mean()
-    eb_r = eb[ib].mean(axis=1)
-    ec_r = ec[ic].mean(axis=1)
     cats = []
     d = np.log1p(threshold)
     for j, ln in enumerate(LINES):
@@ -106,8 +119,7 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
         if not xb.any() and not xc.any():
             continue
         b_mean, c_mean = float(xb.mean()), float(xc.mean())
-        rb = xb[ib].mean(axis=1)
-        rc = xc[ic].mean(axis=1)
+        rb, rc = boot_b[:, j], boot_c[:, j]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = rb / rc
             sb, sc = rb / eb_r * 100, rc / ec_r * 100

@@ -12,6 +12,8 @@ import numpy as np
 from scipy.special import ndtr, ndtri, stdtr
 
 MAX_PAIRS = 4_000_000  # pairwise-difference estimators subsample beyond this many pairs
+EXACT_U_MAX_N = 200  # the exact Mann–Whitney null distribution costs O(n·n1²·n2): normal approximation beyond
+MK_EXACT_PAIRS_N = 2000  # Mann–Kendall's S by all pairs up to this many runs, by merge sort (scipy) beyond
 
 
 def _ranks(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +54,7 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> dict:
     u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2
     u2 = n1 * n2 - u1
     has_ties = bool((ties > 1).any())
-    if not has_ties and (n1 <= 8 or n2 <= 8):
+    if not has_ties and (n1 <= 8 or n2 <= 8) and n1 + n2 <= EXACT_U_MAX_N:
         p = min(1.0, 2 * _exact_u_cdf(min(u1, u2), min(n1, n2), max(n1, n2)))  # U is symmetric in the roles
         method = "exact"
     else:
@@ -146,19 +148,17 @@ def mann_kendall(v: np.ndarray) -> dict:
     n = v.size
     if n < 4:
         return {"s": 0, "tau": None, "z": None, "p_value": None, "note": "needs ≥ 4 runs"}
-    if n <= 3000:
-        s = float(np.sign(v[None, :] - v[:, None])[np.triu_indices(n, 1)].sum())
-    else:  # O(n log n) via inversions would be better; rows in chunks keep memory bounded
-        s = 0.0
-        for i in range(0, n, 512):
-            block = v[i: i + 512]
-            diff = np.sign(v[None, :] - block[:, None])
-            cols = np.arange(n)[None, :] > (np.arange(block.size)[:, None] + i)
-            s += float((diff * cols).sum())
     _, ties = _ranks(v)
-    var = (n * (n - 1) * (2 * n + 5) - (ties * (ties - 1) * (2 * ties + 5)).sum()) / 18
     n0 = n * (n - 1) / 2
     n2 = (ties * (ties - 1) / 2).sum()
+    if n <= MK_EXACT_PAIRS_N:
+        s = float(np.sign(v[None, :] - v[:, None])[np.triu_indices(n, 1)].sum())
+    else:  # O(n log n): S from Kendall's tau-b of (index, v), which scipy counts by merge sort
+        from scipy.stats import kendalltau
+
+        tau_b = kendalltau(np.arange(n), v).statistic
+        s = float(np.rint(tau_b * np.sqrt(n0 * (n0 - n2)))) if n0 > n2 and np.isfinite(tau_b) else 0.0
+    var = (n * (n - 1) * (2 * n + 5) - (ties * (ties - 1) * (2 * ties + 5)).sum()) / 18
     tau = s / np.sqrt(n0 * (n0 - n2)) if n0 > n2 else None
     if var <= 0:
         return {"s": s, "tau": tau, "z": None, "p_value": 1.0, "note": "all values equal"}

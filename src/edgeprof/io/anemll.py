@@ -125,16 +125,10 @@ def _finite_float(s: str) -> float:
 
 
 def load_json(path) -> object:
+    from .files import read_regular
+
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file" if not path.exists() else "not a file")
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise InputError(path, f"{size} bytes is larger than any report ({MAX_BYTES >> 20} MB limit)")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, f"cannot read ({e.strerror or e})") from None
+    raw = read_regular(path, MAX_BYTES, "report")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -221,7 +215,11 @@ def profile_from_doc(doc: dict, source: str) -> AneProfile:
     if version and not version.startswith("0.4"):
         warnings.append(f"written by anemll-profile {version}; read with the 0.4.x schema")
     missing = [s for s in _PROFILE_SECTIONS if s not in doc]
-    model = {k: v for k, v in r.obj(doc, "model", "").items() if isinstance(v, (str, int, float, bool))}
+    m = r.obj(doc, "model", "")
+    model = {k: r.str_(m, k, "model") for k in ("display_name", "input_path", "compiled_model_path", "format") if k in m}
+    model.update({k: r.num(m, k, "model") for k in ("size_bytes", "size_mb") if k in m})
+    if "compiled_from_package" in m:
+        model["compiled_from_package"] = r.bool_(m, "compiled_from_package", "model")
     c = r.obj(doc, "compute", "")
     compute = {"mode": r.str_(c, "mode", "compute"),
                "interrupt_boundary_ms": r.num(c, "interrupt_boundary_ms", "compute", 300.0),

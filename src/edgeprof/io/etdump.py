@@ -69,20 +69,10 @@ def sniff(data: bytes) -> str | None:
 
 
 def read_bytes(path) -> bytes:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_ETDUMP_BYTES:
-            raise NotAnETDumpError(path, f"{size} bytes is larger than any ETDump can be")
-        with open(path, "rb") as f:
-            return f.read()
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected an ETDump file") from None
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    """The file's bytes: a regular file of at most 4 GiB (FIFOs, devices and folders are refused unread)."""
+    from .files import read_regular
+
+    return read_regular(path, MAX_ETDUMP_BYTES, "ETDump")
 
 
 def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
@@ -283,17 +273,30 @@ def durations(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarra
     Returns (duration as int64, valid mask). ``end < start`` with a value above 2**32-1 cannot be a
     32-bit wrap and is invalid, as is a duration over 2**53 ns (104 days).
     """
+    dur, problem = duration_problems(start, end)
+    return dur, problem == 0
+
+
+# why a duration is invalid (codes of duration_problems)
+DURATION_PROBLEMS = ("", "end before start (not a 32-bit timer wrap)", "an out-of-range timestamp (≥ 2^62)",
+                     "a duration over 2^53 ns (104 days)")
+
+
+def duration_problems(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(duration as int64, problem code per event: 0 valid, else an index into :data:`DURATION_PROBLEMS`)."""
     s = start.astype(np.int64)
     e = end.astype(np.int64)
     dur = e - s
     back = start > end
     wrap = back & (start <= _U32_MAX) & (end <= _U32_MAX)
     dur[wrap] = (_U32_MAX - s[wrap]) + e[wrap]
-    # values beyond int64 range (corrupt input) also count as invalid
-    huge = (start > np.uint64(2**62)) | (end > np.uint64(2**62))
+    problem = np.zeros(start.size, dtype=np.int8)
     # a duration beyond 2**53 ns (104 days) cannot be real; it also keeps float sums exact
-    valid = ~(back & ~wrap) & ~huge & (np.abs(dur) < 2**53)
-    return dur, valid
+    problem[np.abs(dur) >= 2**53] = 3
+    problem[back & ~wrap] = 1
+    # values beyond int64 range (corrupt input, 2^63, 2^64-1 sentinels) count as invalid
+    problem[(start > np.uint64(2**62)) | (end > np.uint64(2**62))] = 2
+    return dur, problem
 
 
 # --------------------------------------------------------------------------------------------------
@@ -401,9 +404,15 @@ def build_profile(dec: dict, path, file_size: int = 0):
     # ---- durations --------------------------------------------------------------------------------
     start = dec["pe_start"]
     end = dec["pe_end"]
-    dur, valid = durations(start, end)
+    dur, problem = duration_problems(start, end)
+    if "pe_invalid" in dec:  # a reader that knows a duration is unusable (a timeline CSV's NaN, say)
+        problem[dec["pe_invalid"] & (problem == 0)] = 1
+    valid = problem == 0
     if n and not valid.all():
-        warnings.append(f"{int((~valid).sum())} event(s) end before they start (and not by a 32-bit timer wrap); their durations are left empty")
+        counts = np.bincount(problem, minlength=len(DURATION_PROBLEMS))
+        warnings.append("left out as invalid: " + ", ".join(f"{int(c)} event(s) with {DURATION_PROBLEMS[i]}"
+                                                             for i, c in enumerate(counts) if i and c)
+                        + " (their durations are left empty)")
     dur_valid = np.where(valid, dur, 0)
 
     # ---- nesting ----------------------------------------------------------------------------------
@@ -489,10 +498,20 @@ def build_profile(dec: dict, path, file_size: int = 0):
     e2e = np.bincount(pe_run[is_exec & valid], weights=dur[is_exec & valid].astype(np.float64), minlength=n_rundata)
     n_exec = np.bincount(pe_run[is_exec], minlength=n_rundata)
     # runs without Method::execute: fall back to the sum of their top-level events, and say so
-    top_level = (depth == 0) & valid
-    e2e_top = np.bincount(pe_run[top_level], weights=dur[top_level].astype(np.float64), minlength=n_rundata)
+    top_level = (depth == 0) & (kind != k_fw) | (depth == 0) & is_exec
+    e2e_top = np.bincount(pe_run[top_level & valid], weights=dur[top_level & valid].astype(np.float64),
+                          minlength=n_rundata)
     e2e = np.where(n_exec > 0, e2e, e2e_top)
     e2e_source = np.where(n_exec > 0, "method_execute", "top_level_events").astype(object)
+    # a run's end-to-end time is valid only when every event it is made of is, and it is above zero
+    timed = np.where(n_exec > 0, 0, 1)  # which events make the time: Method::execute, else the top-level ones
+    part_bad = np.bincount(pe_run[~valid & np.where(timed[pe_run] == 0, is_exec, top_level)], minlength=n_rundata) > 0
+    n_profile_events = np.bincount(pe_run, minlength=n_rundata)
+    e2e_problem = np.full(n_rundata, None, dtype=object)
+    e2e_problem[(e2e <= 0)] = "zero duration"
+    e2e_problem[part_bad] = "its timed events have invalid timestamps"
+    e2e_problem[n_profile_events == 0] = "no profiling events"
+    e2e_problem[~is_run] = None
     run_min = np.full(n_rundata, np.iinfo(np.int64).max)
     run_max = np.full(n_rundata, np.iinfo(np.int64).min)
     if n:
@@ -506,13 +525,23 @@ def build_profile(dec: dict, path, file_size: int = 0):
         "bundled_input_index": dec["run_bundled_input_index"].astype(np.int32),
         "n_events": n_events.astype(np.int64),
         "n_method_execute": n_exec.astype(np.int32),
-        "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
+        "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series((n_events == 0) | (e2e_problem != None)), None)  # noqa: E711
+        if n_rundata else pl.Series([], dtype=pl.Int64),
         "e2e_source": pl.Series([None if k == 0 else src for k, src in zip(n_events.tolist(), e2e_source.tolist())],
                                 dtype=pl.String),
+        "e2e_problem": pl.Series(e2e_problem.tolist(), dtype=pl.String),
         "start_ns": pl.Series(run_min).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
         "end_ns": pl.Series(run_max).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
     }, schema_overrides={"e2e_ns": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64})
-    runs_wo_exec = int(((n_exec == 0) & is_run).sum())
+    bad_runs = [p for p, r in zip(e2e_problem.tolist(), is_run.tolist()) if r and p]
+    if bad_runs:
+        from collections import Counter
+
+        n_run = int(is_run.sum())
+        warnings.append(f"{len(bad_runs)} of {n_run} run(s) have no valid end-to-end time ("
+                        + ", ".join(f"{c}: {p}" for p, c in Counter(bad_runs).most_common())
+                        + "): left out of latency statistics")
+    runs_wo_exec = int(((n_exec == 0) & is_run & (n_profile_events > 0)).sum())
     if runs_wo_exec:
         warnings.append(f"{runs_wo_exec} run(s) have no Method::execute event: their end-to-end latency is the sum "
                         "of their top-level events (runs.e2e_source = 'top_level_events')")
@@ -606,7 +635,6 @@ def _debug_table(dec, run_index_of, run_names):
 
 def read_etdump(path, *, allow_empty: bool = False):
     """Read and normalize one ETDump file (``.etdump``/``.etdp``). Raises typed :mod:`edgeprof.errors`."""
-    from ..errors import NoRunsError
 
     data = read_bytes(path)
     size = len(data)
@@ -623,6 +651,31 @@ def read_etdump(path, *, allow_empty: bool = False):
         raise CorruptETDumpError(path, f"inconsistent ETDump ({type(e).__name__}: {e})") from None
     del dec
     release_free_memory()
-    if not allow_empty and prof.n_runs == 0:
-        raise NoRunsError(path, "holds no Execute run (only load/init events): nothing to analyse")
+    if not allow_empty:
+        check_has_runs(prof, path)
     return prof
+
+
+def check_has_runs(prof, path) -> None:
+    """An input error saying precisely why, when a profile has no run to analyse or none with a valid time."""
+    import polars as pl
+
+    from ..errors import NoRunsError
+
+    runs = prof.runs
+    if prof.n_runs == 0:
+        n = runs.height
+        if n == 0:
+            why = "holds no RunData block"
+        elif runs["n_events"].sum() == 0 and not prof.allocations.height and not prof.debug_events.height:
+            why = f"its {n} RunData block(s) hold no events"
+        else:
+            why = "holds only a load/init block (Default, no Method::execute) and no execute run"
+        raise NoRunsError(path, f"{why}: nothing to analyse")
+    ex = runs.filter(pl.col("run_index") >= 0)
+    problems = ex["e2e_problem"].drop_nulls()
+    if problems.len() == ex.height:
+        counts = problems.value_counts(sort=True)
+        detail = ", ".join(f"{c} {p}" for p, c in counts.iter_rows())
+        raise NoRunsError(path, f"none of its {ex.height} execute run(s) has a valid end-to-end time ({detail}): "
+                                "nothing to measure")

@@ -106,6 +106,7 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) ->
 
 def _loads(data: bytes, what: str, path):
     try:
+        # torch.export JSON holds Infinity/NaN constants (value ranges): accepted; only integer handles and ids are used
         return json.loads(data)
     except RecursionError:
         raise ETRecordError(path, f"{what} is nested too deeply") from None
@@ -119,25 +120,51 @@ def _int_keyed(d, what, path) -> dict:
     out = {}
     for k, v in d.items():
         try:
+            if len(k) > 20:
+                raise ValueError
             out[int(k)] = v
         except (TypeError, ValueError):
-            raise ETRecordError(path, f"{what} has a non-integer instruction id {k!r}") from None
+            raise ETRecordError(path, f"{what} has a non-integer instruction id {k[:40]!r}") from None
     return out
 
 
+def _handle_of(h) -> int | None:
+    """A node's debug handle: the serialized edge program writes it as a number or a string of digits."""
+    if isinstance(h, bool) or h is None:
+        return None
+    if isinstance(h, str):
+        h = h.strip()
+        return int(h) if 0 < len(h) <= 18 and h.lstrip("-").isdigit() else None
+    if isinstance(h, float):
+        return int(h) if h.is_integer() and abs(h) < 2**53 else None
+    return h if isinstance(h, int) and abs(h) < 2**63 else None
+
+
+def _is_handle(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and abs(x) < 2**63
+
+
 def _handles(v) -> list[int]:
-    if isinstance(v, bool):
-        return []
-    if isinstance(v, int):
+    if _is_handle(v):
         return [v]
     if isinstance(v, list):
-        return [int(x) for x in v if isinstance(x, int) and not isinstance(x, bool)]
+        return [x for x in v if _is_handle(x)]
     return []
 
 
 def read_etrecord(path, method: str | None = None) -> ETRecord:
     """Read the JSON members of an ETRecord. Raises :class:`ETRecordError` on anything unusable."""
     path = os.fspath(path)
+    from .files import check_regular
+
+    check_regular(path, ETRecordError)
+    try:
+        return _read_etrecord(path, method)
+    except (TypeError, AttributeError, KeyError, OverflowError, RecursionError, ValueError) as e:  # defensive
+        raise ETRecordError(path, f"unusable ETRecord ({type(e).__name__}: {str(e)[:120]})") from None
+
+
+def _read_etrecord(path: str, method: str | None) -> ETRecord:
     try:
         z = zipfile.ZipFile(path)
     except FileNotFoundError:
@@ -210,10 +237,7 @@ def _graph_nodes(doc, path) -> list[GraphNode]:
             continue
         meta = nd.get("metadata") if isinstance(nd.get("metadata"), dict) else {}
         h = meta.get("debug_handle")
-        try:
-            handle = int(h) if h is not None and not isinstance(h, bool) else None
-        except (TypeError, ValueError):
-            handle = None
+        handle = _handle_of(h)
         st = meta.get("stack_trace")
         out.append(GraphNode(name=str(nd.get("name", "")), op_type=op_type_of(target), debug_handle=handle,
                              stack_trace=st if isinstance(st, str) else None,

@@ -35,14 +35,21 @@ class LatencySeries:
         return self.path.stem
 
 
+def _series(path: Path, prof, rf, warnings: list[str]) -> LatencySeries:
+    """The valid runs of a profile as a series (runs without a valid end-to-end time are left out and counted
+    in the profile's warnings); run indices are the recorded ones."""
+    all_ms = prof.latency_ms()
+    ok = np.isfinite(all_ms) & (all_ms > 0)
+    valid = prof.valid_runs()
+    return LatencySeries(path, all_ms[ok], np.flatnonzero(ok).tolist(), prof.latency_source, rf.experiment, rf.threads,
+                         warnings, valid)
+
+
 def from_etdump(path: Path) -> LatencySeries:
     from .etdump import read_etdump
 
     prof = read_etdump(path)
-    values, source = prof.latency_ms(), prof.latency_source
-    rf = describe(path)
-    return LatencySeries(path, values, list(range(values.size)), source, rf.experiment, rf.threads, list(prof.warnings),
-                         prof)
+    return _series(path, prof, describe(path), list(prof.warnings))
 
 
 def from_timeline_csv(path: Path) -> LatencySeries:
@@ -50,13 +57,11 @@ def from_timeline_csv(path: Path) -> LatencySeries:
     from .timeline_csv import read_timeline_csv
 
     prof = read_timeline_csv(path)
-    values = prof.latency_ms()
     warnings = list(prof.warnings)
     if prof.latency_source != "method_execute":
         warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")
     rf = describe(Path(str(path).replace("_exec_all_runs_timeline.csv", ".etdump")))
-    return LatencySeries(path, values, list(range(values.size)), prof.latency_source, rf.experiment, rf.threads, warnings,
-                         prof)
+    return _series(path, prof, rf, warnings)
 
 
 def load(path) -> LatencySeries:

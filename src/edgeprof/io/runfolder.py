@@ -57,6 +57,17 @@ def output_prefix(etdump: Path) -> str:
     return stem[: -len("_xtrace")] + "_xtrace" if stem.endswith("_xtrace") else stem + "_exec"
 
 
+def analysis_files(etdump: Path, ext: str = ".csv") -> dict[str, str]:
+    """The names ``analyze`` writes for an ETDump (the kit's, shortened with a hash only beyond 255 bytes)."""
+    from .files import fit_name
+
+    prefix = output_prefix(etdump)
+    return {"timeline_all": fit_name(prefix, f"_all_runs_timeline{ext}"),
+            "timeline_run0": fit_name(prefix, f"_run0_timeline{ext}"),
+            "ops_stats": fit_name(prefix, f"_ops_stats{ext}"),
+            "robust_stats": fit_name(f"{prefix}_all_runs_timeline", "_robust_stats.json")}
+
+
 def _pipeline_stems(folder: Path) -> list[str]:
     try:
         return sorted((f.name[: -len("_pipeline_summary.json")] for f in folder.glob("*_pipeline_summary.json")),
@@ -92,13 +103,18 @@ def describe(path: Path) -> RunFile:
 
 def read_manifest(run_dir: Path) -> tuple[dict | None, Path | None, str | None]:
     """``manifest.json`` in ``run_dir`` (or up to two levels above): (content, path, problem)."""
+    from ..errors import InputError
+    from .files import is_file, read_regular
+
     for d in (run_dir, run_dir.parent, run_dir.parent.parent):
         f = d / "manifest.json"
-        if f.is_file():
+        if is_file(f):
             try:
-                doc = json.loads(f.read_text(encoding="utf-8"))
-            except (OSError, ValueError, RecursionError) as e:
-                return None, f, f"{f}: unreadable manifest.json ({e}); ignored"
+                doc = json.loads(read_regular(f, 64 << 20, "manifest").decode("utf-8"))
+            except InputError as e:
+                return None, f, f"{e}; ignored"
+            except (ValueError, RecursionError) as e:
+                return None, f, f"{f}: unreadable manifest.json ({str(e)[:160]}); ignored"
             if not isinstance(doc, dict):
                 return None, f, f"{f}: manifest.json is not a JSON object; ignored"
             return doc, f, None
@@ -125,13 +141,19 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
     An ETRecord is taken only when its name is a prefix of the ETDump's (at a ``_``/``.``/``-``
     boundary), the longest such prefix in the nearest folder winning.
     """
-    if manifest and isinstance(manifest.get("model"), str):
+    from .files import is_file
+
+    if manifest and isinstance(manifest.get("model"), str) and 0 < len(manifest["model"]) < 4096:
         model = Path(manifest["model"])
         bases = [model] if model.is_absolute() else [b / model for b in
                                                      ([manifest_path.parent] if manifest_path else []) + [Path.cwd()]]
         for b in bases:
-            for cand in (Path(str(b) + ".etrecord"), b.with_suffix(".etrecord")):
-                if cand.is_file():
+            try:
+                cands = (Path(str(b) + ".etrecord"), b.with_suffix(".etrecord"))
+            except ValueError:  # a name with no usable suffix
+                cands = (Path(str(b) + ".etrecord"),)
+            for cand in cands:
+                if is_file(cand):
                     return cand, "manifest.json model"
     # beside the ETDump, in the folders above it, and in their artifacts/ folders (out_<model>/artifacts)
     folders = []

@@ -27,7 +27,10 @@ def read_timeline_csv(path):
 
     from .etdump import build_profile
 
+    from .files import check_regular
+
     path = Path(path)
+    check_regular(path)
     try:
         head = pl.read_csv(path, n_rows=0)
     except FileNotFoundError:
@@ -69,14 +72,27 @@ def read_timeline_csv(path):
     run_idx = df["run_index"].to_numpy()
     runs_sorted = np.unique(run_idx)
     run_data = np.searchsorted(runs_sorted, run_idx).astype(np.int64)
-    start = (df["start_us"].fill_null(0).to_numpy() * 1000).round().astype(np.int64) if "start_us" in df.columns \
-        else np.zeros(n, dtype=np.int64)
-    dur = np.round(df["duration_ms"].to_numpy() * 1e6).astype(np.int64)
-    if "start_us" not in df.columns:  # no times: lay events end to end within each run (durations are exact)
+    warnings = []
+    # durations: NaN, infinite, negative or absurd values are invalid events (left out, counted), never zeros
+    dur_ms = df["duration_ms"].to_numpy().astype(np.float64)
+    bad = ~np.isfinite(dur_ms) | (dur_ms < 0) | (dur_ms >= MAX_MS)
+    dur = np.where(bad, 0, np.round(np.where(bad, 0, dur_ms) * 1e6)).astype(np.int64)
+    starts_ok = "start_us" in df.columns
+    if starts_ok:
+        st = df["start_us"].fill_null(0).to_numpy().astype(np.float64)
+        if not (np.isfinite(st).all() and (np.abs(st) < MAX_MS * 1000).all()):
+            warnings.append("start_us holds non-finite or out-of-range values: events laid end to end instead")
+            starts_ok = False
+    if starts_ok:
+        start = np.round(st * 1000).astype(np.int64)
+    else:  # no usable times: lay events end to end within each run (durations are exact)
         start = np.cumsum(dur) - dur
     start = np.maximum(start, 0)
-    instr = df["instruction_id"].fill_null(-1).to_numpy().astype(np.int32) if "instruction_id" in df.columns \
-        else np.full(n, -1, dtype=np.int32)
+    if "instruction_id" in df.columns:
+        ins = df["instruction_id"].fill_null(-1).to_numpy()
+        instr = np.where((ins >= -1) & (ins < 2**31), ins, -1).astype(np.int32)
+    else:
+        instr = np.full(n, -1, dtype=np.int32)
     blocks = df["block"].to_list() if "block" in df.columns else None
     run_names = []
     for r in runs_sorted.tolist():
@@ -90,7 +106,7 @@ def read_timeline_csv(path):
         "pe_run": run_data, "pe_seq": np.arange(n, dtype=np.int64), "pe_name_codes": name_codes, "pe_names": uniq,
         "pe_chain": np.zeros(n, dtype=np.int32), "pe_instruction": instr, "pe_dd_int": np.full(n, -1, dtype=np.int32),
         "pe_dd_str_codes": dd_codes, "pe_dd_strs": uniq, "pe_meta": (np.empty(0, np.uint8), np.zeros(n + 1, np.int64)),
-        "pe_start": start.astype(np.uint64), "pe_end": (start + np.maximum(dur, 0)).astype(np.uint64),
+        "pe_start": start.astype(np.uint64), "pe_end": (start + dur).astype(np.uint64), "pe_invalid": bad,
         "ae_run": empty_i64, "ae_seq": empty_i64, "ae_allocator": np.empty(0, np.int32), "ae_size": np.empty(0, np.uint64),
         "de_run": empty_i64, "de_seq": empty_i64, "de_chain": np.empty(0, np.uint64), "de_instruction": np.empty(0, np.int32),
         "de_dd_int": np.empty(0, np.int32), "de_dd_str": [], "de_name": [],
@@ -98,19 +114,44 @@ def read_timeline_csv(path):
                      "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
     }
     prof = build_profile(dec, path, file_size=path.stat().st_size)
+    prof.warnings[:0] = warnings
     # keep the CSV's run numbers (they need not start at 0)
     if not np.array_equal(runs_sorted, np.arange(runs_sorted.size)):
         prof.warnings.append(f"run indices renumbered 0..{runs_sorted.size - 1} (the CSV has {runs_sorted.tolist()[:5]}…)")
     if "op_types" in df.columns:
-        parsed = {}
-        for s in df["op_types"].unique().to_list():
-            try:
-                parsed[s] = json.loads(s) if s else None
-            except (ValueError, TypeError):
-                parsed[s] = None
-        ops = [parsed[s] for s in df["op_types"].to_list()]
+        parsed, bad_cells = {}, 0
+        for cell in df["op_types"].unique().to_list():
+            parsed[cell] = _op_types(cell)
+            bad_cells += parsed[cell] is _BAD
+        if bad_cells:
+            prof.warnings.append(f"{bad_cells} distinct op_types cell(s) are not JSON lists of strings: left empty")
+        ops = [None if parsed[c] is _BAD else parsed[c] for c in df["op_types"].to_list()]
         prof.events = prof.events.with_columns(pl.Series("op_types", ops, dtype=pl.List(pl.String)))
+    from .etdump import check_has_runs
+
+    check_has_runs(prof, path)
     return prof
+
+
+MAX_MS = 2.0**53 / 1e6  # durations at or beyond 2^53 ns are not measurements
+_BAD = object()
+_MAX_CELL = 1 << 20
+
+
+def _op_types(cell):
+    """An ``op_types`` cell: a JSON list of strings (``None`` when empty), or ``_BAD``. Deep nesting and huge
+    cells are refused before parsing."""
+    if not cell:
+        return None
+    if len(cell) > _MAX_CELL or cell.count("[") > 1:
+        return _BAD
+    try:
+        v = json.loads(cell)
+    except (ValueError, RecursionError):
+        return _BAD
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        return _BAD
+    return v
 
 
 def execute_latency_ms(path) -> "np.ndarray":
@@ -118,7 +159,10 @@ def execute_latency_ms(path) -> "np.ndarray":
     without building a profile; empty when it has no ``Method::execute`` rows."""
     import polars as pl
 
+    from .files import check_regular
+
     path = Path(path)
+    check_regular(path)
     try:
         lf = pl.scan_parquet(path) if path.suffix == ".parquet" else pl.scan_csv(
             path, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
@@ -127,7 +171,7 @@ def execute_latency_ms(path) -> "np.ndarray":
             raise InputError(path, "not a timeline table: needs name and duration_ms columns")
         run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
         per = (lf.filter(pl.col("name") == "Method::execute").group_by(run.alias("run")).agg(pl.col("duration_ms").sum())
-               .sort("run").collect())
+               .filter(pl.col("duration_ms").is_finite() & (pl.col("duration_ms") > 0)).sort("run").collect())
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None
     return per["duration_ms"].to_numpy()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import zlib
 from pathlib import Path
 
 from ..errors import InputError
@@ -31,19 +32,19 @@ _KERNEL = re.compile(r"Using (\w+) microkernel '([A-Za-z_][A-Za-z0-9_]*)'(?:\. \
 _KERNEL_HINT = "microkernel '"
 _RUNNING = re.compile(r"(skip )?running operator (\d+):(\d+) \((.*)$")
 _TRAILER = re.compile(r"\s\((\w+), ([^()]*?):(\d+)\)\s*$")
-_ASSUMED = re.compile(r"Setting assumed_datatype=(\w+) for node #(\d+) \(([^)]*)\)")
-_TILE = re.compile(r"Tile size for GEMM with num_groups=(\d+), m=(\d+), n=(\d+) and mr=(\d+), nr=(\d+) "
-                   r"set to \[(\d+), (\d+)\] \((\d+) tiles\)")
+_ASSUMED = re.compile(r"Setting assumed_datatype=(\w+) for node #(\d{1,18})(?!\d) \(([^)]*)\)")
+_TILE = re.compile(r"Tile size for GEMM with num_groups=(\d{1,18}), m=(\d{1,18}), n=(\d{1,18}) and "
+                   r"mr=(\d{1,18}), nr=(\d{1,18}) set to \[(\d{1,18}), (\d{1,18})\] \((\d{1,18}) tiles\)")
 _INLINE = re.compile(r"Inlining LHS packing for (.+?)(?: with m=\d+|\.\s*\(|\.\s*$)")
 _HW = (
-    ("l1_data_cache_bytes", re.compile(r"l1_data_cache_bytes=(\d+)"), int),
-    ("l2_data_cache_bytes", re.compile(r"l2_data_cache_bytes=(\d+)"), int),
-    ("uarch_count", re.compile(r"cpuinfo_get_uarchs_count: (\d+)"), int),
-    ("threads", re.compile(r"Resetting threadpool (?:with num threads = |to )(\d+)"), int),
-    ("riscv_vlenb", re.compile(r"RISC-V VLENB: (\d+)"), int),
+    ("l1_data_cache_bytes", re.compile(r"l1_data_cache_bytes=(\d{1,18})(?!\d)"), int),
+    ("l2_data_cache_bytes", re.compile(r"l2_data_cache_bytes=(\d{1,18})(?!\d)"), int),
+    ("uarch_count", re.compile(r"cpuinfo_get_uarchs_count: (\d{1,18})(?!\d)"), int),
+    ("threads", re.compile(r"Resetting threadpool (?:with num threads = |to )(\d{1,18})(?!\d)"), int),
+    ("riscv_vlenb", re.compile(r"RISC-V VLENB: (\d{1,18})(?!\d)"), int),
 )
 _HW_HINTS = ("cache_bytes", "uarch", "threadpool", "VLENB")
-_UARCH = re.compile(r"cpu_get_uarch\((\d+)\): (0x[0-9a-fA-F]+)")
+_UARCH = re.compile(r"cpu_get_uarch\((\d{1,18})\): (0x[0-9a-fA-F]{1,16})(?![0-9a-fA-F])")
 # XNNPACK's own prefixes (stdio) and logcat forms; the level letter / word is group 1
 _STDIO = re.compile(r"(Note|Debug) \(XNNPACK\): |(Warning|Error|Fatal error) in XNNPACK: ")
 _LOGCAT = re.compile(r"(?:^|[\s\]])([VDIWEF])[/ ]XNNPACK\s*(?:\(\s*\d+\))?\s*: ")
@@ -52,10 +53,13 @@ _LEVEL = {"Note": "info", "Debug": "debug", "Warning": "warning", "Error": "erro
           "V": "debug", "D": "debug", "I": "info", "W": "warning", "E": "error", "F": "fatal"}
 
 
-def _open(path: Path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    return gzip.open(path, "rb") if head == b"\x1f\x8b" else open(path, "rb")
+MAX_CSV_BYTES = 256 << 20        # a kernels CSV lists each kernel once: far below this
+MAX_LINE = 1 << 20               # a longer line is not a log line: refused (memory stays bounded)
+MAX_LOG_BYTES = 16 << 30         # decompressed bytes read from one log
+MAX_GZIP_RATIO = 500             # a gzip member expanding more than this (past 64 MB) is a bomb, not a log
+_BLOCK = 1 << 20
+_HINTS = (b"XNNPACK", b"microkernel '", b"running operator", b"assumed_datatype", b"Tile size for GEMM",
+          b"Inlining LHS packing", b"FP16 inference mode", b"cache_bytes", b"uarch", b"threadpool", b"VLENB")
 
 
 def _check_text(path: Path, probe: bytes) -> None:
@@ -64,18 +68,42 @@ def _check_text(path: Path, probe: bytes) -> None:
         raise InputError(path, "not a text log (binary data)", offset=nul)
 
 
+def _utf16(probe: bytes) -> str | None:
+    """The codec when the first bytes look like UTF-16 text (a BOM, or NULs in every other byte), else None."""
+    if probe.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    even, odd = probe[0::2][:256], probe[1::2][:256]
+    if len(odd) >= 8 and odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if len(even) >= 8 and even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
 def read_xnnlog(path) -> KernelLog:
     """Read one log file, streaming (memory does not grow with the log). Raises :class:`InputError` for a
-    missing, unreadable or binary file."""
+    missing, unreadable, binary or non-regular file, a line longer than 1 MiB, and a gzip bomb."""
+    from .files import check_regular
+
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    st = check_regular(path)
     try:
-        with _open(path) as f:
-            _check_text(path, f.read(_BINARY_PROBE))
+        with open(path, "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            probe = f.read(_BINARY_PROBE)
+            enc = _utf16(probe)
+            if enc:  # UTF-16 (a Windows console capture, say): decoded, then read like any other log
+                data = probe + f.read((512 << 20) + 1)
+                if len(data) > (512 << 20):
+                    raise InputError(path, "UTF-16 log larger than 512 MB: convert it to UTF-8 first")
+                text = data.decode(enc, errors="replace").lstrip("\ufeff")
+                return _parse_lines(_lines(io.BytesIO(text.encode("utf-8")), path, None), str(path))
+            _check_text(path, probe)
             f.seek(0)
-            return _parse_lines(f, str(path))
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+            return _parse_lines(_lines(f, path, st.st_size if gz else None), str(path))
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(path, f"cannot read the log ({e.__class__.__name__}: {e})") from None
 
 
@@ -83,17 +111,64 @@ def parse_xnnlog(data: bytes | str, source: str = "<memory>") -> KernelLog:
     """Parse log text (bytes are decoded as UTF-8 with replacement). Never raises on content."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
-    return _parse_lines(io.BytesIO(data), source)
+    return _parse_lines(_lines(io.BytesIO(data), source, None, limits=False), source)
+
+
+def _lines(f, path, compressed_size: int | None, limits: bool = True):
+    """(line number, raw line) for every line that can matter, reading blocks: a block with none of the
+    messages' key words is only counted, so a log of millions of unrelated lines costs a scan, not a loop.
+    The last item is (line count, None). Lines over :data:`MAX_LINE` and gzip bombs raise InputError."""
+    lineno = 0
+    carry = b""
+    total = 0
+    while True:
+        block = f.read(_BLOCK)
+        if not block:
+            break
+        total += len(block)
+        if limits and compressed_size is not None and total > (64 << 20) and total > MAX_GZIP_RATIO * compressed_size:
+            raise InputError(path, f"expands beyond {total >> 20} MB from {compressed_size} compressed bytes: refused "
+                             "as a possible gzip bomb")
+        if limits and total > MAX_LOG_BYTES:
+            raise InputError(path, f"larger than {MAX_LOG_BYTES >> 30} GB: not a log")
+        data = carry + block if carry else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+            if limits and len(carry) > MAX_LINE:
+                raise InputError(path, f"line {lineno + 1} is longer than {MAX_LINE >> 20} MiB: not a log line")
+            continue
+        body, carry = data[: cut + 1], data[cut + 1:]
+        if limits and len(carry) > MAX_LINE:
+            at = lineno + body.count(b"\n") + 1
+            raise InputError(path, f"line {at} is longer than {MAX_LINE >> 20} MiB: not a log line")
+        if not any(h in body for h in _HINTS):
+            lineno += body.count(b"\n")
+            continue
+        for line in body.split(b"\n")[:-1]:
+            lineno += 1
+            if limits and len(line) > MAX_LINE:
+                raise InputError(path, f"line {lineno} is longer than {MAX_LINE >> 20} MiB: not a log line")
+            if any(h in line for h in _HINTS):
+                yield lineno, line + b"\n"
+    if carry:
+        lineno += 1
+        yield lineno, carry
+    yield lineno, None
 
 
 def _parse_lines(lines, source: str) -> KernelLog:
-    """``lines``: byte lines split at ``\n`` (a binary file or BytesIO); line numbers count ``\n``."""
+    """``lines``: (line number, raw bytes) from :func:`_lines`; the last item carries the line count."""
     log = KernelLog(source=source)
     repeats: dict[str, tuple] = {}
     pending = None  # logcat -v long: a header line names the level, the message follows on the next line
-    lineno = 0
-    for raw in lines:
-        lineno += 1
+    pending_line = -1
+    for lineno, raw in lines:
+        if raw is None:
+            log.lines = lineno
+            break
+        if pending is not None and lineno != pending_line + 1:
+            pending = None  # the header's message line held none of the key words
         # only the final line can lack its newline: then it may be cut off mid-message
         cut = not raw.endswith((b"\n", b"\r"))
         for part in raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\r"):
@@ -101,7 +176,7 @@ def _parse_lines(lines, source: str) -> KernelLog:
                 continue
             m = _LOGCAT_LONG.match(part) if part[0] == "[" else None
             if m:
-                pending = _LEVEL[m.group(1)]
+                pending, pending_line = _LEVEL[m.group(1)], lineno
                 continue
             hit = repeats.get(part)
             if hit is not None:  # level-5 logs repeat the same operator lines every inference
@@ -112,7 +187,6 @@ def _parse_lines(lines, source: str) -> KernelLog:
             else:
                 _line(log, part, lineno, cut=cut, given=("logcat", pending, 0) if pending else None, repeats=repeats)
             pending = None
-    log.lines = lineno
     return log
 
 
@@ -204,13 +278,10 @@ def read_kernel_csv(path) -> list[dict]:
     import csv
     import io
 
+    from .files import read_regular
+
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file" if not path.exists() else "not a file")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, f"cannot read ({e.strerror or e})") from None
+    raw = read_regular(path, MAX_CSV_BYTES, "kernels CSV")
     _check_text(path, raw[:_BINARY_PROBE])
     text = raw.decode("utf-8-sig", errors="replace")
     reader = csv.DictReader(io.StringIO(text, newline=""))

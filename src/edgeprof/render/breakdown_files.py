@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from . import jsonfmt
+from ..io.files import fit_name
 from .atomic import Batch
 from .tables import suffix, write_table
 
@@ -50,12 +51,16 @@ def write_breakdown(result: dict, latencies_ms: np.ndarray, out_dir: Path, model
     }, schema_overrides={"index": pl.Int64, "calls": pl.Int64, "mean_ms": pl.Float64, "run0_ms": pl.Float64,
                          "kind": pl.String, "backend": pl.String, "ops": pl.String})
     doc = {k: v for k, v in result.items() if k != "operators_all"}
+    def at(tail: str) -> Path:
+        return out_dir / fit_name(model, tail)
+
     with Batch() as batch:
-        write_table(cats, batch.path(out_dir / f"{model}_category_summary{ext}"), fmt)
-        write_table(_ops_frame(result["operators_all"]), batch.path(out_dir / f"{model}_operator_details{ext}"), fmt)
-        write_table(e2e, batch.path(out_dir / f"{model}_e2e_latency{ext}"), fmt)
+        write_table(cats, batch.path(at(f"_category_summary{ext}")), fmt)
+        write_table(_ops_frame(result["operators_all"]), batch.path(at(f"_operator_details{ext}")), fmt)
+        write_table(e2e, batch.path(at(f"_e2e_latency{ext}")), fmt)
         if result["other_top"]:
-            write_table(_ops_frame(result["other_top"]), batch.path(out_dir / f"{model}_other_top_ops{ext}"), fmt)
-        write_table(breaks, batch.path(out_dir / f"{model}_graph_breaks{ext}"), fmt)
-        batch.path(out_dir / f"{model}_breakdown.json").write_text(jsonfmt.dumps(doc), encoding="utf-8")
+            write_table(_ops_frame(result["other_top"]), batch.path(at(f"_other_top_ops{ext}")), fmt)
+        write_table(breaks, batch.path(at(f"_graph_breaks{ext}")), fmt)
+        with open(batch.path(at("_breakdown.json")), "w", encoding="utf-8", errors="replace") as f:
+            f.write(jsonfmt.dumps(doc))
         return batch.commit()

@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+import re
+
+
+_CODE = re.compile(r"(`+)(.*?)\1", re.DOTALL)
+
+
+def text(v) -> str:
+    """Text from data, safe in Markdown: ``<``, ``>`` and ``&`` escaped outside code spans (an operator named
+    ``<script>`` stays text in every Markdown viewer), line breaks flattened."""
+    s = str(v).replace("\r", " ").replace("\n", " ")
+    out, pos = [], 0
+    for m in _CODE.finditer(s):
+        out.append(_escape_html(s[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_escape_html(s[pos:]))
+    return "".join(out)
+
+
+def _escape_html(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
 
 def cell(v) -> str:
-    """One table cell: pipes escaped, line breaks flattened, None empty."""
+    """One table cell: pipes escaped, line breaks flattened, HTML escaped outside code spans, None empty."""
     if v is None:
         return ""
-    return str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    return text(str(v).replace("\\", "\\\\").replace("|", "\\|"))
 
 
 def table(headers: list[str], rows: list[list]) -> str:
@@ -27,7 +49,7 @@ def kernel_view(view: dict, title: str | None = None) -> str:
     if title is None:
         what = "GEMM/IGEMM kernel view" if flt and flt.lower() == "gemm" else "Kernel view"
         title = f"{b} vs {c}: {what} (XNNPACK delegated)" + (f", kernels matching '{flt}'" if flt and flt.lower() != "gemm" else "")
-    out = [f"#### **{cell(title)}**", "", f"**Verdict:** {view['verdict']}", ""]
+    out = [f"#### **{cell(title)}**", "", f"**Verdict:** {text(view['verdict'])}", ""]
     if view["kernels"]:
         rows = [[f"`{k['kernel_name']}`", "✅ registered" if k["baseline"] else "❌ absent",
                  "✅ registered" if k["candidate"] else "❌ absent", k["isa_family"], k["isa"] or "?", k["category"],
@@ -41,7 +63,7 @@ def kernel_view(view: dict, title: str | None = None) -> str:
                                           for k in view["by_kind"]]))
     else:
         out += ["No kernels found matching the filter criteria.", ""]
-    out += [f"_{view['note']}_", ""]
+    out += [f"_{text(view['note'])}_", ""]
     return "\n".join(out)
 
 

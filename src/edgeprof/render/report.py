@@ -12,7 +12,7 @@ from html import escape
 
 from ..conventions import evidence_name
 from . import svg
-from .markdown import cell, table
+from .markdown import cell, table, text
 
 SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs delegated", "Top operators",
             "Top OTHER operators", "Kernel evidence", "Validation", "Findings", "What this report could not use")
@@ -235,18 +235,18 @@ def to_markdown(bl: list[tuple]) -> str:
     for b in bl:
         kind = b[0]
         if kind == "title":
-            out += [f"# {b[1]}", ""]
+            out += [f"# {text(b[1])}", ""]
         elif kind == "h2":
-            out += [f"## {b[1]}", ""]
+            out += [f"## {text(b[1])}", ""]
         elif kind == "h3":
-            out += [f"### {b[1]}", ""]
+            out += [f"### {text(b[1])}", ""]
         elif kind in ("p", "verdict"):
-            out += [b[-1], ""]
+            out += [text(b[-1]), ""]
         elif kind == "table":
             out.append(table(b[1], b[2]))
         elif kind in ("list", "olist"):
-            for i, (text, sub) in enumerate(b[1], 1):
-                out.append(f"{i}. {text}" if kind == "olist" else f"- {text}")
+            for i, (item, sub) in enumerate(b[1], 1):
+                out.append(f"{i}. {text(item)}" if kind == "olist" else f"- {text(item)}")
                 out += [f"   - {cell(s)}" for s in sub]
             out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -145,7 +145,7 @@ def write_trace(path, profile: Profile, **kw) -> dict:
     from .atomic import atomic_path
 
     events, header, stats = trace_events(profile, **kw)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", errors="replace") as f:
         f.write('{"traceEvents":[\n')
         first = True
         for e in events:
