@@ -137,7 +137,6 @@ class Profile:
         ev = self.events
         run = ev["run_index"].to_numpy().astype(np.int64)
         drop = (run >= 0) & ~keep[np.clip(run, 0, max(keep.size - 1, 0))] if keep.size else run >= 0
-        kept = np.flatnonzero(~drop)
         removed_before = np.cumsum(drop)
         parent = ev["parent"]
         pv = parent.fill_null(0).to_numpy()

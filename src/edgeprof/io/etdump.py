@@ -18,13 +18,12 @@ Python object per event. The normalization rules (event kinds, nesting, names) a
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
 from .._ids import dense_rows
 from .._memory import release_free_memory
-from ..errors import CorruptETDumpError, InputError, NotAnETDumpError
+from ..errors import CorruptETDumpError, NotAnETDumpError
 from .flatbuf import FlatBuffer
 
 IDENTIFIER = b"ED00"
