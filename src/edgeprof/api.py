@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ._memory import release_free_memory
 from .errors import EdgeprofWarning, ETRecordError, InputError, UsageError
+from .io.files import display
 from .model import ETRecordInfo, Profile
 
 
@@ -114,7 +115,7 @@ def _analyze_one(path: Path, *, run_dir: Path, out_dir: Path, etrecord, strict: 
         prof = _attach_etrecord(prof, er, strict, method)
     else:
         prof.etrecord = ETRecordInfo(path=None, status="absent", message=found or "")
-    model_id = path.stem
+    model_id = display(path.stem)
     has_run0 = prof.run(0).height > 0
     names = analysis_files(path, suffix(fmt))
     targets = {
@@ -322,7 +323,7 @@ def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | Non
         given = (names or {}).get(spec) or name
         for f in resolve(str(spec), run_dir, threads):
             s = load(f)
-            rep = robust_latency(s.values_ms, name=given or s.timeline_stem, run_indices=s.run_indices, seed=seed,
+            rep = robust_latency(s.values_ms, name=given or display(s.timeline_stem), run_indices=s.run_indices, seed=seed,
                                  resamples=resamples, source=s.source)
             rep["schema_version"] = 1
             rep["input"] = str(s.path)
@@ -495,7 +496,7 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     from .taxonomy import DEFAULT
 
     prof = load_profile(path, etrecord=etrecord, strict_etrecord=strict_etrecord)
-    name = model_name or Path(path).stem.replace("_exec_all_runs_timeline", "")
+    name = model_name or display(Path(path).stem.replace("_exec_all_runs_timeline", ""))
     result = run_breakdown(prof, taxonomy=taxonomy or DEFAULT, top=top, name=name)
     result["input"] = str(path)
     result["etrecord_status"] = prof.etrecord.status if prof.etrecord else "absent"
@@ -539,7 +540,7 @@ def kernels(path, *, model_id: str | None = None) -> dict:
     from .io.xnnlog import read_kernel_csv, read_xnnlog
 
     path = Path(path)
-    mid = model_id or _kernel_input_name(path)
+    mid = model_id or display(_kernel_input_name(path))
     if path.suffix == ".csv":
         rows, log = table_from_records(read_kernel_csv(path), mid), None
     else:

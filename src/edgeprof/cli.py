@@ -278,8 +278,10 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
         cmp = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
                               resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
                               output_dir=output_dir, out_file=None, no_write=no_write, verbose=verbose)
-    if verbose:
-        for s, rep in reports:
+    for s, rep in reports:
+        for w in rep.get("warnings", []):
+            _warn(f"{s.path}: {w}")
+        if verbose:
             _verbose_latency(s, rep)
     if as_json:
         doc = {"schema_version": 1, "reports": [r for _, r in reports]}
@@ -456,6 +458,8 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
         docs.append(result)
         if not as_json:
             terminal.print_breakdown(result)
+        for w in result.get("warnings", []):
+            _warn(f"{f}: {w}")
     if as_json:
         click.echo(jsonfmt.dumps({"schema_version": 1, "breakdowns": [
             {k: v for k, v in d.items() if k != "operators_all"} for d in docs]}), nl=False)

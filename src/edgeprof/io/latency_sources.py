@@ -65,9 +65,10 @@ def from_timeline_csv(path: Path) -> LatencySeries:
 
 
 def load(path) -> LatencySeries:
+    from .files import check_regular
+
     path = Path(path)
-    if not path.exists():
-        raise InputError(path, "no such file")
+    check_regular(path)
     if path.suffix in ETDUMP_SUFFIXES:
         return from_etdump(path)
     if path.suffix == ".csv":
@@ -77,10 +78,14 @@ def load(path) -> LatencySeries:
 
 def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None) -> list[Path]:
     """Files named by one input: a file, a folder (every ETDump below it), or an experiment of ``run_dir``."""
+    from .files import check_regular, exists, is_dir, is_file
+
     p = Path(spec)
-    if p.is_file():
+    if is_file(p):
         return [p]
-    if p.is_dir():
+    if exists(p) and not is_dir(p):
+        check_regular(p)  # a FIFO, a device, a socket: refused with what it is
+    if is_dir(p):
         files = find_etdumps([p])
         if not files:
             files = sorted(p.rglob("*_all_runs_timeline.csv"))

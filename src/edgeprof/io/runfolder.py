@@ -98,7 +98,13 @@ def describe(path: Path) -> RunFile:
             platform = parent
         if experiment is None and m:
             experiment = base
-    return RunFile(path=path, stem=stem, model=model, experiment=experiment, platform=platform, threads=threads)
+    from .files import display
+
+    def shown(v):
+        return display(v) if v is not None else None
+
+    return RunFile(path=path, stem=stem, model=shown(model), experiment=shown(experiment), platform=shown(platform),
+                   threads=threads)
 
 
 def read_manifest(run_dir: Path) -> tuple[dict | None, Path | None, str | None]:

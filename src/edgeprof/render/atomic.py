@@ -37,13 +37,18 @@ _swept: set[str] = set()
 
 
 def _reason(e: BaseException) -> str:
-    if isinstance(e, OSError):
-        if e.errno == errno.ENOSPC:
-            return "no space left on the device"
-        if e.errno == errno.ENAMETOOLONG:
-            return "file name too long"
-        return (e.strerror or str(e)).lower() if (e.strerror or str(e)) else type(e).__name__
-    return str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+    code = getattr(e, "errno", None)
+    if code is None:  # Polars reports I/O failures as "… (os error 28)"
+        m = re.search(r"os error (\d+)", str(e))
+        code = int(m.group(1)) if m else None
+    if code == errno.ENOSPC:
+        return "no space left on the device"
+    if code == errno.ENAMETOOLONG:
+        return "file name too long"
+    if code is not None:
+        return os.strerror(code).lower()
+    text = getattr(e, "strerror", None) or str(e)
+    return text.splitlines()[0][:200].lower() if text else type(e).__name__
 
 
 def output_error(path, e: BaseException) -> OutputError:
@@ -229,7 +234,8 @@ class Batch:
             self.discard()
             if issubclass(exc_type, OSError):
                 name = getattr(exc, "filename", None)
-                raise output_error(targets.get(os.fspath(name), name) if name else "output file", exc) from None
+                last = list(targets.values())[-1] if targets else "output file"  # the one being written
+                raise output_error(targets.get(os.fspath(name), name) if name else last, exc) from None
         else:
             self.commit()
         return False

@@ -132,8 +132,6 @@ def print_latency(series_reports) -> None:
         if m["hint"]:
             t.add_row("shape", f"[yellow]{m['note']}[/yellow] ({m['modes']} modes)")
         out.print(t)
-        for wmsg in r.get("warnings", []):
-            out.print(f"[yellow]warning:[/yellow] {escape(wmsg)}")
         out.print()
 
 
@@ -215,7 +213,7 @@ def print_breakdown(result: dict) -> None:
         more = f" … ({len(g['segments'])} segments)" if len(g["segments"]) > 12 else ""
         out.print(f"graph: {g['portable_islands']} portable island(s), {g['transitions']} delegate↔portable switch(es): "
                   + seq + more)
-    for n in result["notes"] + result.get("warnings", []):
+    for n in result["notes"]:
         out.print(f"[yellow]note:[/yellow] {escape(n)}")
 
 
