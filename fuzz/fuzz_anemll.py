@@ -20,11 +20,15 @@ sys.path.insert(0, str(ROOT / "fuzz"))
 
 from fuzz_etdump import fuzz_loop, mutate
 
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
 from edgeprof.analysis.ane import analyze_plan, analyze_profile
 from edgeprof.analysis.ane_diff import diff_plans, diff_profiles
 from edgeprof.errors import InputError
 from edgeprof.io.anemll import read_report
 from edgeprof.model import AneProfile
+from edgeprof.render import jsonfmt, markdown, terminal
 
 SEEDS = [p.read_bytes() for p in sorted((ROOT / "tests" / "data" / "anemll").glob("*.json"))]
 DOCS = [json.loads(s) for s in SEEDS]
@@ -62,14 +66,28 @@ def check(data: bytes, tmp: Path) -> None:
         rep = read_report(p)
     except InputError:
         return
-    if isinstance(rep, AneProfile):
-        analyze_profile(rep)
-        orig = ORIGINALS.setdefault("profile", read_report(ROOT / "tests" / "data" / "anemll" / "anemll_profile_0.4.1.illustrative.json"))
-        diff_profiles(orig, rep)
-    else:
-        analyze_plan(rep) if rep.operations else None
-        orig = ORIGINALS.setdefault("plan", read_report(ROOT / "tests" / "data" / "anemll" / "ane_costplan.illustrative.json"))
-        diff_plans(orig, rep)
+    # every renderer too: a wrong type must be refused where the document is read, never reach the printing
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):
+        if isinstance(rep, AneProfile):
+            result = analyze_profile(rep)
+            orig = ORIGINALS.setdefault("profile", read_report(ROOT / "tests" / "data" / "anemll" / "anemll_profile_0.4.1.illustrative.json"))
+            d = diff_profiles(orig, rep)
+        else:
+            result = analyze_plan(rep) if rep.operations else None
+            orig = ORIGINALS.setdefault("plan", read_report(ROOT / "tests" / "data" / "anemll" / "ane_costplan.illustrative.json"))
+            d = diff_plans(orig, rep)
+        if result is not None:
+            markdown.ane_findings(result)
+            terminal.print_ane(result)
+            jsonfmt.dumps(result)
+            folder = {"summary": [{**result["summary"], "file": "f", "headline": result["headline"], "role": ""}],
+                      "reports": [result], "skipped": [], "errors": []}
+            markdown.ane_summary(folder)
+            terminal.print_ane_folder(folder)
+        markdown.ane_diff(d)
+        terminal.print_ane_diff(d)
+        jsonfmt.dumps(d)
 
 
 def next_case(rng: random.Random, tmp: Path):

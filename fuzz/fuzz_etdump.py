@@ -81,26 +81,56 @@ def mutate_zip(rng: random.Random, data: bytes) -> bytes:
     return out.getvalue()
 
 
+CASE_SECONDS = 20      # an input taking longer is a hang
+RSS_LIMIT_MB = 500     # the process may not grow past this
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang(f"one input took longer than {CASE_SECONDS} s")
+
+
 def fuzz_loop(seconds: float, seed: int, next_case) -> int:
     """Run ``fn(data, *args)`` for ``(kind, fn, data, args) = next_case(rng, tmp)`` until time is up; the first
-    exception saves its input to fuzz/crashes/ and returns 1."""
+    exception, hang (> 20 s for one input) or peak RSS over 500 MB saves its input to fuzz/crashes/ and
+    returns 1."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGALRM, _alarm)
     rng = random.Random(seed)
     n = 0
+    slowest = 0.0
     end = time.time() + seconds
     with tempfile.TemporaryDirectory() as tmp:
         while time.time() < end:
             kind, fn, data, args = next_case(rng, Path(tmp))
+            t0 = time.perf_counter()
+            signal.alarm(CASE_SECONDS)
             try:
                 fn(data, *args)
+                problem = None
             except Exception as e:  # noqa: BLE001 - that is the point
+                problem = f"{type(e).__name__}: {e}"
+            finally:
+                signal.alarm(0)
+            slowest = max(slowest, time.perf_counter() - t0)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            if problem is None and rss > RSS_LIMIT_MB:
+                problem = f"peak RSS {rss:.0f} MB"
+            if problem:
                 crashes = ROOT / "fuzz" / "crashes"
                 crashes.mkdir(exist_ok=True)
                 out = crashes / f"{kind}-{n}.bin"
                 out.write_bytes(data)
-                print(f"CRASH after {n} inputs: {type(e).__name__}: {e} -> {out}")
+                print(f"CRASH after {n} inputs: {problem} -> {out}")
                 return 1
             n += 1
-    print(f"{n} inputs, no crash ({seconds:.0f} s)")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{n} inputs, no crash ({seconds:.0f} s, slowest input {slowest:.2f} s, peak RSS {rss:.0f} MB)")
     return 0
 
 

@@ -9,6 +9,7 @@ whatever was read stay consistent. A crash writes the input to fuzz/crashes/ and
 
 from __future__ import annotations
 
+import gzip
 import random
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from fuzz_etdump import fuzz_loop, mutate
 
 from edgeprof.analysis.kernels import kernel_table, kernel_view, table_from_records
 from edgeprof.errors import InputError
-from edgeprof.io.xnnlog import parse_xnnlog, read_kernel_csv
+from edgeprof.io.xnnlog import parse_xnnlog, read_kernel_csv, read_xnnlog
 
 LOGS = [p.read_bytes() for p in sorted((ROOT / "tests" / "data" / "xnnpack").glob("*.log"))]
 CSV = (b"model_id,kernel_name,category,count,dtype,xnn_op,variant,ukernel_shape,arch_chain,has_sme,has_sme2\n"
@@ -29,8 +30,15 @@ CSV = (b"model_id,kernel_name,category,count,dtype,xnn_op,variant,ukernel_shape,
        b"m,xnn_f32_igemm_minmax_ukernel_6x8__asm_aarch64_neonfma_ld128,igemm,2,f32,igemm,minmax,6x8,asm,0,0\n")
 
 
-def check_log(data: bytes) -> None:
+def check_log(data: bytes, tmp: Path | None = None) -> None:
     log = parse_xnnlog(data)
+    if tmp is not None:  # through the file reader too: gzip, UTF-16, line and size limits
+        p = tmp / "fuzz.log"
+        p.write_bytes(data)
+        try:
+            read_xnnlog(p)
+        except InputError:
+            pass
     rows = kernel_table(log, "fuzz")
     assert sum(r["count"] for r in rows) == len(log.registrations)
     kernel_view(rows, rows, base_name="a", cand_name="b")
@@ -52,7 +60,19 @@ def next_case(rng: random.Random, tmp: Path):
         if rng.random() < 0.3:  # splice two logs at random points (interleaved streams)
             other = rng.choice(LOGS)
             base = base[: rng.randrange(len(base))] + other[rng.randrange(len(other)):]
-        return "log", check_log, mutate(rng, base), ()
+        data = mutate(rng, base)
+        r = rng.random()
+        if r < 0.05:  # numbers past Python's digit limit where XNNPACK prints integers
+            data += (b"Debug (XNNPACK): l1_data_cache_bytes=" + b"9" * rng.randint(1, 9000) + b"\n"
+                     + b"Debug (XNNPACK): Setting assumed_datatype=qdint8 for node #" + b"7" * rng.randint(1, 9000)
+                     + b" (Fully Connected)\n")
+        elif r < 0.1:
+            data = data.decode("utf-8", "replace").encode(rng.choice(["utf-16", "utf-16-le", "utf-16-be"]))
+        elif r < 0.15:
+            data = gzip.compress(data)
+        elif r < 0.17:
+            data += b"x" * rng.randint(1 << 19, 3 << 20)
+        return "log", check_log, data, (tmp,)
     return "csv", check_csv, mutate(rng, CSV), (tmp,)
 
 

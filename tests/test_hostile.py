@@ -436,3 +436,21 @@ def test_markdown_escapes_hostile_operator_names(tmp_path):
 def test_no_raw_numpy_warnings(world):
     r = _cli(("latency", world["etdumps"]["one_run"], "--no-write"))
     assert r.returncode == 0 and "RuntimeWarning" not in r.stderr, r.stderr
+
+
+def test_numbers_past_the_digit_limit_in_names_and_cells(world, tmp_path):
+    """Python refuses to parse integers of more than 4,300 digits: no such number reaches int()."""
+    csv = tmp_path / "k_kernels.csv"
+    csv.write_text("kernel_name,count,first_line\nxnn_f32_gemm_minmax_ukernel_" + "9" * 5000 + "x8__neon,1," + "7" * 5000
+                   + "\nxnn_f32_gemm_minmax_ukernel_4x8__neon," + "9" * 5000 + ",1\n")
+    res = clean(run("kernels", csv), codes=(2,))
+    assert "line 3" in res.output and "not a whole number" in res.output
+    log = tmp_path / "t_xnntrace.log"
+    log.write_text("Note (XNNPACK): Using gemm microkernel 'xnn_f32_gemm_minmax_ukernel_" + "9" * 5000 + "x8__neon'.\n")
+    res = clean(run("kernels", log, "--json", "--no-write"), codes=(0,))
+    assert json.loads(res.stdout)["logs"][0]["kernels"][0]["tile_mr"] is None
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(world["good"], folder / f"m_exp_t{'9' * 235}.etdp")  # a 'thread count' of 235 digits
+    clean(run("analyze", folder, "--no-progress"), codes=(0,))
+    clean(run("report", folder), codes=(0,))

@@ -50,7 +50,7 @@ _ISA_PATTERNS = (
     (re.compile(r"^s{1,2}se\d*"), "SSE"), (re.compile(r"^wasm"), "WebAssembly"), (re.compile(r"^rvv"), "RISC-V"),
 )
 _DTYPE = re.compile(r"^(?:xx|(?:f|bf|pf|pqs|qs|qu|qd|qdu|qp|qc|qb|s|u|x|i|cs)\d+(?:acc|w)?)$")
-_GEMM_TILE = re.compile(r"^(\d+)x(\d+)(v?)(?:c(\d+))?(?:s(\d+))?$")
+_GEMM_TILE = re.compile(r"^(\d{1,9})x(\d{1,9})(v?)(?:c(\d{1,9}))?(?:s(\d{1,9}))?$")
 _BLOCK_TILE = re.compile(r"^\d+x\d+$")
 _UARCH_CORE = re.compile(r"^a\d+(?:r\d+)?$")
 

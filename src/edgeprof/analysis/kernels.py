@@ -77,7 +77,8 @@ def table_from_records(records: list[dict], model_id: str) -> list[dict]:
         rows.append(kernel_row(rec["kernel_name"], rec.get("category") or None,
                                int(count) if count not in (None, "") else 1, rec.get("model_id") or model_id,
                                config=rec.get("config") or "",
-                               first_line=int(rec["first_line"]) if str(rec.get("first_line") or "").isdigit() else None))
+                               first_line=int(rec["first_line"]) if str(rec.get("first_line") or "").isdigit()
+                               and len(str(rec["first_line"])) <= 18 else None))
     return rows
 
 

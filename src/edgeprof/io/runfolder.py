@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
-_THREADS = re.compile(r"_t(\d+)$")
+_THREADS = re.compile(r"_t(\d{1,6})$")
 _SEP = "._-"
 ANCESTORS = 5  # how far above an ETDump to look for its ETRecord (runs/<platform>/<experiment>/ sits 3 deep)
 

@@ -293,9 +293,9 @@ def read_kernel_csv(path) -> list[dict]:
         for rec in reader:
             name = (rec.get("kernel_name") or "").strip()
             count = (rec.get("count") or "").strip()
-            if not name or (count and not count.isdigit()):
-                raise InputError(path, "bad row: " + ("empty kernel_name" if not name else f"count {count!r} is not "
-                                 "a whole number"), line=reader.line_num)
+            if not name or (count and not (count.isdigit() and len(count) <= 18)):
+                raise InputError(path, "bad row: " + ("empty kernel_name" if not name else f"count {count[:40]!r} is "
+                                 "not a whole number below 10^18"), line=reader.line_num)
             rows.append({k: (v.strip() if isinstance(v, str) else v) for k, v in rec.items() if k is not None})
     except csv.Error as e:
         raise InputError(path, f"malformed CSV ({e})", line=reader.line_num) from None
