@@ -199,8 +199,8 @@ def test_breakdown_from_timeline_csvs_equals_etdump(tmp_path, etdump):
     f = tmp_path / "m_t1.etdump"
     shutil.copyfile(etdump("mobilenet_v3_small_xnnq8.N20"), f)
     assert CliRunner().invoke(main, ["analyze", str(f), "--no-progress"]).exit_code == 0
-    _, from_dump = api.breakdown(f)
-    _, from_csv = api.breakdown(tmp_path / "m_t1_exec_all_runs_timeline.csv")
+    from_dump = api.breakdown(f)
+    from_csv = api.breakdown(tmp_path / "m_t1_exec_all_runs_timeline.csv")
     strip = lambda cs: {c["line"]: round(c["avg_ms"], 6) for c in cs}  # noqa: E731
     assert strip(from_dump["categories"]) == strip(from_csv["categories"])
     # the Arm kit's own CSV columns only
@@ -208,5 +208,5 @@ def test_breakdown_from_timeline_csvs_equals_etdump(tmp_path, etdump):
         "model_id", "name", "type", "delegate_backend", "start_us", "end_us", "duration_ms", "pct_total", "node_id",
         "run_index", "block")
     kit.write_csv(tmp_path / "kit_all_runs_timeline.csv")
-    _, from_kit = api.breakdown(tmp_path / "kit_all_runs_timeline.csv")
+    from_kit = api.breakdown(tmp_path / "kit_all_runs_timeline.csv")
     assert strip(from_kit["categories"]) == strip(from_dump["categories"])

@@ -70,4 +70,4 @@ def test_manifest_model_wins(tmp_path):
 def test_broken_manifest_is_a_warning(tmp_path):
     (tmp_path / "manifest.json").write_text("{nope")
     manifest, _, problem = read_manifest(tmp_path)
-    assert manifest is None and "unreadable manifest.json" in problem
+    assert manifest is None and "manifest.json: not valid JSON" in problem and problem.endswith("; ignored")

@@ -1,11 +1,93 @@
-"""Conventions every command shares, defined once.
+"""Conventions every command shares, each defined once: the JSON schema version and result kinds, units and
+number formatting, the speedup direction and the verdict rule, evidence labels, ExecuTorch's framework event
+names and XNNPACK's instance suffix, and how output file names are kept within the file system's limit.
 
-Evidence labels: every finding states its source, with a machine label and the name a reader sees. Kernel
-evidence also has a tier: ``registered`` (an XNNPACK log shows the kernel was set up) or ``executed`` (an
-ETDump shows an operator of that datatype path ran).
+Pure and dependency-free: every layer may import it.
 """
 
 from __future__ import annotations
+
+import math
+import os
+import re
+
+# --------------------------------------------------------------------------------------------------
+# JSON documents
+# --------------------------------------------------------------------------------------------------
+
+SCHEMA_VERSION = 1
+# the ``kind`` every command's JSON carries (one per result type)
+KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
+         "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example")
+
+# --------------------------------------------------------------------------------------------------
+# units and numbers: nanoseconds inside, milliseconds in reports and files
+# --------------------------------------------------------------------------------------------------
+
+NS_PER_MS = 1e6
+
+
+def ms(ns):
+    """Nanoseconds (a number or a numpy array) in milliseconds."""
+    return ns / NS_PER_MS
+
+
+def fmt_ms(v, digits: int = 4) -> str:
+    """A time in ms for people: 4 significant digits, thousands separated, ``—`` when unknown."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def fmt_pct(v, digits: int = 1) -> str:
+    return "—" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
+
+
+def fmt_ci(low, high, digits: int = 4) -> str:
+    """`` [low–high]`` (with its leading space), empty when the interval is unknown."""
+    return "" if low is None or high is None else f" [{low:.{digits}g}–{high:.{digits}g}]"
+
+
+def fmt_ratio(x: float) -> str:
+    """A speedup for a sentence: ``3.21×``, ``55.1×``."""
+    return f"{x:.3g}×" if x < 10 else f"{x:.1f}×"
+
+
+# --------------------------------------------------------------------------------------------------
+# baseline vs candidate
+# --------------------------------------------------------------------------------------------------
+
+SPEEDUP = "speedup = baseline / candidate (> 1: candidate faster)"
+VERDICTS = ("faster", "slower", "equivalent", "inconclusive")
+
+
+def speedup(baseline: float | None, candidate: float | None) -> float | None:
+    """baseline / candidate, or None when either is missing or not positive."""
+    if baseline is None or candidate is None or baseline <= 0 or candidate <= 0:
+        return None
+    return baseline / candidate
+
+
+def verdict(low: float | None, high: float | None, threshold: float) -> str:
+    """The verdict of a speedup interval [low, high] at δ = ``threshold``, on the log scale: ``faster`` when the
+    whole interval is above 1 + δ, ``slower`` when it is below 1/(1 + δ), ``equivalent`` when it lies inside
+    [1/(1 + δ), 1 + δ] (δ > 0), else ``inconclusive``."""
+    if low is None or high is None or low <= 0 or high <= 0:
+        return "inconclusive"
+    d = math.log1p(threshold)
+    lo, hi = math.log(low), math.log(high)
+    if lo > d:
+        return "faster"
+    if hi < -d:
+        return "slower"
+    if lo >= -d and hi <= d and threshold > 0:
+        return "equivalent"
+    return "inconclusive"
+
+
+# --------------------------------------------------------------------------------------------------
+# evidence
+# --------------------------------------------------------------------------------------------------
 
 EVIDENCE_NAMES = {
     "etdump": "ETDump timeline",
@@ -18,8 +100,64 @@ EVIDENCE_NAMES = {
     "costplan_json": "ane-costplan JSON",
     "mil_static": "Core ML model (static)",
 }
+TIERS = ("registered", "executed")  # kernel evidence: a log shows it set up / an ETDump shows it ran
 
 
 def evidence_name(label: str) -> str:
     """The reader's name of an evidence label; ``a+b`` (a finding resting on two sources) names both."""
     return " + ".join(EVIDENCE_NAMES.get(part, part) for part in label.split("+"))
+
+
+# --------------------------------------------------------------------------------------------------
+# ExecuTorch event names
+# --------------------------------------------------------------------------------------------------
+
+METHOD_EXECUTE = "Method::execute"
+METHOD_INIT = "Method::init"
+LOAD_METHOD = "Program::load_method"
+FRAMEWORK_EVENTS = (METHOD_EXECUTE, METHOD_INIT, LOAD_METHOD)
+OPERATOR_CALL = "OPERATOR_CALL"
+DELEGATE_CALL = "DELEGATE_CALL"
+WRAPPER_EVENTS = (OPERATOR_CALL, DELEGATE_CALL) + FRAMEWORK_EVENTS
+INSTANCE_SUFFIX = re.compile(r" #\d+$")  # XNNPACK numbers each operator within one delegate call: ``… #3``
+
+
+def op_type(name: str) -> str:
+    """An event name without XNNPACK's per-call instance suffix (the Arm kit's ``type``)."""
+    return INSTANCE_SUFFIX.sub("", name.strip())
+
+
+# --------------------------------------------------------------------------------------------------
+# output file names
+# --------------------------------------------------------------------------------------------------
+
+NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems
+
+
+def fit_name(stem: str, tail: str) -> str:
+    """``stem + tail`` as a file name, shortened deterministically when it would exceed 255 bytes: the stem is
+    cut and ``~`` plus ten hex digits of its hash keep it unique (``<cut stem>~1a2b3c4d5e<tail>``)."""
+    import hashlib
+
+    name = stem + tail
+    if len(os.fsencode(name)) <= NAME_MAX:
+        return name
+    digest = hashlib.blake2b(os.fsencode(stem), digest_size=5).hexdigest()
+    tail_b = os.fsencode(tail)[-(NAME_MAX - 32):]
+    budget = NAME_MAX - len(tail_b) - len(digest) - 1
+    head = os.fsencode(stem)[:max(budget, 0)]
+    while head and (head[-1] & 0xC0) == 0x80:  # do not end inside a UTF-8 character
+        head = head[:-1]
+    if head and head[-1] >= 0xC0:
+        head = head[:-1]
+    return os.fsdecode(head + b"~" + digest.encode() + tail_b)
+
+
+def display(path) -> str:
+    """A path (or any text) as text that can always be printed and written: bytes that are not UTF-8 (a file
+    name from another system) are shown as U+FFFD."""
+    s = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if isinstance(s, bytes):
+        return s.decode("utf-8", "replace")
+    return str(s).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+

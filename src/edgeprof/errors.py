@@ -58,6 +58,14 @@ class ETRecordError(InputError):
     """The ETRecord is unreadable, unsafe to read, or does not match the ETDump."""
 
 
+class InputErrors(EdgeprofError):
+    """Some inputs could not be used (the others were): one line per input, exit 2."""
+
+    def __init__(self, messages: list[str]):
+        self.messages = list(messages)
+        super().__init__("\n".join(self.messages))
+
+
 class CheckFailed(EdgeprofError):
     """A gate or validation failed (exit code 1)."""
 

@@ -548,7 +548,7 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
     else:
         hot = next((f for f in findings if f["id"] == "hotspots"), None)
         headline = ("No graph interruptions; " + (hot["title"] if hot else "no runtime breakdown in the report"))
-    return {"schema_version": 1, "model": p.name, "source": p.source, "version": p.version,
+    return {"model": p.name, "source": p.source, "version": p.version,
             "costplan": plan.source if plan else None, "boundary_ms": boundary_ms, "headline": headline,
             "findings": findings, "warnings": p.warnings + (plan.warnings if plan else []),
             "summary": _summary_row(p, findings)}
@@ -556,7 +556,7 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
 
 def analyze_plan(plan: AneCostPlan) -> dict:
     findings = [{**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"} for i, f in enumerate(_plan_findings(plan))]
-    return {"schema_version": 1, "model": plan.name, "source": plan.source, "costplan": plan.source,
+    return {"model": plan.name, "source": plan.source, "costplan": plan.source,
             "headline": findings[0]["title"], "findings": findings, "warnings": plan.warnings,
             "summary": {"model": plan.name, "kind": "costplan", "ops": len(plan.operations)}}
 

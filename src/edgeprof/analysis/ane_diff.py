@@ -75,7 +75,7 @@ def diff_profiles(before: AneProfile, after: AneProfile) -> dict:
         lines.append("runtime shares: " + ", ".join(f"{r['type']} {r['runtime_share_before_pct']:.1f} → "
                                                     f"{r['runtime_share_after_pct']:.1f} %" for r in moved))
     counts = {k: (before.summary.get(k), after.summary.get(k)) for k in ("ane_ops", "cpu_ops", "gpu_ops", "total_ops")}
-    return {"schema_version": 1, "kind": "profile", "before": before.source, "after": after.source,
+    return {"reports": "profile", "before": before.source, "after": after.source,
             "latency": lat, "interruptions": {"before": nb, "after": na, "fixed": fixed, "introduced": introduced},
             "fallback_ops": {"before": len(before.fallback_ops), "after": len(after.fallback_ops)},
             "op_counts": counts, "op_types": types,
@@ -137,7 +137,7 @@ def diff_plans(before: AneCostPlan, after: AneCostPlan) -> dict:
     else:
         lines.append("no op type's share of the plan moved by 1 percentage point or more")
     lines.append(TOTAL_COST_NOTE)
-    return {"schema_version": 1, "kind": "costplan", "before": before.source, "after": after.source,
+    return {"reports": "costplan", "before": before.source, "after": after.source,
             "op_types": types, "ops": ops[:40], "op_count": {"before": len(before.operations), "after": len(after.operations)},
             "total_cost": total,
             "no_device": {"before": before.no_device, "after": after.no_device},

@@ -27,7 +27,6 @@ from .timeline import op_type
 
 OVERHEADS = ("framework_overhead", "delegate_overhead", "unattributed")
 LINES = CATEGORIES + OVERHEADS
-SCHEMA_VERSION = 1
 
 
 def _roots(parent: np.ndarray) -> np.ndarray:
@@ -141,7 +140,6 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     n_dcalls = int(((ev["kind"] == "delegate_call").to_numpy() & (run >= 0)).sum())
     hotspots = [o for o in ops if o["backend"] == "portable"][:top]
     result = {
-        "schema_version": SCHEMA_VERSION,
         "name": name,
         "taxonomy_version": taxonomy.version,
         "runs": len(runs),

@@ -30,7 +30,6 @@ from .latency import detect_drift, detect_warmup
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
 from .stats import BOOTSTRAP_MAX_N, bimodality, bootstrap_medians, order_statistic_median_ci, summarize, trimmed_mean
 
-SCHEMA_VERSION = 1
 POWER = 0.80
 
 
@@ -121,7 +120,6 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
     c_all = np.concatenate(c_runs) if c_runs else np.empty(0)
     kb, kc = len(b_runs), len(c_runs)
     result = {
-        "schema_version": SCHEMA_VERSION,
         "convention": "speedup = baseline / candidate (> 1: candidate faster)",
         "threshold": threshold,
         "level": level,

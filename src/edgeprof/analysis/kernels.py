@@ -271,7 +271,7 @@ def kernel_view(base_rows: list[dict], cand_rows: list[dict], *, base_name: str,
                  for f in fams]
     status, verdict = gemm_verdict(base_rows, cand_rows, base_name, cand_name)
     return {
-        "schema_version": 1, "baseline_name": base_name, "candidate_name": cand_name, "filter_op": filter_op,
+        "baseline_name": base_name, "candidate_name": cand_name, "filter_op": filter_op,
         "kernels": table, "by_family": by_family, "by_kind": by_kind, "status": status, "verdict": verdict,
         "only_in_baseline": [e["kernel_name"] for e in table if e["baseline"] and not e["candidate"]],
         "only_in_candidate": [e["kernel_name"] for e in table if e["candidate"] and not e["baseline"]],

@@ -250,4 +250,4 @@ def run_checks(etdumps: list[EtdumpFacts], summary: SummaryFacts, manifest: Json
         _check(checks, "fail", "trace_log", " and ".join(searched), "no XNNPACK trace log found (required by --require)")
     _trace_checks(checks, traces, etdumps, require_sme2_kernels, list(searched))
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in ("pass", "fail", "warn", "info")}
-    return {"schema_version": 1, "ok": counts["fail"] == 0, "counts": counts, "checks": checks}
+    return {"ok": counts["fail"] == 0, "counts": counts, "checks": checks}

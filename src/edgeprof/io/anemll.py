@@ -158,7 +158,11 @@ def detect(doc) -> str | None:
 
 def read_report(path) -> AneProfile | AneCostPlan:
     """Either report, by content. A document that is neither is an InputError."""
-    doc = load_json(path)
+    return report_from_doc(load_json(path), str(path))
+
+
+def report_from_doc(doc, path: str) -> AneProfile | AneCostPlan:
+    """Either report from a parsed document, by content. A document that is neither is an InputError."""
     kind = detect(doc)
     if kind == "profile":
         return profile_from_doc(doc, str(path))

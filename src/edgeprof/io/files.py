@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ..conventions import display  # noqa: F401 - re-exported: readers name files with it
 from ..errors import InputError
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -74,34 +75,3 @@ def exists(path) -> bool:
         return True
     except (OSError, ValueError):
         return False
-
-
-def display(path) -> str:
-    """A path as text that can always be printed and written (undecodable bytes shown as U+FFFD)."""
-    s = os.fspath(path)
-    if isinstance(s, bytes):
-        return s.decode("utf-8", "replace")
-    return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems
-
-
-def fit_name(stem: str, tail: str) -> str:
-    """``stem + tail`` as a file name, shortened deterministically when it would exceed 255 bytes: the stem is
-    cut and ``~`` plus ten hex digits of its hash keep it unique (``<cut stem>~1a2b3c4d5e<tail>``)."""
-    import hashlib
-
-    name = stem + tail
-    raw = os.fsencode(name)
-    if len(raw) <= NAME_MAX:
-        return name
-    digest = hashlib.blake2b(os.fsencode(stem), digest_size=5).hexdigest()
-    tail_b = os.fsencode(tail)[-(NAME_MAX - 32):]
-    budget = NAME_MAX - len(tail_b) - len(digest) - 1
-    head = os.fsencode(stem)[:max(budget, 0)]
-    while head and (head[-1] & 0xC0) == 0x80:  # do not end inside a UTF-8 character
-        head = head[:-1]
-    if head and head[-1] >= 0xC0:
-        head = head[:-1]
-    return os.fsdecode(head + b"~" + digest.encode() + tail_b)

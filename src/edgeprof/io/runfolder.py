@@ -16,10 +16,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..conventions import fit_name
+
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
 _THREADS = re.compile(r"_t(\d{1,6})$")
 _SEP = "._-"
-ANCESTORS = 5  # how far above an ETDump to look for its ETRecord (runs/<platform>/<experiment>/ sits 3 deep)
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,24 @@ def output_prefix(etdump: Path) -> str:
 
 def analysis_files(etdump: Path, ext: str = ".csv") -> dict[str, str]:
     """The names ``analyze`` writes for an ETDump (the kit's, shortened with a hash only beyond 255 bytes)."""
-    from .files import fit_name
-
     prefix = output_prefix(etdump)
     return {"timeline_all": fit_name(prefix, f"_all_runs_timeline{ext}"),
             "timeline_run0": fit_name(prefix, f"_run0_timeline{ext}"),
             "ops_stats": fit_name(prefix, f"_ops_stats{ext}"),
             "robust_stats": fit_name(f"{prefix}_all_runs_timeline", "_robust_stats.json")}
+
+
+def breakdown_files(model: str, ext: str = ".csv") -> dict[str, str]:
+    """The names ``breakdown`` writes: the kit's ``analyze_etdump_csv.py`` files, then ours."""
+    return {"category_summary": fit_name(model, f"_category_summary{ext}"),
+            "operator_details": fit_name(model, f"_operator_details{ext}"),
+            "e2e_latency": fit_name(model, f"_e2e_latency{ext}"), "other_top_ops": fit_name(model, f"_other_top_ops{ext}"),
+            "graph_breaks": fit_name(model, f"_graph_breaks{ext}"), "breakdown_json": fit_name(model, "_breakdown.json")}
+
+
+def kernel_table_file(log: Path, ext: str = ".csv") -> str:
+    """The name ``kernels`` writes for a log: ``<stem without _xnntrace>_kernels.csv``."""
+    return fit_name(trace_stem(log), f"_kernels{ext}")
 
 
 def _pipeline_stems(folder: Path) -> list[str]:
@@ -107,24 +119,101 @@ def describe(path: Path) -> RunFile:
                    threads=threads)
 
 
-def read_manifest(run_dir: Path) -> tuple[dict | None, Path | None, str | None]:
-    """``manifest.json`` in ``run_dir`` (or up to two levels above): (content, path, problem)."""
-    from ..errors import InputError
-    from .files import is_file, read_regular
+def manifest_path(run_dir: Path) -> Path | None:
+    """Where ``manifest.json`` of a run folder is: in it, or up to two levels above it."""
+    from .files import is_file
 
     for d in (run_dir, run_dir.parent, run_dir.parent.parent):
         f = d / "manifest.json"
         if is_file(f):
-            try:
-                doc = json.loads(read_regular(f, 64 << 20, "manifest").decode("utf-8"))
-            except InputError as e:
-                return None, f, f"{e}; ignored"
-            except (ValueError, RecursionError) as e:
-                return None, f, f"{f}: unreadable manifest.json ({str(e)[:160]}); ignored"
-            if not isinstance(doc, dict):
-                return None, f, f"{f}: manifest.json is not a JSON object; ignored"
-            return doc, f, None
-    return None, None, None
+            return f
+    return None
+
+
+def read_json_doc(f: Path, what: str = "JSON file") -> tuple[object, str | None]:
+    """(parsed document, problem): an unreadable file is a problem to report, not an error."""
+    from ..errors import InputError
+    from .files import read_regular
+
+    try:
+        return json.loads(read_regular(f, 64 << 20, what).decode("utf-8")), None
+    except InputError as e:
+        return None, str(e)
+    except (ValueError, RecursionError) as e:
+        return None, f"{f}: not valid JSON ({str(e)[:160]})"
+
+
+def manifest_of(doc, f: Path, problem: str | None) -> tuple[dict | None, Path | None, str | None]:
+    """(content, path, problem) of a manifest read by :func:`read_json_doc`."""
+    if problem:
+        return None, f, f"{problem}; ignored"
+    if not isinstance(doc, dict):
+        return None, f, f"{f}: manifest.json is not a JSON object; ignored"
+    return doc, f, None
+
+
+def read_manifest_file(f: Path) -> tuple[dict | None, Path | None, str | None]:
+    """(content, path, problem): an unreadable manifest is a problem to report, not an error."""
+    doc, problem = read_json_doc(f, "manifest")
+    return manifest_of(doc, f, problem)
+
+
+def read_manifest(run_dir: Path) -> tuple[dict | None, Path | None, str | None]:
+    """``manifest.json`` in ``run_dir`` (or up to two levels above): (content, path, problem)."""
+    f = manifest_path(run_dir)
+    return read_manifest_file(f) if f is not None else (None, None, None)
+
+
+TIMELINE_GLOB = "*_all_runs_timeline.csv"
+
+
+def _etdump_of_timeline(csv: Path) -> Path:
+    """The ETDump a kit-named timeline CSV was made from (for its experiment and threads)."""
+    return Path(str(csv).replace("_exec_all_runs_timeline.csv", ".etdump"))
+
+
+def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, ws=None) -> list[Path]:
+    """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an
+    experiment of ``run_dir`` (its ETDumps, else its timeline CSVs); one thread count only."""
+    from ..errors import InputError, UsageError
+    from .files import check_regular, exists, is_dir, is_file
+
+    def etdumps(folder: Path) -> list[Path]:
+        return ws.etdumps(folder) if ws is not None else find_etdumps([folder])
+
+    p = Path(spec)
+    if is_file(p):
+        return [p]
+    if exists(p) and not is_dir(p):
+        check_regular(p)  # a FIFO, a device, a socket: refused with what it is
+    if is_dir(p):
+        files = etdumps(p) or sorted(p.rglob(TIMELINE_GLOB))
+        if not files:
+            raise InputError(p, "no ETDump or timeline CSV below this folder")
+        return _filter_threads(files, threads, p)
+    if run_dir is not None:
+        files = [f for f in etdumps(run_dir) if describe(f).experiment == spec]
+        if not files:
+            files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB)) if describe(_etdump_of_timeline(f)).experiment == spec]
+        if not files:
+            known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
+            raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
+        return _filter_threads(files, threads, run_dir)
+    raise InputError(p, "no such file or folder")
+
+
+def _filter_threads(files: list[Path], threads: int | None, where: Path) -> list[Path]:
+    from ..errors import UsageError
+
+    if threads is not None:
+        files = [f for f in files if describe(f).threads == threads]
+        if not files:
+            raise UsageError(f"nothing measured with {threads} thread(s) in {where}")
+    counts = {describe(f).threads for f in files}
+    if len(counts) > 1:
+        raise UsageError(f"{where} holds runs with different thread counts {sorted(c for c in counts if c)}: "
+                         "choose one with --threads")
+    return files
 
 
 def _prefix_len(record_stem: str, etdump_stem: str) -> int:
@@ -141,36 +230,61 @@ def _record_stem(p: Path) -> str:
     return name.removesuffix(".pte")
 
 
-def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Path | None = None) -> tuple[Path | None, str]:
+def _within(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
+    """Where an ETDump's ETRecord may be, nearest first, never outside the folder the user named (``root``;
+    the ETDump's own folder when none): the ETDump's folder and each folder above it up to ``root``, each with
+    its ``artifacts/``; and ``out_<model>/artifacts/`` when ``root`` lies inside ``out_<model>`` (the kit's
+    layout: ``out_<model>/runs/<platform>`` beside ``out_<model>/artifacts``)."""
+    from .files import is_dir
+
+    root = root if root is not None else etdump.parent
+    if not is_dir(root):
+        root = root.parent
+    folders = []
+    d = etdump.parent
+    while True:
+        folders.append(d)
+        if is_dir(d / "artifacts"):
+            folders.append(d / "artifacts")
+        if not _within(d, root) or d.resolve() == root.resolve() or d.parent == d:
+            break
+        d = d.parent
+    for up in [root, *root.resolve().parents]:
+        if up.name.startswith("out_"):
+            if is_dir(up / "artifacts") and up / "artifacts" not in folders:
+                folders.append(up / "artifacts")
+            break
+    return folders
+
+
+def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Path | None = None,
+                  root: Path | None = None) -> tuple[Path | None, str]:
     """Locate the ETRecord for ``etdump``: (path or None, how it was found).
 
-    An ETRecord is taken only when its name is a prefix of the ETDump's (at a ``_``/``.``/``-``
-    boundary), the longest such prefix in the nearest folder winning.
+    ``manifest.json``'s ``model`` first (an absolute path as recorded; a relative one from the manifest's
+    folder, or its file name in the folders below); else an ``.etrecord`` whose name is a prefix of the
+    ETDump's (at a ``_``/``.``/``-`` boundary) in :func:`etrecord_folders`, the longest such prefix in the
+    nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
     """
     from .files import is_file
 
+    folders = etrecord_folders(etdump, root)
     if manifest and isinstance(manifest.get("model"), str) and 0 < len(manifest["model"]) < 4096:
         model = Path(manifest["model"])
-        bases = [model] if model.is_absolute() else [b / model for b in
-                                                     ([manifest_path.parent] if manifest_path else []) + [Path.cwd()]]
+        bases = [model] if model.is_absolute() else \
+            ([manifest_path.parent / model] if manifest_path else []) + [f / model.name for f in folders]
         for b in bases:
-            try:
-                cands = (Path(str(b) + ".etrecord"), b.with_suffix(".etrecord"))
-            except ValueError:  # a name with no usable suffix
-                cands = (Path(str(b) + ".etrecord"),)
-            for cand in cands:
+            for cand in (Path(str(b) + ".etrecord"), Path(str(b.with_name(b.stem)) + ".etrecord")):
                 if is_file(cand):
                     return cand, "manifest.json model"
-    # beside the ETDump, in the folders above it, and in their artifacts/ folders (out_<model>/artifacts)
-    folders = []
-    d = etdump.parent
-    for _ in range(ANCESTORS):
-        folders.append(d)
-        if (d / "artifacts").is_dir():
-            folders.append(d / "artifacts")
-        if d.parent == d:
-            break
-        d = d.parent
     best, best_len = None, 0
     for folder in folders:
         try:
@@ -283,3 +397,41 @@ def manifest_sme2_roles(manifest: dict | None) -> dict[str, str]:
                     on = v if isinstance(v, bool) else str(v).strip().lower() in ("on", "true", "1", "yes", "enabled")
                     roles[r["experiment"]] = "on" if on else "off"
     return roles
+
+
+# --------------------------------------------------------------------------------------------------
+# what a run recorded about itself (manifest.json): the device and the runners — never the analysis host
+# --------------------------------------------------------------------------------------------------
+
+_DEVICE_KEYS = ("device", "device_name", "device_model", "soc", "chip", "cpu_model", "hardware")
+
+
+def recorded_device(manifest: dict | None) -> tuple[str | None, str | None]:
+    """(device, where) as the run recorded it."""
+    if not isinstance(manifest, dict):
+        return None, None
+    for holder, where in ((manifest, "manifest.json"), (manifest.get("config"), "manifest.json config"),
+                          (manifest.get("metadata"), "manifest.json metadata")):
+        if isinstance(holder, dict):
+            for k in _DEVICE_KEYS:
+                v = holder.get(k)
+                if isinstance(v, (str, int, float)) and str(v).strip():
+                    return str(v), f"{where} ({k})"
+                if isinstance(v, dict) and v:
+                    return ", ".join(f"{a}={b}" for a, b in v.items() if isinstance(b, (str, int, float))), f"{where} ({k})"
+    return None, None
+
+
+def recorded_runners(manifest: dict | None) -> dict:
+    """Runner paths the run recorded, by experiment (or config key)."""
+    cfg = manifest.get("config") if isinstance(manifest, dict) else None
+    out = {}
+    if isinstance(cfg, dict):
+        for k, v in cfg.items():
+            if "runner" in k.lower() and isinstance(v, str):
+                out[k] = v
+        for exp in cfg.get("experiments", []) if isinstance(cfg.get("experiments"), list) else []:
+            if isinstance(exp, dict) and isinstance(exp.get("runner_path"), str):
+                out[str(exp.get("name", len(out)))] = exp["runner_path"]
+    return out
+

@@ -9,9 +9,8 @@ import numpy as np
 import polars as pl
 
 from . import jsonfmt
-from ..io.files import fit_name
 from .atomic import Batch
-from .tables import suffix, write_table
+from .tables import write_table
 
 _OP_KIT = ("operator", "category", "total_ms", "avg_ms", "pct_of_e2e", "event_count")
 _OP_OURS = ("subtype", "backend", "executions_per_run", "op", "dtypes", "op_types")
@@ -23,10 +22,12 @@ def _ops_frame(ops: list[dict]) -> pl.DataFrame:
     return pl.DataFrame(cols, schema_overrides={"pct_of_e2e": pl.Float64, "op_types": pl.String, "dtypes": pl.String})
 
 
-def write_breakdown(result: dict, latencies_ms: np.ndarray, out_dir: Path, model: str, fmt: str = "csv") -> list[Path]:
-    """``<model>_category_summary``, ``_operator_details``, ``_e2e_latency``, ``_other_top_ops`` (when there are
-    OTHER operators), ``_graph_breaks`` and ``_breakdown.json``; written together or not at all."""
-    ext = suffix(fmt)
+def write_breakdown(result: dict, latencies_ms: np.ndarray, targets: dict[str, Path], fmt: str = "csv",
+                    doc: dict | None = None) -> list[Path]:
+    """The kit's category summary, operator details, e2e latency, other top ops (when there are OTHER operators),
+    then graph breaks and the breakdown JSON (``doc``) at ``targets`` (keys of
+    :func:`edgeprof.io.runfolder.breakdown_files`); written together or not at all."""
+    model = result["name"]
     cats = pl.DataFrame({
         "category": [c["line"] for c in result["categories"]],
         "total_ms": [c["total_ms"] for c in result["categories"]],
@@ -50,17 +51,14 @@ def write_breakdown(result: dict, latencies_ms: np.ndarray, out_dir: Path, model
         "ops": [" | ".join(s["op_names"]) for s in segs],
     }, schema_overrides={"index": pl.Int64, "calls": pl.Int64, "mean_ms": pl.Float64, "run0_ms": pl.Float64,
                          "kind": pl.String, "backend": pl.String, "ops": pl.String})
-    doc = {k: v for k, v in result.items() if k != "operators_all"}
-    def at(tail: str) -> Path:
-        return out_dir / fit_name(model, tail)
-
+    doc = doc if doc is not None else {k: v for k, v in result.items() if k != "operators_all"}
     with Batch() as batch:
-        write_table(cats, batch.path(at(f"_category_summary{ext}")), fmt)
-        write_table(_ops_frame(result["operators_all"]), batch.path(at(f"_operator_details{ext}")), fmt)
-        write_table(e2e, batch.path(at(f"_e2e_latency{ext}")), fmt)
+        write_table(cats, batch.path(targets["category_summary"]), fmt)
+        write_table(_ops_frame(result["operators_all"]), batch.path(targets["operator_details"]), fmt)
+        write_table(e2e, batch.path(targets["e2e_latency"]), fmt)
         if result["other_top"]:
-            write_table(_ops_frame(result["other_top"]), batch.path(at(f"_other_top_ops{ext}")), fmt)
-        write_table(breaks, batch.path(at(f"_graph_breaks{ext}")), fmt)
-        with open(batch.path(at("_breakdown.json")), "w", encoding="utf-8", errors="replace") as f:
+            write_table(_ops_frame(result["other_top"]), batch.path(targets["other_top_ops"]), fmt)
+        write_table(breaks, batch.path(targets["graph_breaks"]), fmt)
+        with open(batch.path(targets["breakdown_json"]), "w", encoding="utf-8", errors="replace") as f:
             f.write(jsonfmt.dumps(doc))
         return batch.commit()

@@ -106,9 +106,15 @@ def ane_summary(folder: dict) -> str:
                   "top op type", "headline"], rows)
 
 
+def ane_folder(folder: dict) -> str:
+    """A model folder: the summary table, then each submodel's findings."""
+    return "### Apple Neural Engine reports\n\n" + ane_summary(folder) + "\n" + "\n".join(
+        ane_findings(r, level=4) for r in folder["reports"])
+
+
 def ane_diff(d: dict) -> str:
     out = [f"### ANE diff: {cell(d['before'])} → {cell(d['after'])}", ""] + [f"- {cell(s)}" for s in d["statements"]] + [""]
-    if d["kind"] == "profile":
+    if d["reports"] == "profile":
         if d["interruptions"]["fixed"] or d["interruptions"]["introduced"]:
             rows = [["fixed", x["function"], x["first_type"], x["last_type"], x["reason"], x["count"]]
                     for x in d["interruptions"]["fixed"]]

@@ -93,12 +93,12 @@ def _ms(v) -> str:
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
-def print_latency(series_reports) -> None:
+def print_latency(reports) -> None:
     """One table per launch: headline statistics, interval, warm-up, drift, outliers."""
     from rich.table import Table
 
     out = console()
-    for _, r in series_reports:
+    for r in reports:
         t = Table(title=escape(f"{r['name']}  ({r['count']} runs, latency from {r['source'].replace('_', ' ')})"),
                   title_justify="left", show_header=False, box=None, padding=(0, 2))
         t.add_column("what", style="bold")
@@ -356,10 +356,10 @@ def print_ane_folder(folder: dict) -> None:
 
 def print_ane_diff(d: dict) -> None:
     out = console()
-    out.print(f"[bold]{escape(d['before'])} → {escape(d['after'])}[/bold] ({d['kind']})", soft_wrap=True)
+    out.print(f"[bold]{escape(d['before'])} → {escape(d['after'])}[/bold] ({d['reports']})", soft_wrap=True)
     for s in d["statements"]:
         out.print(f"· {escape(s)}", soft_wrap=True)
-    if d["kind"] == "profile":
+    if d["reports"] == "profile":
         for x in d["interruptions"]["fixed"]:
             out.print(escape(f"  fixed: {x['function']} {x['first_type']}…{x['last_type']} ({x['reason']}) ×{x['count']}"))
         for x in d["interruptions"]["introduced"]:

@@ -1,0 +1,53 @@
+"""The public Python API: one function per command, each returning a typed result (:mod:`.results`).
+
+>>> import edgeprof
+>>> cmp = edgeprof.compare("off.etdp", "on.etdp")
+>>> cmp.speedup.estimate, cmp.speedup.ci.low, cmp.verdict
+>>> bd = edgeprof.breakdown("model.etdp"); bd.categories      # a Polars frame
+>>> prof = edgeprof.load_etdump("model.etdp", etrecord="model.etrecord"); prof.events
+
+Every function takes ``ws=``: a :class:`~edgeprof.io.workspace.Workspace` shared by several calls reads each
+input once (``edgeprof.Workspace(run_dir)``).
+"""
+
+from __future__ import annotations
+
+from ..io.workspace import Workspace
+from .analyze import analyze
+from .ane import ane, ane_diff, ane_folder, is_model_bundle, load_ane_report
+from .breakdown import breakdown, breakdowns, load_profile
+from .compare import Roles, assign_roles, compare, explicit_roles, kit_roles
+from .example import example
+from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
+from .latency import latency
+from .load import load_etdump
+from .report import report
+from .results import (
+    AnalyzeResult,
+    AneAnalysis,
+    AneDiff,
+    AneFolder,
+    Breakdown,
+    Comparison,
+    ExecutedEvidence,
+    Interval,
+    KernelTable,
+    KernelView,
+    LatencyReport,
+    Report,
+    Result,
+    Speedup,
+    TraceResult,
+    Validation,
+)
+from .trace import trace
+from .validate import validate
+
+__all__ = [
+    "Workspace", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
+    "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
+    "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
+    "trace", "example", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
+    "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
+    "TraceResult",
+]

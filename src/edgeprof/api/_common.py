@@ -1,0 +1,52 @@
+"""Helpers the API modules share: paths relative to a run folder, the workspace of a call, the taxonomy."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import UsageError
+from ..io.workspace import Workspace
+
+
+def rel(p, base: Path) -> str | None:
+    """``p`` relative to ``base`` (POSIX), or absolute when it lies elsewhere."""
+    if p is None:
+        return None
+    p = Path(p)
+    try:
+        return p.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return str(p.resolve())
+
+
+def workspace(ws: Workspace | None, root=None, **options) -> Workspace:
+    """The workspace a call reads through: the one given (shared by the commands of a report), else a new one."""
+    if ws is not None:
+        return ws
+    return Workspace(root, **options)
+
+
+def taxonomy_of(taxonomy):
+    from ..taxonomy import DEFAULT
+
+    return taxonomy if taxonomy is not None else DEFAULT
+
+
+def as_list(inputs) -> list:
+    if isinstance(inputs, (str, os.PathLike)):
+        return [inputs]
+    out = list(inputs)
+    if not out:
+        raise UsageError("no input given")
+    return out
+
+
+def common_root(paths: list[Path]) -> Path:
+    """The folder the user named: the one folder given, else the deepest folder holding every input."""
+    from ..io.files import is_dir
+
+    if len(paths) == 1 and is_dir(paths[0]):
+        return paths[0]
+    parents = [p if is_dir(p) else p.parent for p in paths]
+    return Path(os.path.commonpath([str(p.resolve()) for p in parents]))

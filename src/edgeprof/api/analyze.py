@@ -1,0 +1,160 @@
+"""``edgeprof analyze``: every ETDump of a run folder → the Arm kit's CSVs and ``analysis_summary.json``."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .._memory import release_free_memory
+from ..errors import ETRecordError, InputError, UsageError
+from ..io.files import display, exists
+from ..io.workspace import Workspace
+from ._common import as_list, common_root, rel, taxonomy_of
+from .results import AnalyzeResult
+
+
+def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt: str, taxonomy) -> tuple[dict, list]:
+    import polars as pl
+
+    from ..analysis.breakdown import summary_split
+    from ..analysis.inspector_order import inspector_order
+    from ..analysis.kernels import executed_from_profile
+    from ..analysis.latency import framework_times_ms
+    from ..analysis.stats import summarize
+    from ..analysis.timeline import Timeline, ops_stats_table
+    from ..io.runfolder import analysis_files
+    from ..render.atomic import Batch
+    from ..render.tables import suffix, write_table
+
+    rf = ws.describe(path)
+    prof = ws.profile(path, keep=False)
+    model_id = display(path.stem)
+    has_run0 = prof.run(0).height > 0
+    names = analysis_files(path, suffix(fmt))
+    targets = {"csv_timeline_all": out_dir / names["timeline_all"], "csv_timeline": out_dir / names["timeline_run0"],
+               "csv_stats": out_dir / names["ops_stats"]}
+    with Batch() as batch:
+        # one stage at a time, giving freed memory back in between: the peak stays low on large files
+        timeline = Timeline(prof, model_id, inspector_order(prof)["node_id"].to_numpy())
+        release_free_memory()
+        n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
+        if has_run0:
+            write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
+        else:
+            targets["csv_timeline"] = None
+        del timeline
+        release_free_memory()
+        write_table(ops_stats_table(prof, model_id), batch.path(targets["csv_stats"]), fmt)
+        written = batch.commit()
+    valid = prof.valid_runs()  # statistics use the runs with a valid end-to-end time; timelines keep every event
+    split = summary_split(valid, taxonomy)
+    ev = executed_from_profile(valid, taxonomy)
+    d = summarize(valid.latency_ms())
+    lat_summary = {k: d.get(k) for k in ("count", "mean_ms", "median_ms", "min_ms", "max_ms", "std_dev_ms")}
+    lat_summary.update(p90_ms=(d.get("percentiles") or {}).get("p90"), source=prof.latency_source)
+    n_dcalls = valid.execute_events().filter(pl.col("kind") == "delegate_call").height
+    entry = {
+        "etdump": rel(path, run_dir), "model_id": model_id, "model": rf.model, "experiment": rf.experiment,
+        "platform": rf.platform, "threads": rf.threads,
+        "etrecord": rel(prof.etrecord.path, run_dir) if prof.etrecord and prof.etrecord.path else None,
+        "etrecord_status": prof.etrecord.status if prof.etrecord else "absent",
+        "runs": prof.n_runs, "runs_invalid": valid.runs_invalid, "events": prof.n_events, "rows": n_rows,
+        "latency_ms": lat_summary, **framework_times_ms(prof),
+        "delegate_calls_per_run": n_dcalls / max(valid.n_runs, 1),
+        "categories_ms": split["categories_ms"], "backends_ms": split["backends_ms"],
+        "kernel_evidence": {k: ev[k] for k in ("evidence", "sme_executed", "kleidiai_executed", "sme_ms_per_run",
+                                               "qp8_ms_per_run", "gemm_conv_ms_per_run", "kleidiai_share_of_gemm_conv",
+                                               "statement")} | {"operators": [o["op"] for o in ev["operators"]]},
+        "csv_timeline": rel(targets["csv_timeline"], run_dir), "csv_timeline_all": rel(targets["csv_timeline_all"], run_dir),
+        "csv_stats": rel(targets["csv_stats"], run_dir), "warnings": list(prof.warnings),
+    }
+    return entry, written
+
+
+def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
+            jobs: int | None = None, method: str | None = None, progress=None, write_summary: bool = True,
+            taxonomy=None, ws: Workspace | None = None) -> AnalyzeResult:
+    """Analyse every ETDump under ``inputs`` (a run folder, or files) and write the kit's CSVs.
+
+    Writes ``<stem>_exec_all_runs_timeline``, ``<stem>_exec_run0_timeline`` and ``<stem>_exec_ops_stats``
+    (CSV or Parquet) next to each ETDump (or under ``output_dir``, mirroring the folder structure), then
+    ``analysis_summary.json`` in the run folder (or ``output_dir``). A file that cannot be read is reported
+    in ``errors`` and skipped; nothing is written for it. ``progress(done, total, path)`` is called after each
+    file.
+    """
+    from ..render import jsonfmt
+    from ..render.atomic import write_text
+    from ..render.tables import FORMATS
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    paths = [Path(p) for p in as_list(inputs)]
+    for p in paths:
+        if not exists(p):
+            raise InputError(p, "no such file or folder")
+    run_dir = common_root(paths)
+    ws = ws or Workspace(run_dir, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method)
+    files = [f for p in paths for f in (ws.etdumps(p) if p.is_dir() else [p])]
+    files = list(dict.fromkeys(files))
+    if not files:
+        raise InputError(run_dir, "no .etdump or .etdp files found")
+    if etrecord is not None and not exists(etrecord) and strict_etrecord:
+        raise ETRecordError(etrecord, "no such ETRecord file")
+    _, _, manifest_problem = ws.manifest(run_dir)
+    out_root = Path(output_dir) if output_dir is not None else None
+    tax = taxonomy_of(taxonomy)
+
+    def out_dir_for(f: Path) -> Path:
+        if out_root is None:
+            return f.parent
+        try:
+            return out_root / f.parent.resolve().relative_to(run_dir.resolve())
+        except ValueError:
+            return out_root
+
+    def job(f: Path):
+        try:
+            return _analyze_one(ws, f, run_dir=run_dir, out_dir=out_dir_for(f), fmt=fmt, taxonomy=tax), None
+        except InputError as e:
+            return None, e
+
+    n_jobs = max(1, min(jobs or (os.cpu_count() or 1), len(files)))
+    results = []
+    if n_jobs == 1:
+        for i, f in enumerate(files):
+            results.append(job(f))
+            if progress:
+                progress(i + 1, len(files), f)
+    else:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            futures = [pool.submit(job, f) for f in files]
+            for i, fut in enumerate(futures):
+                results.append(fut.result())
+                if progress:
+                    progress(i + 1, len(files), files[i])
+    per, errors, outputs, csv_files = [], [], [], []
+    for f, (res, err) in zip(files, results):
+        if err is not None:
+            errors.append((str(f), str(err)))
+            continue
+        entry, written = res
+        per.append(entry)
+        outputs.extend(written)
+        csv_files.extend(e for e in (entry["csv_timeline_all"], entry["csv_stats"]) if e)
+    used = {e["etrecord"] for e in per}
+    summary = {
+        "tool": "edgeprof", "run_dir": str(run_dir.resolve()),
+        "etrecord": (rel(etrecord, run_dir) if etrecord is not None else (next(iter(used)) if len(used) == 1 else None)),
+        "etdump_count": len(files), "analysed_count": len(per), "format": fmt, "taxonomy_version": tax.version,
+        "per_etdump": per, "csv_files": csv_files,
+        "errors": [{"etdump": rel(f, run_dir), "error": msg} for f, msg in errors],
+        "warnings": [manifest_problem] if manifest_problem else [],
+    }
+    result = AnalyzeResult(summary, errors=errors)
+    if write_summary and per:
+        result.summary_path = (out_root or run_dir) / "analysis_summary.json"
+        write_text(result.summary_path, jsonfmt.dumps(result.to_dict()))
+        outputs.append(result.summary_path)
+    result.outputs = outputs
+    return result

@@ -1,0 +1,168 @@
+"""``edgeprof compare``: which arm is the baseline, and is the candidate faster?
+
+Roles are decided here, once, for ``compare``, ``latency --compare`` and ``report``: SME2 names first (the
+SME2-off input is the baseline whatever the order), then ``--baseline``/``--candidate`` as given, the first of
+two positional inputs, or the Arm kit's ``--compare`` input as the reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..conventions import fit_name
+from ..errors import UsageError
+from ..io.runfolder import sme2_role
+from ..io.workspace import Workspace
+from ._common import as_list, taxonomy_of, workspace
+from .results import Comparison
+
+SME2_NOTE = "the SME2-off input is the baseline whatever the order given"
+
+
+@dataclass
+class Roles:
+    """Which inputs are the baseline and which the candidate, their names, and why (one line)."""
+
+    baseline: list[str]
+    candidate: list[str]
+    baseline_name: str | None = None
+    candidate_name: str | None = None
+    note: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _role(paths, name: str | None) -> str | None:
+    """The SME2 role of an arm: from its files' paths when they agree on one, else from its name."""
+    found = {sme2_role(str(p)) for p in paths}
+    if len(found) == 1 and None not in found:
+        return found.pop()
+    return sme2_role(name) if name else None
+
+
+def assign_roles(inputs: list[str], baseline_name: str | None = None, candidate_name: str | None = None) -> Roles:
+    """Two positional inputs: by ``sme2_off``/``sme2_on`` in their names when that decides it, else in the order
+    given (first = baseline)."""
+    if len(inputs) != 2:
+        raise UsageError("give two inputs (baseline then candidate), or --baseline and --candidate")
+    r0, r1 = _role([inputs[0]], None), _role([inputs[1]], None)
+    if r0 == "on" and r1 == "off":
+        return Roles([inputs[1]], [inputs[0]], baseline_name, candidate_name, f"by name: {SME2_NOTE}")
+    if r0 == "off" and r1 == "on":
+        return Roles([inputs[0]], [inputs[1]], baseline_name, candidate_name, f"by name: {SME2_NOTE}")
+    return Roles([inputs[0]], [inputs[1]], baseline_name, candidate_name, "in the order given (first = baseline)")
+
+
+def kit_roles(changed: str, reference: str, changed_name: str | None = None,
+              reference_name: str | None = None) -> Roles:
+    """The Arm kit's ``--timeline-csv CHANGED --compare REFERENCE --name1 … --name2 …``: the ``--compare`` input
+    is the reference (baseline) unless SME2 names say which is SME2-off; each name stays with its file."""
+    rc, rr = _role([changed], changed_name), _role([reference], reference_name)
+    if rc == "off" and rr == "on":
+        return Roles([changed], [reference], changed_name, reference_name, f"by name: {SME2_NOTE}")
+    if rc == "on" and rr == "off":
+        return Roles([reference], [changed], reference_name, changed_name, f"by name: {SME2_NOTE}")
+    return Roles([reference], [changed], reference_name, changed_name,
+                 "the --compare input is the reference (baseline), --timeline-csv the candidate")
+
+
+def explicit_roles(baseline: list[str], candidate: list[str], baseline_name: str | None = None,
+                   candidate_name: str | None = None) -> Roles:
+    """--baseline/--candidate as given; a warning when the names say the roles look reversed."""
+    rb, rc = _role(baseline, baseline_name), _role(candidate, candidate_name)
+    warnings = []
+    if rb == "on" and rc == "off":
+        warnings.append("the baseline looks like an SME2-on run and the candidate like an SME2-off run; kept as given "
+                        "(speedup = baseline / candidate, so > 1 means the SME2-off candidate is faster)")
+    return Roles(baseline, candidate, baseline_name, candidate_name, "as given (--baseline/--candidate)", warnings)
+
+
+def _digest(p: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(p, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_distinct(b_files: list[Path], c_files: list[Path]) -> None:
+    """A usage error when a file (or a byte-identical copy of it) is in both arms."""
+    rb = {f.resolve() for f in b_files}
+    for f in c_files:
+        if f.resolve() in rb:
+            raise UsageError(f"{f} is in both the baseline and the candidate: a comparison needs two different arms")
+    sizes_b: dict[int, list[Path]] = {}
+    for f in b_files:
+        sizes_b.setdefault(f.stat().st_size, []).append(f)
+    for f in c_files:
+        for g in sizes_b.get(f.stat().st_size, []):
+            if _digest(g) == _digest(f):
+                raise UsageError(f"{f} and {g} hold the same bytes: the baseline and the candidate are the same "
+                                 "measurement")
+
+
+def _arm_name(series, given: str | None) -> str:
+    if given:
+        return given
+    exps = {s.experiment for s in series}
+    if len(exps) == 1 and None not in exps:
+        return exps.pop()
+    stems = [s.path.stem for s in series]
+    return os.path.commonprefix(stems).rstrip("._-") or stems[0]
+
+
+def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
+            candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
+            resamples: int = 2000, warmup="auto", categories: bool = True, taxonomy=None, top: int = 20,
+            roles: Roles | None = None, write: bool = False, output_dir=None, out=None,
+            ws: Workspace | None = None) -> Comparison:
+    """Compare end-to-end latency: speedup = baseline / candidate with its interval and a verdict; with
+    profiles (ETDumps or timeline CSVs) also by category and operator, with the bottleneck statement.
+
+    ``baseline``/``candidate``: one or more inputs each (several files = several process launches). ``write``
+    writes ``<baseline>_vs_<candidate>_robust_comparison.json`` beside the baseline (``output_dir``, ``out``).
+    """
+    from ..analysis.compare import Arm, compare_latency
+
+    if not 0 <= threshold < 1:
+        raise UsageError(f"threshold must be in [0, 1), got {threshold}")
+    if not 0.5 < level < 1:
+        raise UsageError(f"level must be in (0.5, 1), got {level}")
+    ws = workspace(ws, run_dir)
+    b_files = [f for spec in as_list(baseline) for f in ws.resolve(spec, run_dir, threads)]
+    c_files = [f for spec in as_list(candidate) for f in ws.resolve(spec, run_dir, threads)]
+    check_distinct(b_files, c_files)
+    bs, cs = [ws.series(f) for f in b_files], [ws.series(f) for f in c_files]
+    b_arm = Arm(_arm_name(bs, baseline_name), [s.values_ms for s in bs], [str(s.path) for s in bs])
+    c_arm = Arm(_arm_name(cs, candidate_name), [s.values_ms for s in cs], [str(s.path) for s in cs])
+    if b_arm.name == c_arm.name:
+        b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
+    result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,
+                             warmup=warmup)
+    result["warnings"] = [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)] + result["warnings"]
+    stem_b = bs[0].timeline_stem if len(bs) == 1 else b_arm.name
+    stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
+    result["output_stem"] = fit_name(f"{stem_b}_vs_{stem_c}", "_robust_comparison.json")[: -len(".json")]
+    result["inputs"] = {"baseline": [str(s.path) for s in bs], "candidate": [str(s.path) for s in cs]}
+    if roles is not None:
+        result["roles"] = roles.note
+    if categories and all(s.profile is not None for s in bs + cs):
+        from ..analysis.compare_ops import compare_categories
+
+        result["by_category"] = compare_categories(
+            [s.profile for s in bs], [s.profile for s in cs], b_name=b_arm.name, c_name=c_arm.name,
+            b_skip=[x["warmup_dropped"] for x in result["baseline"]["launches"]],
+            c_skip=[x["warmup_dropped"] for x in result["candidate"]["launches"]],
+            taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top)
+    cmp = Comparison(result)
+    if write:
+        from ..render.atomic import write_text
+        from ..render.jsonfmt import dumps
+
+        target = Path(out) if out else (Path(output_dir) if output_dir else Path(run_dir) if run_dir
+                                        else b_files[0].parent) / f"{result['output_stem']}.json"
+        write_text(target, dumps(cmp.to_dict()))
+        cmp["written"] = str(target)
+    return cmp

@@ -1,0 +1,43 @@
+"""``edgeprof latency``: robust end-to-end latency statistics of each launch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..conventions import fit_name
+from ..io.files import display
+from ..io.workspace import Workspace
+from ._common import as_list, workspace
+from .results import LatencyReport
+
+
+def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | None = None, seed: int = 0,
+            resamples: int = 2000, names: dict | None = None, write: bool = False, output_dir=None,
+            ws: Workspace | None = None) -> list[LatencyReport]:
+    """Robust latency statistics for each launch (file) named by ``inputs``, one :class:`LatencyReport` each.
+
+    ``inputs``: ETDumps, timeline CSVs, folders, or experiment names of ``run_dir``. ``name`` names every
+    report; ``names`` maps an input (as given) to its report's name. ``write`` writes each report to
+    ``<timeline stem>_robust_stats.json`` beside its input (or in ``output_dir``), as the Arm kit does.
+    """
+    from ..analysis.latency import robust_latency
+    from ..render.atomic import write_text
+    from ..render.jsonfmt import dumps
+
+    ws = workspace(ws, run_dir)
+    out = []
+    for spec in as_list(inputs):
+        given = (names or {}).get(spec) or name
+        for f in ws.resolve(spec, run_dir, threads):
+            s = ws.series(f)
+            rep = robust_latency(s.values_ms, name=given or display(s.timeline_stem), run_indices=s.run_indices,
+                                 seed=seed, resamples=resamples, source=s.source)
+            rep.update(input=str(s.path), warnings=list(s.warnings))
+            report = LatencyReport(rep, series=s)
+            if write:
+                target = (Path(output_dir) if output_dir else s.path.parent) / fit_name(s.timeline_stem,
+                                                                                        "_robust_stats.json")
+                write_text(target, dumps(report.to_dict()))
+                report["written"] = str(target)
+            out.append(report)
+    return out

@@ -1,0 +1,29 @@
+"""``edgeprof.load_etdump``: one ETDump as a :class:`~edgeprof.model.Profile`, for notebooks and scripts."""
+
+from __future__ import annotations
+
+import warnings as _warnings
+
+from ..errors import EdgeprofWarning
+from ..io.workspace import Workspace
+from ..model import Profile
+
+
+def load_etdump(path, etrecord=None, *, strict_etrecord: bool = False, method: str | None = None,
+                allow_empty: bool = False, warn: bool = True, find_etrecord: bool = False) -> Profile:
+    """Read an ETDump (``.etdump``/``.etdp``) into a :class:`~edgeprof.model.Profile` (every run).
+
+    ``etrecord``: a path to attach op types and backend names; ``find_etrecord=True`` looks for it as the
+    commands do (beside the ETDump, in ``artifacts/``, from ``manifest.json``). A missing, unreadable or
+    mismatched ETRecord gives a warning and the profile without it, unless ``strict_etrecord`` (then
+    :class:`~edgeprof.errors.ETRecordError`). Problems with the ETDump itself raise
+    :class:`~edgeprof.errors.InputError` subclasses naming the file and byte offset; ``allow_empty`` returns a
+    profile even when it has no run to analyse.
+    """
+    ws = Workspace(etrecord=etrecord, strict_etrecord=strict_etrecord, method=method,
+                   discover_etrecord=find_etrecord, allow_empty=allow_empty)
+    prof = ws.profile(path)
+    if warn:
+        for w in prof.warnings:
+            _warnings.warn(f"{prof.source}: {w}", EdgeprofWarning, stacklevel=2)
+    return prof

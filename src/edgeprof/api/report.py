@@ -1,0 +1,202 @@
+"""``edgeprof report``: everything about a run folder, one profile or a pair, as one document.
+
+The configurations, the comparison, the kernel evidence and the validation all read through one workspace,
+so each input is read once however many sections use it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..conventions import fit_name
+from ..errors import InputError, UsageError
+from ..io.files import exists, is_dir
+from ..io.runfolder import display_path, recorded_device, recorded_runners, sme2_role
+from ..io.workspace import Workspace
+from ._common import taxonomy_of, workspace
+from .compare import assign_roles, compare
+from .kernels import kernel_view, kernels
+from .results import Report
+from .validate import validate
+
+
+def _arms(ws: Workspace, inputs: list[str], run_dir: Path | None, baseline, candidate, threads, missing: list):
+    """[(role, specs)] and whether the pair is SME2-off vs SME2-on."""
+    if baseline or candidate:
+        if not (baseline and candidate):
+            raise UsageError("give both --baseline and --candidate")
+        pair = sme2_role(" ".join(baseline)) == "off" and sme2_role(" ".join(candidate)) == "on"
+        return [("baseline", list(baseline)), ("candidate", list(candidate))], pair
+    if run_dir is None and len(inputs) == 2:
+        r = assign_roles(inputs)
+        return [("baseline", r.baseline), ("candidate", r.candidate)], r.note.startswith("by name")
+    if run_dir is None and len(inputs) == 1:
+        return [(None, inputs)], False
+    if run_dir is None:
+        raise UsageError("give a run folder, one or two ETDumps/timeline CSVs, or --baseline and --candidate")
+    exps: dict[str, list[Path]] = {}
+    for f in ws.etdumps(run_dir):
+        rf = ws.describe(f)
+        if threads is None or rf.threads == threads:
+            exps.setdefault(rf.experiment or f.stem, []).append(f)
+    if not exps:
+        raise InputError(run_dir, "no .etdump or .etdp files found" + (f" with {threads} thread(s)" if threads else ""))
+    roles = {e: sme2_role(e) for e in exps}
+    off = [e for e, r in roles.items() if r == "off"]
+    on = [e for e, r in roles.items() if r == "on"]
+    if len(off) == 1 and len(on) == 1:
+        return [("baseline", [str(p) for p in exps[off[0]]]), ("candidate", [str(p) for p in exps[on[0]]])], True
+    if len(exps) > 1:
+        missing.append("no baseline/candidate pair: each experiment is reported on its own "
+                       "(give --baseline and --candidate to compare two)")
+    return [(None, [str(p) for p in v]) for _, v in sorted(exps.items())], False
+
+
+def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, resamples, taxonomy, top) -> dict:
+    from ..analysis.breakdown import breakdown as run_breakdown
+    from ..analysis.kernels import executed_from_profile
+    from ..analysis.latency import robust_latency
+    from ..analysis.report import representative_run, run_lanes
+
+    files = [f for s in specs for f in ws.resolve(s, run_dir, threads)]
+    first = files[0]
+    rf = ws.describe(first)
+    prof = ws.valid_profile(first)
+    if not name:
+        name = rf.experiment or (first.stem if len(files) == 1 else os.path.commonprefix([f.stem for f in files]))
+    latency_rep = robust_latency(prof.latency_ms(), name=name, seed=seed, resamples=resamples,
+                                 source=prof.latency_source)
+    # every table and chart of the report uses the same runs: the steady runs after the detected warm-up
+    skip = (latency_rep.get("warmup") or {}).get("count", 0)
+    steady = prof.without_leading_runs(skip)
+    bd = run_breakdown(steady, taxonomy=taxonomy, top=top, name=name)
+    bd.pop("operators_all", None)
+    rep_run = representative_run(steady.latency_ms().tolist(), 0)
+    return {
+        "name": name, "role": role, "files": [str(f) for f in files], "threads": rf.threads,
+        "experiment": rf.experiment, "platform": rf.platform,
+        "sme2_role": sme2_role(" ".join([rf.experiment or "", name, str(first)])),
+        "evidence": "timeline_csv" if first.suffix == ".csv" else "etdump",
+        "etrecord": prof.etrecord.status if prof.etrecord else "absent",
+        "latency": latency_rep, "breakdown": bd,
+        "runs_used": {"first": skip, "count": steady.n_runs, "total": prof.n_runs},
+        "kernel_evidence": executed_from_profile(steady, taxonomy),
+        "lanes": {"run_index": rep_run + skip, "segments": run_lanes(steady, rep_run)},
+        "launches": len(files),
+    }
+
+
+def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: list) -> dict:
+    from ..analysis.kernels import registered_vs_executed, summarize_kernels
+
+    traces = ws.trace_logs(run_dir)
+    logs = [{"path": display_path(t, run_dir), "role": sme2_role(display_path(t, run_dir)),
+             "summary": summarize_kernels(kernels(t, ws=ws)["kernels"])} for t in traces]
+    on = [t for t in traces if sme2_role(display_path(t, run_dir)) == "on"]
+    off = [t for t in traces if sme2_role(display_path(t, run_dir)) == "off"]
+    view = kernel_view(off[0], on[0], ws=ws).data if len(on) == 1 and len(off) == 1 else None
+    part = {"logs": logs, "view": view, "registered_vs_executed": []}
+    for role in ("on", "off"):
+        regs = [x["summary"] for x in logs if x["role"] == role]
+        ran = [c["kernel_evidence"] for c in configs if c["sme2_role"] == role and c.get("kernel_evidence")]
+        why = registered_vs_executed(regs, ran) if regs and ran else None
+        if why:
+            part["registered_vs_executed"].append({"role": role, "statement": why,
+                                                   "logs": [x["path"] for x in logs if x["role"] == role],
+                                                   "configs": [c["name"] for c in configs if c["sme2_role"] == role]})
+    if not logs:
+        missing.append("no XNNPACK trace log in the run folder or a sibling `<platform>_trace` folder: kernel evidence "
+                       "is the executed tier (op names) only")
+    return part
+
+
+def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = None, candidate_name: str | None = None,
+           threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = 0.02, top: int = 15,
+           taxonomy=None, out=None, html=None, write: bool = False, ws: Workspace | None = None) -> Report:
+    """Everything about a run folder (or one or two ETDumps / timeline CSVs) for the Markdown/HTML report:
+    metadata as recorded, latency per configuration, the comparison and categories when there is a baseline
+    and a candidate, breakdowns, kernel evidence, validation and the findings. What is missing is listed rather
+    than guessed. ``write`` writes the Markdown (``out``, default ``RUN_DIR/report.md`` or
+    ``<first input>_report.md``) and, with ``html``, the HTML — both or neither."""
+    from .. import __version__
+    from ..analysis.report import findings
+    from ..conventions import EVIDENCE_NAMES
+    from ..taxonomy import TAXONOMY_VERSION
+
+    inputs = [str(x) for x in inputs]
+    if not inputs and not (baseline and candidate):
+        raise UsageError("give a run folder, one or two ETDumps, or --baseline and --candidate")
+    run_dir = Path(inputs[0]) if len(inputs) == 1 and is_dir(inputs[0]) else None
+    if (baseline or candidate) and len(inputs) > 1:
+        raise UsageError("with --baseline/--candidate give at most one run folder")
+    for x in inputs:
+        if not exists(x):
+            raise InputError(x, "no such file or folder")
+    ws = workspace(ws, run_dir)
+    tax = taxonomy_of(taxonomy)
+    missing: list[str] = []
+    arms, sme2_pair = _arms(ws, inputs, run_dir, baseline, candidate, threads, missing)
+    configs = []
+    for role, specs in arms:
+        name = baseline_name if role == "baseline" else candidate_name if role == "candidate" else None
+        configs.append(_configuration(ws, role, specs, run_dir, threads, name, seed, resamples, tax, top))
+        if configs[-1]["etrecord"] != "attached" and configs[-1]["evidence"] == "etdump":
+            missing.append(f"{configs[-1]['name']}: no ETRecord attached — op types and backend names are inferred "
+                           "from event names")
+    comparison = None
+    pair = [c for c in configs if c["role"] in ("baseline", "candidate")]
+    if len(pair) == 2:
+        b, c = pair
+        comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],
+                             threshold=threshold, seed=seed, resamples=resamples, taxonomy=taxonomy, top=top,
+                             ws=ws).data
+    manifest, mpath, _ = ws.manifest(run_dir if run_dir else Path(configs[0]["files"][0]).parent)
+    device, device_src = recorded_device(manifest)
+    if device is None:
+        missing.append("device: not recorded in the run (no device in manifest.json); edgeprof does not report the "
+                       "analysis host as the device")
+    if run_dir is not None:
+        kernels_part = _kernel_part(ws, run_dir, configs, missing)
+    else:
+        kernels_part = None
+        missing.append("no run folder: validation and trace-log kernel evidence are not part of this report")
+    validation = validate(run_dir, ws=ws).data if run_dir is not None else None
+    data = {
+        "tool": "edgeprof", "version": __version__, "taxonomy_version": TAXONOMY_VERSION,
+        "title": (f"{comparison['candidate']['name']} vs {comparison['baseline']['name']}" if comparison
+                  else ", ".join(c["name"] for c in configs)),
+        "metadata": {
+            "run_dir": str(run_dir) if run_dir else None, "manifest": str(mpath) if mpath else None,
+            "model": (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), str) else
+            ws.describe(Path(configs[0]["files"][0])).model,
+            "device": device, "device_source": device_src, "runners": recorded_runners(manifest),
+            "executorch": (manifest or {}).get("executorch") if isinstance((manifest or {}).get("executorch"), dict) else None,
+        },
+        "configs": configs, "comparison": comparison, "sme2_pair": sme2_pair, "kernels": kernels_part,
+        "validation": validation, "missing": missing,
+        "latency_evidence": "timeline_csv" if all(c["evidence"] == "timeline_csv" for c in configs) else "etdump",
+    }
+    data["findings"] = findings(data)
+    data["evidence_names"] = EVIDENCE_NAMES
+    rep = Report(data)
+    if write:
+        _write(rep, run_dir, inputs, baseline, out, html)
+    return rep
+
+
+def _write(rep: Report, run_dir: Path | None, inputs: list[str], baseline, out, html) -> None:
+    from ..render.atomic import Batch
+
+    if out:
+        md_path = Path(out)
+    elif run_dir:
+        md_path = run_dir / "report.md"
+    else:
+        first = Path((list(inputs) or list(baseline))[0])
+        md_path = first.with_name(fit_name(first.name.split(".")[0], "_report.md"))
+    with Batch() as batch:
+        batch.path(md_path).write_bytes(rep.markdown().encode("utf-8", "replace"))
+        if html:
+            batch.path(Path(html)).write_bytes(rep.html().encode("utf-8", "replace"))
+    rep["written"] = [str(md_path)] + ([str(html)] if html else [])

@@ -1,0 +1,139 @@
+"""The command group, the error guard every command runs in, and the options several commands share."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import sys
+import warnings
+
+import click
+
+from .. import __version__
+from ..conventions import display
+from ..errors import EdgeprofError, InputErrors
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+TAXONOMY_HELP = "TOML file extending or overriding the operator taxonomy (see README)."
+KIT = "Arm kit spelling"
+
+
+class Ctx:
+    def __init__(self, debug: bool):
+        self.debug = debug
+
+
+def warn(msg: str) -> None:
+    click.echo(f"edgeprof: warning: {display(msg)}", err=True)
+
+
+def info(msg: str) -> None:
+    click.echo(f"edgeprof: {display(msg)}", err=True)
+
+
+def _fail(err: Exception, debug: bool) -> None:
+    if debug:
+        raise err
+    lines = err.messages if isinstance(err, InputErrors) else [str(err)]
+    for line in lines:
+        click.echo("edgeprof: error: " + display(line).replace("\n", " ").replace("\r", " "), err=True)
+    sys.exit(getattr(err, "exit_code", 2))
+
+
+@contextlib.contextmanager
+def _quiet_numerics():
+    """numpy's RuntimeWarnings (an empty mean, a division by zero) are handled where they matter; they never
+    reach the terminal as raw warnings."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        yield
+
+
+def run_guarded(fn):
+    """Run a command body: edgeprof errors become one-line messages and exit codes; an OSError, MemoryError or
+    RecursionError not met where it happened is still one line and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        # A command runs once and exits: objects alive now (imported modules) never need collecting, and
+        # leaving them to the cyclic GC makes every collection during the analysis walk them again.
+        gc.freeze()
+        ctx = click.get_current_context()
+        debug = bool(ctx.find_object(Ctx) and ctx.find_object(Ctx).debug)
+        try:
+            with _quiet_numerics():
+                return fn(*args, **kwargs)
+        except EdgeprofError as e:
+            _fail(e, debug)
+        except KeyboardInterrupt:
+            click.echo("edgeprof: interrupted", err=True)
+            sys.exit(130)
+        except OSError as e:
+            if debug:
+                raise
+            where = f"{display(e.filename)}: " if getattr(e, "filename", None) else ""
+            _fail(EdgeprofError(f"{where}{(e.strerror or str(e)).lower()}"), False)
+        except MemoryError:
+            if debug:
+                raise
+            _fail(EdgeprofError("out of memory: the input is larger than this machine can analyse"), False)
+        except RecursionError:
+            if debug:
+                raise
+            _fail(EdgeprofError("input nested too deeply to analyse"), False)
+
+    return wrapper
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, prog_name="edgeprof")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def main(ctx, debug):
+    """Profile analysis for on-device inference: ExecuTorch ETDumps, XNNPACK kernels, Apple Neural Engine.
+
+    Start with `edgeprof example DIR` to get a small real run folder, then `edgeprof analyze DIR`.
+    """
+    ctx.obj = Ctx(debug)
+    for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints as U+FFFD, never a crash
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+
+
+def echo_json(doc) -> None:
+    from ..render import jsonfmt
+
+    click.echo(jsonfmt.dumps(doc.to_dict() if hasattr(doc, "to_dict") else doc), nl=False)
+
+
+def taxonomy_option(fn):
+    return click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)(fn)
+
+
+def load_taxonomy(path):
+    if path is None:
+        return None
+    from ..taxonomy import load_overrides
+
+    return load_overrides(path)
+
+
+def int_option(value: str, name: str) -> int:
+    from ..errors import UsageError
+
+    try:
+        n = int(value)
+    except ValueError:
+        raise UsageError(f"{name} must be 'auto' or a whole number, got {value[:40]!r}") from None
+    if n < 0:
+        raise UsageError(f"{name} must not be negative")
+    return n
+
+
+def fail_on_errors(errors) -> None:
+    """Inputs that could not be used (the others were): exit 2 after the output, one line each."""
+    if errors:
+        raise InputErrors([msg for _, msg in errors])

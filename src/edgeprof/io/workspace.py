@@ -1,0 +1,242 @@
+"""A command's inputs, each discovered and read once.
+
+A :class:`Workspace` is made from what the user named (a run folder, files, experiments of a run folder)
+and the options that decide how inputs are read (an ETRecord for every ETDump, strictness, the ETRecord
+method). Every reader call goes through it and is memoized by the file's real path: ``report`` reads each
+ETDump once for its configuration tables, its comparison and its validation; each trace log once for the
+kernel tables, the kernel view and validation; ``manifest.json`` once. ETRecords are found the same way
+for every command (:func:`edgeprof.io.runfolder.find_etrecord`, bounded by the folder the user named) and
+parsed once each. ``reads`` counts the reads per kind, for tests and ``--verbose``.
+
+Thread-safe: ``analyze`` reads several ETDumps in parallel threads; a file is still read once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ETRecordError, InputError, UsageError
+from ..model import ETRecordInfo, Profile
+from . import runfolder
+from .files import display, is_dir
+
+ETDUMP_SUFFIXES = runfolder.ETDUMP_SUFFIXES
+
+
+@dataclass
+class LatencySeries:
+    """One launch (one process that ran the model N times): its valid per-run latencies and where they came
+    from; ``profile`` is the profile of those runs (for category comparisons)."""
+
+    path: Path
+    values_ms: np.ndarray
+    run_indices: list[int]
+    source: str  # method_execute | top_level_events
+    experiment: str | None = None
+    threads: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    profile: Profile | None = None
+
+    @property
+    def timeline_stem(self) -> str:
+        """The stem the Arm kit names derived files after (``<stem>_exec_all_runs_timeline``)."""
+        if self.path.suffix in ETDUMP_SUFFIXES:
+            return runfolder.output_prefix(self.path) + "_all_runs_timeline"
+        return self.path.stem
+
+
+class Workspace:
+    """The inputs of one command, read at most once each (see the module docstring)."""
+
+    def __init__(self, root=None, *, etrecord=None, strict_etrecord: bool = False, method: str | None = None,
+                 discover_etrecord: bool = True, allow_empty: bool = False):
+        self.root = Path(root) if root is not None else None
+        self.etrecord_path = Path(etrecord) if etrecord is not None else None
+        self.strict_etrecord = strict_etrecord
+        self.method = method
+        self.discover_etrecord = discover_etrecord
+        self.allow_empty = allow_empty
+        self.reads: Counter = Counter()
+        self._memo: dict = {}
+        self._locks: dict = {}
+        self._guard = threading.Lock()
+
+    # -- memoization --------------------------------------------------------------------------------
+    def _once(self, kind: str, key, make, keep: bool = True):
+        k = (kind, key)
+        with self._guard:
+            if k in self._memo:
+                return self._memo[k]
+            lock = self._locks.setdefault(k, threading.Lock())
+        with lock:
+            with self._guard:
+                if k in self._memo:
+                    return self._memo[k]
+            self.reads[kind] += 1
+            value = make()
+            if keep:
+                with self._guard:
+                    self._memo[k] = value
+            return value
+
+    @staticmethod
+    def key(path) -> str:
+        return os.path.realpath(path)
+
+    def root_for(self, path: Path) -> Path:
+        """The folder the user named that holds ``path`` (its own folder for a file named directly)."""
+        if self.root is not None:
+            try:
+                path.resolve().relative_to(self.root.resolve())
+                return self.root
+            except (ValueError, OSError):
+                pass
+        return path.parent
+
+    # -- discovery ----------------------------------------------------------------------------------
+    def etdumps(self, folder) -> list[Path]:
+        return self._once("find_etdumps", self.key(folder), lambda: runfolder.find_etdumps([Path(folder)]))
+
+    def trace_logs(self, run_dir) -> list[Path]:
+        return self._once("find_trace_logs", self.key(run_dir), lambda: runfolder.find_trace_logs(Path(run_dir)))
+
+    def kernel_tables(self, run_dir) -> list[Path]:
+        return self._once("find_kernel_tables", self.key(run_dir), lambda: runfolder.find_kernel_tables(Path(run_dir)))
+
+    def json_doc(self, path) -> tuple[object, str | None]:
+        """A small JSON file (manifest, metrics, analysis summary): (document, problem) — never an error."""
+        return self._once("json", self.key(path), lambda: runfolder.read_json_doc(Path(path)))
+
+    def manifest(self, folder) -> tuple[dict | None, Path | None, str | None]:
+        """``manifest.json`` of a run folder (or up to two levels above it): (content, path, problem)."""
+        found = runfolder.manifest_path(Path(folder))
+        if found is None:
+            return None, None, None
+        doc, problem = self.json_doc(found)
+        return runfolder.manifest_of(doc, found, problem)
+
+    def resolve(self, spec, run_dir=None, threads: int | None = None) -> list[Path]:
+        """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an
+        experiment of ``run_dir``; one thread count only."""
+        return runfolder.resolve(str(spec), Path(run_dir) if run_dir is not None else None, threads, self)
+
+    # -- reads --------------------------------------------------------------------------------------
+    def etrecord(self, path, method: str | None = None):
+        from .etrecord import read_etrecord
+
+        m = method or self.method
+        return self._once("etrecord", (self.key(path), m), lambda: read_etrecord(path, method=m))
+
+    def etrecord_for(self, etdump: Path) -> tuple[Path | None, str]:
+        """The ETRecord of an ETDump: the one given for every ETDump, else found beside/above it."""
+        if self.etrecord_path is not None:
+            return self.etrecord_path, "given"
+        if not self.discover_etrecord:
+            return None, "not looked for"
+        manifest, mpath, _ = self.manifest(etdump.parent)
+        return runfolder.find_etrecord(etdump, manifest, mpath, root=self.root_for(etdump))
+
+    def profile(self, path, *, keep: bool = True) -> Profile:
+        """An ETDump (its ETRecord attached) or a timeline CSV as a Profile, every run kept; see
+        :meth:`valid_profile` for the runs statistics use. ``keep=False`` does not hold it in memory."""
+        path = Path(path)
+        return self._once("profile", self.key(path), lambda: self._read_profile(path), keep=keep)
+
+    def valid_profile(self, path) -> Profile:
+        """The runs of :meth:`profile` with a valid end-to-end time (the others left out and counted)."""
+        return self._once("valid_profile", self.key(path), lambda: self.profile(path).valid_runs())
+
+    def _read_profile(self, path: Path) -> Profile:
+        if path.suffix == ".csv":
+            from .timeline_csv import read_timeline_csv
+
+            return read_timeline_csv(path)
+        if path.suffix not in ETDUMP_SUFFIXES and not is_dir(path):
+            from .files import check_regular
+
+            check_regular(path)
+            raise InputError(path, "expected an ETDump (.etdump/.etdp) or a timeline CSV (*_all_runs_timeline.csv)")
+        from .etdump import read_etdump
+
+        prof = read_etdump(path, allow_empty=self.allow_empty)
+        rec, how = self.etrecord_for(path)
+        if rec is None:
+            if self.strict_etrecord and self.discover_etrecord:
+                raise ETRecordError(path, "no ETRecord found for this ETDump (--strict-etrecord)")
+            prof.etrecord = ETRecordInfo(path=None, status="absent", message=how)
+            return prof
+        return self.attach(prof, rec)
+
+    def attach(self, prof: Profile, rec_path) -> Profile:
+        """``prof`` with the ETRecord at ``rec_path`` attached (a warning, or an error when strict, if it cannot be)."""
+        from .etrecord import enrich
+
+        try:
+            rec = self.etrecord(rec_path)
+        except ETRecordError as e:
+            if self.strict_etrecord:
+                raise
+            info = ETRecordInfo(path=str(rec_path), status="unreadable", message=e.message)
+            return dataclasses.replace(prof, etrecord=info, warnings=prof.warnings + [f"{e}; continuing without it"])
+        return enrich(prof, rec, strict=self.strict_etrecord)
+
+    def series(self, path) -> LatencySeries:
+        """One launch's latency series (its valid runs, with the recorded run indices)."""
+        path = Path(path)
+
+        def make():
+            prof = self.profile(path)
+            warnings = list(prof.warnings)
+            if path.suffix == ".csv" and prof.latency_source != "method_execute":
+                warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")
+            all_ms = prof.latency_ms()
+            ok = np.isfinite(all_ms) & (all_ms > 0)
+            rf = runfolder.describe(Path(str(path).replace("_exec_all_runs_timeline.csv", ".etdump"))
+                                    if path.suffix == ".csv" else path)
+            return LatencySeries(path, all_ms[ok], np.flatnonzero(ok).tolist(), prof.latency_source, rf.experiment,
+                                 rf.threads, warnings, self.valid_profile(path))
+
+        return self._once("series", self.key(path), make)
+
+    def kernel_log(self, path):
+        from .xnnlog import read_xnnlog
+
+        return self._once("kernel_log", self.key(path), lambda: read_xnnlog(path))
+
+    def kernel_csv(self, path) -> list[dict]:
+        from .xnnlog import read_kernel_csv
+
+        return self._once("kernel_csv", self.key(path), lambda: read_kernel_csv(path))
+
+    def ane_json(self, path):
+        """A parsed JSON document (anemll-profile or ane-costplan report, or any other JSON)."""
+        from .anemll import load_json
+
+        return self._once("ane_json", self.key(path), lambda: load_json(path))
+
+    def ane_report(self, path):
+        from .anemll import report_from_doc
+
+        return self._once("ane_report", self.key(path), lambda: report_from_doc(self.ane_json(path), str(path)))
+
+    def describe(self, path):
+        return runfolder.describe(Path(path))
+
+
+def specs_of(inputs) -> list[str]:
+    if isinstance(inputs, (str, os.PathLike)):
+        return [os.fspath(inputs)]
+    out = [os.fspath(x) for x in inputs]
+    if not out:
+        raise UsageError("no input given")
+    return out
+
+
+__all__ = ["Workspace", "LatencySeries", "specs_of", "display"]
