@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from edgeprof.errors import InputError
-from edgeprof.taxonomy import CATEGORIES, FRAMEWORK, TAXONOMY_VERSION, classify, load_overrides
+from edgeprof.io.taxonomy_file import read_taxonomy as load_overrides
+from edgeprof.taxonomy import CATEGORIES, FRAMEWORK, TAXONOMY_VERSION, classify
 
 DATA = Path(__file__).parent / "data"
 

@@ -36,13 +36,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .conventions import ms
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import polars as pl
 
 KINDS = ("framework", "operator_call", "kernel", "delegate_call", "delegate_op", "other")
 TIMING_SOURCES = ("measured", "synthesized_start")
-METHOD_EXECUTE = "Method::execute"
 
 
 @dataclass
@@ -111,7 +112,7 @@ class Profile:
         return r["e2e_ns"].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
     def latency_ms(self) -> "np.ndarray":
-        return self.latency_ns() / 1e6
+        return ms(self.latency_ns())
 
     @property
     def latency_source(self) -> str:

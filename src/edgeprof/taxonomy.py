@@ -18,7 +18,7 @@ Categories: CONV (subtypes depthwise, pointwise, transposed, igemm), GEMM (fully
 matmul), ATTENTION, ELEMENTWISE, ACTIVATION, NORM, POOL, REDUCTION, DATA_MOVEMENT (transpose, copy, concat,
 slice, pad, layout, …), RESHAPE (view-only), QUANT (quantize, dequantize, convert, weight decompression),
 EMBEDDING (embedding and gather), RESIZE, OTHER. Users extend or override the rules with a TOML file
-(:func:`load_overrides`). ``TAXONOMY_VERSION`` changes whenever a rule changes.
+(:func:`from_document`, read by :func:`edgeprof.io.taxonomy_file.read_taxonomy`). ``TAXONOMY_VERSION`` changes whenever a rule changes.
 
 XNNPACK runs 1×1 convolutions as ``Fully Connected`` (GEMM): a CONV → GEMM shift between a portable and an
 XNNPACK profile can be that rewrite, not a change in the model (:data:`FC_NOTE`).
@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from .conventions import INSTANCE_SUFFIX, WRAPPER_EVENTS
 
 TAXONOMY_VERSION = "2026.11.1"
 CATEGORIES = ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
@@ -229,8 +231,7 @@ _mil("OTHER/const", "const")
 _mil("OTHER/control-flow", "cond", "while_loop", "make_list", "list_read", "list_write", "list_length", "list_gather",
      "list_scatter")
 
-FRAMEWORK_NAMES = {"Method::execute", "Method::init", "Program::load_method", "Method::step", "OPERATOR_CALL",
-                   "DELEGATE_CALL", "JF_CALL", "MOVE_CALL", "FREE_CALL"}
+FRAMEWORK_NAMES = {*WRAPPER_EVENTS, "Method::step", "JF_CALL", "MOVE_CALL", "FREE_CALL"}
 
 # --- keyword rules for everything else (order matters: the first match wins) -------------------------------
 _KEYWORDS: list[tuple[str, str]] = [
@@ -289,7 +290,7 @@ class Taxonomy:
         m = _XNN_RE.match(name)
         if m and m.group("op") in _XNN:
             return self._xnnpack(name, m)
-        bare = re.sub(r" #\d+$", "", name)
+        bare = INSTANCE_SUFFIX.sub("", name)
         if bare in _XNN_NO_ARGS:  # XNNPACK strings without a layout ("Invalid Unary Op")
             return OpClass(*_t(_XNN[bare]), op=bare, source="xnnpack", rule=f"XNNPACK {bare}")
         if name.startswith("native_call_"):
@@ -339,8 +340,8 @@ class Taxonomy:
         return OpClass(cat, sub, op=op, source="xnnpack", dtypes=dtypes, rule=f"XNNPACK {op}" + (f" {uk}" if uk else ""))
 
 
-def load_overrides(path) -> Taxonomy:
-    """A Taxonomy extended by a TOML file::
+def from_document(doc: dict, path) -> Taxonomy:
+    """A Taxonomy extended by a parsed TOML document (read by :func:`edgeprof.io.taxonomy_file.read_taxonomy`)::
 
         version = "team-1"            # optional: recorded in outputs next to the built-in version
         [ops]                          # exact op base names (ATen, MIL or XNNPACK operator) → CATEGORY[/subtype]
@@ -349,22 +350,10 @@ def load_overrides(path) -> Taxonomy:
         [[rule]]                       # regular expressions on the full name, tried first, in order
         match = "^MyDelegate/.*attn"
         category = "ATTENTION/custom"
+
+    ``path`` names the file in errors.
     """
-    import sys
-
     from .errors import InputError
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    from .io.files import read_regular
-
-    raw = read_regular(path, 16 << 20, "taxonomy file")
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise InputError(path, f"not valid TOML ({str(e).splitlines()[0][:200]})") from None
 
     def check(spec, where):
         if not isinstance(spec, str) or _t(spec)[0] not in CATEGORIES:

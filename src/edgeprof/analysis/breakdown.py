@@ -20,10 +20,10 @@ import numpy as np
 import polars as pl
 
 from .._ids import dense_rows, distinct_ids, first_index
+from ..conventions import METHOD_EXECUTE, ms, op_type
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, Taxonomy
 from .groupstats import list_counts
-from .timeline import op_type
 
 OVERHEADS = ("framework_overhead", "delegate_overhead", "unattributed")
 LINES = CATEGORIES + OVERHEADS
@@ -55,7 +55,7 @@ class EventLines:
         col = {k: i for i, k in enumerate(LINES)}
         fw = col["framework_overhead"]
         cat_code = np.array([col.get(c.category, fw) for c in self.classes], dtype=np.int16)
-        is_exec_name = np.array([s == "Method::execute" for s in self.names], dtype=bool)
+        is_exec_name = np.array([s == METHOD_EXECUTE for s in self.names], dtype=bool)
         kinds = ev["kind"].to_physical().to_numpy()
         from ..model import KINDS
 
@@ -120,7 +120,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
             continue
         cat_rows.append({
             "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
-            "total_ms": tot / 1e6, "avg_ms": tot / n_runs / 1e6,
+            "total_ms": ms(tot), "avg_ms": ms(tot / n_runs),
             "pct_of_e2e": tot / n_runs / e2e_mean * 100 if e2e_mean else None,
             "operator_count": len(distinct.get(j, ())), "executions_per_run": float(n_leaf[j]) / n_runs,
         })
@@ -143,7 +143,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
         "name": name,
         "taxonomy_version": taxonomy.version,
         "runs": len(runs),
-        "e2e_ms": {"mean": e2e_mean / 1e6, "median": float(np.median(e2e)) / 1e6 if e2e.size else None},
+        "e2e_ms": {"mean": ms(e2e_mean), "median": ms(float(np.median(e2e))) if e2e.size else None},
         "accounting_check_max_abs_ns": check,
         "categories": cat_rows,
         "operators": ops[:top],
@@ -151,9 +151,9 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
         "other_top": other,
         "backends": {
             "leaf_time": by_backend,
-            "framework_overhead_ms": float(mat[:, LINES.index("framework_overhead")].mean()) / 1e6 if runs else 0.0,
-            "delegate_overhead_ms": float(mat[:, LINES.index("delegate_overhead")].mean()) / 1e6 if runs else 0.0,
-            "unattributed_ms": float(mat[:, LINES.index("unattributed")].mean()) / 1e6 if runs else 0.0,
+            "framework_overhead_ms": ms(float(mat[:, LINES.index("framework_overhead")].mean())) if runs else 0.0,
+            "delegate_overhead_ms": ms(float(mat[:, LINES.index("delegate_overhead")].mean())) if runs else 0.0,
+            "unattributed_ms": ms(float(mat[:, LINES.index("unattributed")].mean())) if runs else 0.0,
             "delegate_calls_per_run": n_dcalls / n_runs,
         },
         "portable_hotspots": hotspots,
@@ -162,7 +162,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     }
     if any(o["op"] == "Fully Connected" for o in ops) and any(o["category"] == "CONV" for o in ops):
         result["notes"].append(FC_NOTE)
-    if other and sum(o["avg_ms"] for o in other) > 0.5 * (e2e_mean / 1e6):
+    if other and sum(o["avg_ms"] for o in other) > 0.5 * ms(e2e_mean):
         result["notes"].append("OTHER dominates: inspect " + ", ".join(o["operator"] for o in other[:3])
                                + " before recommending backend work")
     return result
@@ -190,8 +190,8 @@ def _operator_table(ev: pl.DataFrame, lines: EventLines, leaf: np.ndarray, n_run
         types = op_types[g]
         out.append({
             "operator": lines.types[int(lines.name_ids[r0])], "backend": backends[g], "category": cls.category,
-            "subtype": cls.subtype, "op": cls.op, "dtypes": "/".join(cls.dtypes), "total_ms": tot[g] / 1e6,
-            "avg_ms": tot[g] / n_runs / 1e6, "pct_of_e2e": tot[g] / n_runs / e2e_mean * 100 if e2e_mean else None,
+            "subtype": cls.subtype, "op": cls.op, "dtypes": "/".join(cls.dtypes), "total_ms": ms(tot[g]),
+            "avg_ms": ms(tot[g] / n_runs), "pct_of_e2e": tot[g] / n_runs / e2e_mean * 100 if e2e_mean else None,
             "event_count": int(cnt[g]), "executions_per_run": cnt[g] / n_runs, "op_types": types,
         })
     return out
@@ -255,7 +255,7 @@ def graph_breaks(profile: Profile) -> dict:
             "index": k, "kind": "delegated" if delegated else "portable",
             "backend": str(backend[sel0][0]) if delegated else "portable",
             "calls": int(sel0.sum()), "ops": ops if not delegated else [f"{len(ops)} delegate ops"],
-            "op_names": ops, "mean_ms": float(np.mean(t_runs)) / 1e6, "run0_ms": float(dur[sel0].sum()) / 1e6,
+            "op_names": ops, "mean_ms": ms(float(np.mean(t_runs))), "run0_ms": ms(float(dur[sel0].sum())),
         })
     islands = sum(1 for s in segs if s["kind"] == "portable")
     transitions = sum(1 for a, b in zip(segs, segs[1:]) if a["kind"] != b["kind"])
@@ -271,14 +271,15 @@ def summary_split(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> dict:
     mat, _, runs = per_run_lines(profile, lines)
     if not runs:
         return {"categories_ms": {}, "backends_ms": {}}
-    means = mat.mean(axis=0) / 1e6
+    means = ms(mat.mean(axis=0))
     cats = {ln: float(v) for ln, v in zip(LINES, means) if v != 0 or ln in OVERHEADS}
     run = profile.events["run_index"].to_numpy()
     leaf = lines.leaf & (run >= 0)
     bid, bfirst = distinct_ids(profile.events["delegate_backend"])
     names = profile.events["delegate_backend"].gather(bfirst).cast(pl.String).to_list()
     dur = profile.events["duration_ns"].fill_null(0).to_numpy()
-    per_b = np.bincount(bid[leaf], weights=dur[leaf].astype(np.float64), minlength=len(names)) / len(runs) / 1e6
+    per_b = np.bincount(bid[leaf], weights=dur[leaf].astype(np.float64), minlength=len(names)) / len(runs)
+    per_b = ms(per_b)
     backends = {names[i]: float(per_b[i]) for i in range(len(names)) if per_b[i] or names[i] in ("portable",)}
     for ln in OVERHEADS:
         backends[ln] = cats.get(ln, 0.0)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri, stdtrit
 
+from ..conventions import fmt_ratio, verdict as verdict_of
 from .latency import detect_drift, detect_warmup
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
 from .stats import BOOTSTRAP_MAX_N, bimodality, bootstrap_medians, order_statistic_median_ci, summarize, trimmed_mean
@@ -70,20 +71,6 @@ def _log_median_draws(launches: list[np.ndarray], resamples: int, rng: np.random
         pooled = np.concatenate([launches[i][rng.integers(0, launches[i].size, size=launches[i].size)] for i in picks])
         out[b] = np.log(np.median(pooled))
     return out
-
-
-def _verdict(lo: float | None, hi: float | None, threshold: float) -> str:
-    if lo is None or hi is None:
-        return "inconclusive"
-    d = np.log1p(threshold)
-    llo, lhi = np.log(lo), np.log(hi)
-    if llo > d:
-        return "faster"
-    if lhi < -d:
-        return "slower"
-    if llo >= -d and lhi <= d and threshold > 0:
-        return "equivalent"
-    return "inconclusive"
 
 
 def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]:
@@ -166,7 +153,7 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
             warnings.append(f"{one} has a single launch: its launch-to-launch variation is not measured")
     lo_r, hi_r = float(np.exp(lo)), float(np.exp(hi))
     speedup = float(np.exp(theta))
-    verdict = _verdict(lo_r, hi_r, threshold)
+    verdict = verdict_of(lo_r, hi_r, threshold)
     z = ndtri(1 - a) + ndtri(POWER)
     mde = float(np.expm1(z * se))
     if verdict == "inconclusive" and mde > threshold:
@@ -237,19 +224,15 @@ def _kit_keys(bname: str, cname: str, b: np.ndarray, c: np.ndarray) -> dict:
     }
 
 
-def _fmt_ratio(x: float) -> str:
-    return f"{x:.3g}×" if x < 10 else f"{x:.1f}×"
-
-
 def _line(r: dict) -> str:
     b, c = r["baseline"]["name"], r["candidate"]["name"]
     if r.get("ci") is None:
         return f"{c} vs {b}: not enough data — verdict: inconclusive"
     s, ci = r["speedup"]["estimate"], r["ci"]
     if r["verdict"] in ("faster", "slower"):
-        change = f"{_fmt_ratio(s)} faster" if s >= 1 else f"{_fmt_ratio(1 / s)} slower"
+        change = f"{fmt_ratio(s)} faster" if s >= 1 else f"{fmt_ratio(1 / s)} slower"
     else:  # an estimate only: the interval does not support calling it faster or slower
-        change = f"point estimate {_fmt_ratio(s)} " + ("faster" if s >= 1 else "slower") + ", not established"
+        change = f"point estimate {fmt_ratio(s)} " + ("faster" if s >= 1 else "slower") + ", not established"
     bm = r["tests"]["brunner_munzel"]["p_value"]
     p = bm if bm is not None else r["tests"]["mann_whitney"]["p_value"]
     pname = "Brunner–Munzel" if bm is not None else "Mann–Whitney"

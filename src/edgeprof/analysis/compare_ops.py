@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from ..conventions import ms, verdict
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
 from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines
@@ -113,7 +114,6 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
     a = (1 - level) / 2
     eb_m, ec_m = eb.mean(), ec.mean()
     cats = []
-    d = np.log1p(threshold)
     for j, ln in enumerate(LINES):
         xb, xc = mb[:, j], mc[:, j]
         if not xb.any() and not xc.any():
@@ -135,10 +135,11 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
         elif lo is None:  # zero in some resamples of one arm: present in only a few of its runs
             status = "nearly absent in candidate" if b_mean > c_mean else "nearly absent in baseline"
         else:
-            status = "faster" if np.log(lo) > d else "slower" if np.log(hi) < -d else "no clear change"
+            status = verdict(lo, hi, threshold)
+            status = status if status in ("faster", "slower") else "no clear change"
         cats.append({
             "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
-            "baseline_ms": b_mean / 1e6, "candidate_ms": c_mean / 1e6,
+            "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
             "change_percent": (c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
             "speedup": speed, "ci_low": lo, "ci_high": hi,
             "baseline_share": b_mean / eb_m * 100 if eb_m else None, "candidate_share": c_mean / ec_m * 100 if ec_m else None,
@@ -239,7 +240,7 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
         pvals.append(mw["p_value"])
         b_mean, c_mean = float(xb.mean()), float(xc.mean())
         rows.append({"baseline_operator": kb, "candidate_operator": kc, "match": "same" if kb == kc else "renamed",
-                     "baseline_ms": b_mean / 1e6, "candidate_ms": c_mean / 1e6,
+                     "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
                      "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None, "p_value": mw["p_value"]})
     for r, q in zip(rows, _bh(pvals)):
         r["q_value"] = q
@@ -249,9 +250,9 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
         "matched": rows[:top],
         "matched_total": len(rows),
         "renamed": [{"baseline": a, "candidate": b} for a, b in renamed],
-        "removed": sorted(({"operator": k, "baseline_ms": float(pb[k].mean()) / 1e6} for k in only_b),
+        "removed": sorted(({"operator": k, "baseline_ms": ms(float(pb[k].mean()))} for k in only_b),
                           key=lambda r: -r["baseline_ms"])[:top],
-        "added": sorted(({"operator": k, "candidate_ms": float(pc[k].mean()) / 1e6} for k in only_c),
+        "added": sorted(({"operator": k, "candidate_ms": ms(float(pc[k].mean()))} for k in only_c),
                         key=lambda r: -r["candidate_ms"])[:top],
         "removed_total": len(only_b),
         "added_total": len(only_c),

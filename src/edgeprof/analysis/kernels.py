@@ -10,7 +10,6 @@ SME). Telling SME from SME2 needs the kernel log (``__neonsme`` vs ``__neonsme2`
 
 from __future__ import annotations
 
-import re
 
 from ..kernel_names import (
     FAMILIES,
@@ -20,6 +19,7 @@ from ..kernel_names import (
     normalize_kind,
     parse,
 )
+from ..conventions import INSTANCE_SUFFIX, ms
 from ..model import KernelLog
 from ..taxonomy import DEFAULT, Taxonomy
 
@@ -34,7 +34,6 @@ SME_MARKERS = ("PF32", "PF16", "PQS8")
 KLEIDIAI_MARKERS = ("QP8",)
 _IMPLIES = {"PF32": "SME/SME2 (KleidiAI, packed f32 LHS)", "PF16": "SME/SME2 (KleidiAI, packed f16 LHS)",
             "PQS8": "SME/SME2 (KleidiAI, packed int8 LHS)", "QP8": "KleidiAI (NEON dot/i8mm or SME/SME2)"}
-_INSTANCE = re.compile(r" #\d+$")
 _KIND_ORDER = {k: i for i, k in enumerate(GEMM_KINDS)}
 _FAMILY_ORDER = {f: i for i, f in enumerate(FAMILIES + (UNKNOWN,))}
 REGISTERED_NOTE = ("Registered means XNNPACK set the kernel up when a config was first used; it does not prove "
@@ -157,7 +156,7 @@ def executed_from_profile(profile, taxonomy: Taxonomy = DEFAULT, top: int = 10) 
     n_by_id = np.bincount(ids[mask], minlength=len(names))
     per: dict[str, list] = {}  # "<op>" without its " #n" → [executions, ns]
     for i in np.flatnonzero(n_by_id):
-        acc = per.setdefault(_INSTANCE.sub("", names[i]), [0, 0.0])
+        acc = per.setdefault(INSTANCE_SUFFIX.sub("", names[i]), [0, 0.0])
         acc[0] += int(n_by_id[i])
         acc[1] += float(ns_by_id[i])
     marked, unmarked = [], []
@@ -169,7 +168,7 @@ def executed_from_profile(profile, taxonomy: Taxonomy = DEFAULT, top: int = 10) 
         if is_gc:
             gemm_conv_ns += ns
         row = {"op": op, "category": c.category, "dtypes": list(c.dtypes), "calls_per_run": n / n_runs,
-               "ms_per_run": ns / n_runs / 1e6, "pct_of_e2e": 100.0 * ns / n_runs / e2e if e2e > 0 else None}
+               "ms_per_run": ms(ns / n_runs), "pct_of_e2e": 100.0 * ns / n_runs / e2e if e2e > 0 else None}
         if mk:
             row.update(marker=mk, implies=_IMPLIES[mk], evidence="executed", source="etdump")
             marked.append(row)
@@ -187,11 +186,11 @@ def executed_from_profile(profile, taxonomy: Taxonomy = DEFAULT, top: int = 10) 
         statement = "no XNNPACK delegate operators in this profile: nothing ran through XNNPACK"
     elif sme_ns > 0:
         statement = (f"SME/SME2 path executed: {'/'.join(sorted({r['marker'] for r in marked if r['marker'] in SME_MARKERS}))}"
-                     f" operators take {sme_ns / n_runs / 1e6:.3f} ms per run"
+                     f" operators take {ms(sme_ns / n_runs):.3f} ms per run"
                      + (f" ({100 * sme_ns / gemm_conv_ns:.0f} % of GEMM/CONV time)" if gemm_conv_ns else "")
                      + "; SME vs SME2 needs the kernel log")
     elif qp8_ns > 0:
-        statement = (f"KleidiAI path executed: QP8 operators take {qp8_ns / n_runs / 1e6:.3f} ms per run; whether on "
+        statement = (f"KleidiAI path executed: QP8 operators take {ms(qp8_ns / n_runs):.3f} ms per run; whether on "
                      "NEON or SME needs the kernel log; no PF32/PF16/PQS8 operator ran")
     else:
         statement = ("no PF32/PF16/PQS8/QP8 operator ran: XNNPACK's GEMM/CONV used its own (non-KleidiAI) kernels, "
@@ -199,8 +198,8 @@ def executed_from_profile(profile, taxonomy: Taxonomy = DEFAULT, top: int = 10) 
     return {
         "evidence": "executed", "source": "etdump", "runs": profile.n_runs,
         "sme_executed": sme_ns > 0, "kleidiai_executed": (sme_ns + qp8_ns) > 0,
-        "sme_ms_per_run": sme_ns / n_runs / 1e6, "qp8_ms_per_run": qp8_ns / n_runs / 1e6,
-        "gemm_conv_ms_per_run": gemm_conv_ns / n_runs / 1e6, "kleidiai_share_of_gemm_conv": share,
+        "sme_ms_per_run": ms(sme_ns / n_runs), "qp8_ms_per_run": ms(qp8_ns / n_runs),
+        "gemm_conv_ms_per_run": ms(gemm_conv_ns / n_runs), "kleidiai_share_of_gemm_conv": share,
         "operators": marked, "other_gemm_conv_operators": unmarked[:top], "statement": statement,
     }
 

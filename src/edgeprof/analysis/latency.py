@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..conventions import LOAD_METHOD, METHOD_INIT, ms
 from ..model import Profile
 
 
@@ -17,9 +18,9 @@ def framework_times_ms(profile: Profile) -> dict:
     """Load/init times from the Default block (``Program::load_method``, ``Method::init``) in ms."""
     ev = profile.events.filter((pl.col("run_index") < 0) & (pl.col("kind") == "framework"))
     out = {}
-    for name, key in (("Program::load_method", "load_method_ms"), ("Method::init", "method_init_ms")):
+    for name, key in ((LOAD_METHOD, "load_method_ms"), (METHOD_INIT, "method_init_ms")):
         d = ev.filter(pl.col("name") == name)["duration_ns"]
-        out[key] = float(d.sum()) / 1e6 if d.len() and d.null_count() < d.len() else None
+        out[key] = ms(float(d.sum())) if d.len() and d.null_count() < d.len() else None
     return out
 
 

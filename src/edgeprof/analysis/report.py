@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ..conventions import evidence_name
+from ..conventions import evidence_name, ms
 from ..model import Profile
 
 OTHER_DOMINATES_PCT = 25.0
@@ -59,7 +59,7 @@ def run_lanes(profile: Profile, run_index: int) -> list[dict]:
             name, lane = names[i], "delegate ops"
         else:
             continue
-        out.append({"lane": lane, "start_ms": (int(starts[i]) - t0) / 1e6, "dur_ms": int(durs[i]) / 1e6, "name": name,
+        out.append({"lane": lane, "start_ms": ms(int(starts[i]) - t0), "dur_ms": ms(int(durs[i])), "name": name,
                     "category": DEFAULT.classify(name).category})
     return out
 

@@ -15,11 +15,11 @@ keep working; ours follow. Deliberate differences from the kit (its bugs, fixed)
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import polars as pl
 
+from ..conventions import METHOD_EXECUTE, ms, op_type
 from ..model import Profile
 from .._ids import dense_rows, distinct_ids, first_index
 from .groupstats import group_stats, list_counts
@@ -29,13 +29,7 @@ TIMELINE_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "start_u
                         "pct_total", "node_id", "run_index", "block")
 OPS_STATS_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "count", "total_ms", "avg_ms", "pct_total")
 
-_SUFFIX = r" #\d+$"
 PCT_DECIMALS = 6  # percentages are rounded so CSVs stay compact and stable
-
-
-def op_type(name: str) -> str:
-    """The kit's ``type``: the event name without XNNPACK's per-delegate instance suffix (`` #3``)."""
-    return re.sub(_SUFFIX, "", name.strip())
 
 
 def map_distinct(s: pl.Series, fn, name: str | None = None) -> pl.Series:
@@ -109,7 +103,7 @@ class _TimelineContext:
         origin = np.zeros(n_runs, dtype=np.int64)
         origin[runs["run_index"].to_numpy()] = runs["start_ns"].fill_null(0).to_numpy()
         self.start = start = ev["start_ns"].to_numpy()
-        is_exec = (ev["name"] == "Method::execute").to_numpy() & (run_idx >= 0)
+        is_exec = (ev["name"] == METHOD_EXECUTE).to_numpy() & (run_idx >= 0)
         if is_exec.any():  # a run's origin is its Method::execute start when there is one
             ex_start = np.full(n_runs, np.iinfo(np.int64).max)
             np.minimum.at(ex_start, run_idx[is_exec], start[is_exec])
@@ -151,7 +145,7 @@ class _TimelineContext:
             "delegate_backend": take(ev["delegate_backend"]),
             "start_us": start / 1e3,
             "end_us": (start + dur.fill_null(0).to_numpy()) / 1e3,
-            "duration_ms": dur_f / 1e6,
+            "duration_ms": ms(dur_f),
             "pct_total": np.round(dur_f / e2e * 100, PCT_DECIMALS),
             "node_id": self.node_ids[rows],
             "run_index": take(ev["run_index"]),
@@ -162,7 +156,7 @@ class _TimelineContext:
             "instruction_id": take(ev["instruction_id"]),
             "depth": take(ev["depth"]),
             "parent_event_index": parent_ev,
-            "self_ms": self_ns / 1e6,
+            "self_ms": ms(self_ns),
             "self_pct": np.round(self_ns / e2e * 100, PCT_DECIMALS),
             "offset_us": (start - self.origin[r]) / 1e3,
             "op_types": take(self.op_types),
@@ -210,17 +204,17 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
         "type": types,
         "delegate_backend": keys["delegate_backend"].cast(pl.String),
         "count": count,
-        "total_ms": np.round(st["sum"] / n_runs / 1e6, 6),
-        "avg_ms": np.round(st["mean"] / 1e6, 6),
+        "total_ms": np.round(ms(st["sum"] / n_runs), 6),
+        "avg_ms": np.round(ms(st["mean"]), 6),
         "pct_total": np.round(st["sum"] / n_runs / mean_e2e * 100, PCT_DECIMALS),
         "kind": keys["kind"],
         "runs": [runs.height] * G,
         "occurrences": occurrences,
-        "min_ms": st["min"] / 1e6,
-        "median_ms": np.round(st["median"] / 1e6, 6),
-        "max_ms": st["max"] / 1e6,
-        "std_ms": np.round(st["std"] / 1e6, 6),
-        "self_total_ms": np.round(self_sum / n_runs / 1e6, 6),
+        "min_ms": ms(st["min"]),
+        "median_ms": np.round(ms(st["median"]), 6),
+        "max_ms": ms(st["max"]),
+        "std_ms": np.round(ms(st["std"]), 6),
+        "self_total_ms": np.round(ms(self_sum / n_runs), 6),
         "self_pct": np.round(self_sum / n_runs / mean_e2e * 100, PCT_DECIMALS),
         "timing_source": timing,
         "op_types": [json.dumps(v, ensure_ascii=False) if attached else None for v in ops],

@@ -43,8 +43,20 @@ from .results import (
 from .trace import trace
 from .validate import validate
 
+# what a command imports lazily: a CLI that freezes the GC (one run per process) loads them first
+_PRELOAD = {"analyze": ("edgeprof.analysis.breakdown", "edgeprof.analysis.kernels", "edgeprof.analysis.timeline",
+                        "edgeprof.analysis.inspector_order", "edgeprof.io.etdump", "edgeprof.render.tables")}
+
+
+def preload(command: str) -> None:
+    """Import the modules ``command`` will need now rather than mid-run."""
+    import importlib
+
+    for name in _PRELOAD.get(command, ()):
+        importlib.import_module(name)
+
 __all__ = [
-    "Workspace", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
+    "Workspace", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
     "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
     "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
     "trace", "example", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",

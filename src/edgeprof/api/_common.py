@@ -28,9 +28,16 @@ def workspace(ws: Workspace | None, root=None, **options) -> Workspace:
 
 
 def taxonomy_of(taxonomy):
-    from ..taxonomy import DEFAULT
+    """The built-in taxonomy (None), a :class:`~edgeprof.taxonomy.Taxonomy`, or one read from a TOML file."""
+    from ..taxonomy import DEFAULT, Taxonomy
 
-    return taxonomy if taxonomy is not None else DEFAULT
+    if taxonomy is None:
+        return DEFAULT
+    if isinstance(taxonomy, Taxonomy):
+        return taxonomy
+    from ..io.taxonomy_file import read_taxonomy
+
+    return read_taxonomy(taxonomy)
 
 
 def as_list(inputs) -> list:

@@ -9,6 +9,7 @@ from pathlib import Path
 from .._memory import release_free_memory
 from ..errors import ETRecordError, InputError, UsageError
 from ..io.files import display, exists
+from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
 from ._common import as_list, common_root, rel, taxonomy_of
 from .results import AnalyzeResult
@@ -153,7 +154,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     }
     result = AnalyzeResult(summary, errors=errors)
     if write_summary and per:
-        result.summary_path = (out_root or run_dir) / "analysis_summary.json"
+        result.summary_path = (out_root or run_dir) / SUMMARY
         write_text(result.summary_path, jsonfmt.dumps(result.to_dict()))
         outputs.append(result.summary_path)
     result.outputs = outputs

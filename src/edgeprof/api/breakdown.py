@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..io.files import display
+from ..io.runfolder import timeline_model_name
 from ..io.workspace import Workspace
 from ._common import as_list, taxonomy_of, workspace
 from .results import Breakdown
@@ -27,7 +28,7 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     ws = workspace(ws, None, etrecord=etrecord, strict_etrecord=strict_etrecord)
     path = Path(path)
     prof = ws.valid_profile(path).without_leading_runs(skip_runs)
-    name = model_name or display(path.stem.replace("_exec_all_runs_timeline", ""))
+    name = model_name or display(timeline_model_name(path))
     result = run_breakdown(prof, taxonomy=taxonomy_of(taxonomy), top=top, name=name)
     result.update(input=str(path), etrecord_status=prof.etrecord.status if prof.etrecord else "absent",
                   experiment=ws.describe(path).experiment, warnings=list(prof.warnings))
@@ -46,6 +47,7 @@ def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=Non
     ws = workspace(ws, run_dir, etrecord=etrecord, strict_etrecord=strict_etrecord)
     files = [f for spec in as_list(inputs) for f in ws.resolve(spec, run_dir, threads)]
     out = []
+    taxonomy = taxonomy_of(taxonomy)
     for f in files:
         bd = breakdown(f, taxonomy=taxonomy, top=top, model_name=model_name if len(files) == 1 else None, ws=ws)
         if write:

@@ -12,9 +12,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..conventions import fit_name
 from ..errors import UsageError
-from ..io.runfolder import sme2_role
+from ..io.runfolder import comparison_stem, sme2_role
 from ..io.workspace import Workspace
 from ._common import as_list, taxonomy_of, workspace
 from .results import Comparison
@@ -144,7 +143,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     result["warnings"] = [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)] + result["warnings"]
     stem_b = bs[0].timeline_stem if len(bs) == 1 else b_arm.name
     stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
-    result["output_stem"] = fit_name(f"{stem_b}_vs_{stem_c}", "_robust_comparison.json")[: -len(".json")]
+    result["output_stem"] = comparison_stem(stem_b, stem_c)
     result["inputs"] = {"baseline": [str(s.path) for s in bs], "candidate": [str(s.path) for s in cs]}
     if roles is not None:
         result["roles"] = roles.note

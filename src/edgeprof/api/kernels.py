@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..io.files import display, is_dir
-from ..io.runfolder import ETDUMP_SUFFIXES, trace_stem
+from ..io.runfolder import ETDUMP_SUFFIXES, is_timeline_csv, trace_stem
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results import ExecutedEvidence, KernelTable, KernelView
@@ -86,7 +86,7 @@ def kernel_evidence(inputs, *, model_id: str | None = None, write: bool = False,
         if is_dir(p):
             logs += ws.trace_logs(p)
             profiles += ws.etdumps(p)
-        elif p.suffix in ETDUMP_SUFFIXES or p.name.endswith("_all_runs_timeline.csv"):
+        elif p.suffix in ETDUMP_SUFFIXES or is_timeline_csv(p):
             profiles.append(p)
         else:
             logs.append(p)
@@ -98,11 +98,12 @@ def kernel_evidence(inputs, *, model_id: str | None = None, write: bool = False,
     for log in logs:
         t = kernels(log, model_id=model_id, ws=ws)
         if write and log.suffix != ".csv":
+            from ..analysis.kernels import COLUMNS
             from ..render.kernel_files import write_kernel_table
 
             target = Path(out) if out else (Path(output_dir) if output_dir else log.parent) / kernel_table_file(
                 log, suffix(fmt))
-            write_kernel_table(t["kernels"], target, fmt)
+            write_kernel_table(t["kernels"], COLUMNS, target, fmt)
             t["written"] = str(target)
         tables.append(t)
     return tables, [executed_evidence(p, ws=ws) for p in profiles]

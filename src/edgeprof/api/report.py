@@ -149,7 +149,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     if len(pair) == 2:
         b, c = pair
         comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],
-                             threshold=threshold, seed=seed, resamples=resamples, taxonomy=taxonomy, top=top,
+                             threshold=threshold, seed=seed, resamples=resamples, taxonomy=tax, top=top,
                              ws=ws).data
     manifest, mpath, _ = ws.manifest(run_dir if run_dir else Path(configs[0]["files"][0]).parent)
     device, device_src = recorded_device(manifest)

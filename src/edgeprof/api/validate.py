@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.files import exists, is_dir, is_file
-from ..io.runfolder import analysis_files, display_path, manifest_sme2_roles, sme2_role, trace_folders, trace_stem
+from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files, display_path, manifest_sme2_roles, sme2_role, trace_folders, trace_stem
 from ..io.workspace import Workspace
 from ._common import rel, workspace
 from .results import Validation
@@ -100,8 +100,8 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
         raise UsageError(f"unknown --require {', '.join(bad)} (choose from {', '.join(REQUIRABLE)})")
     ws = workspace(ws, run_dir)
     out_root = Path(analysis_dir) if analysis_dir is not None else None
-    manifest_facts, manifest = _json_facts(ws, run_dir / "manifest.json", {"model": str, "results": list})
-    metrics_facts, _ = _json_facts(ws, run_dir / "metrics.json", {"results": list})
+    manifest_facts, manifest = _json_facts(ws, run_dir / MANIFEST, {"model": str, "results": list})
+    metrics_facts, _ = _json_facts(ws, run_dir / METRICS, {"results": list})
     exp_roles = manifest_sme2_roles(manifest)
 
     def disp(p: Path) -> str:
@@ -113,15 +113,14 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
             return r, "name"
         for exp, role in exp_roles.items():
             if exp in str(p):
-                return role, "manifest.json"
+                return role, MANIFEST
         return None, ""
 
     etdumps = ws.etdumps(run_dir)
     facts = [_etdump_facts(ws, f, run_dir, out_root, role_of(f)[0]) for f in etdumps]
     # analysis_summary.json of this folder, or of a folder above it that was analysed as a whole
     homes = [out_root] if out_root else [run_dir, run_dir.parent, run_dir.parent.parent, run_dir.parent.parent.parent]
-    spath = next((h / "analysis_summary.json" for h in homes if is_file(h / "analysis_summary.json")),
-                 homes[0] / "analysis_summary.json")
+    spath = next((h / SUMMARY for h in homes if is_file(h / SUMMARY)), homes[0] / SUMMARY)
     summary = SummaryFacts(path=disp(spath), exists=is_file(spath))
     if summary.exists:
         sfacts, doc = _json_facts(ws, spath, {"per_etdump": list})

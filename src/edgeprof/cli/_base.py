@@ -113,14 +113,6 @@ def taxonomy_option(fn):
     return click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)(fn)
 
 
-def load_taxonomy(path):
-    if path is None:
-        return None
-    from ..taxonomy import load_overrides
-
-    return load_overrides(path)
-
-
 def int_option(value: str, name: str) -> int:
     from ..errors import UsageError
 

@@ -13,7 +13,6 @@ from ._base import (
     fail_on_errors,
     info,
     int_option,
-    load_taxonomy,
     main,
     run_guarded,
     taxonomy_option,
@@ -51,10 +50,10 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
     edgeprof analyze --run-dir out_model/runs/mac        (Arm kit spelling)
     """
     from .. import api
-    from ..analysis import breakdown, kernels, timeline  # noqa: F401 - imported before freezing (see run_guarded)
     from ..errors import UsageError
-    from ..io import etdump  # noqa: F401
     from ..render import terminal
+
+    api.preload("analyze")  # imported before freezing (see run_guarded)
 
     inputs = list(inputs) + list(run_dirs)
     if not inputs:
@@ -64,7 +63,7 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
     with bar:
         result = api.analyze(inputs, etrecord=etrecord, strict_etrecord=strict_etrecord, fmt=fmt,
                              output_dir=output_dir, jobs=jobs, method=method, progress=bar.update,
-                             taxonomy=load_taxonomy(taxonomy))
+                             taxonomy=taxonomy)
     if as_json:
         echo_json(result)
     elif result["per_etdump"] and not quiet:
@@ -205,7 +204,7 @@ def _run_comparison(roles, *, run_dir, threads, threshold, level, seed, resample
     result = api.compare(roles.baseline, roles.candidate, run_dir=run_dir, threads=threads,
                          baseline_name=roles.baseline_name, candidate_name=roles.candidate_name, threshold=threshold,
                          level=level, seed=seed, resamples=resamples, warmup=wu, categories=categories,
-                         taxonomy=load_taxonomy(taxonomy), roles=roles, write=not no_write, output_dir=output_dir,
+                         taxonomy=taxonomy, roles=roles, write=not no_write, output_dir=output_dir,
                          out=out_file, ws=ws)
     info(f"roles: baseline {result['baseline']['name']}, candidate {result['candidate']['name']} — {roles.note}; "
          "speedup = baseline / candidate")
@@ -327,7 +326,7 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
     from ..render import terminal
 
     docs = api.breakdowns(list(inputs), run_dir=run_dir, threads=threads, etrecord=etrecord,
-                          strict_etrecord=strict_etrecord, taxonomy=load_taxonomy(taxonomy), top=top,
+                          strict_etrecord=strict_etrecord, taxonomy=taxonomy, top=top,
                           model_name=model_name, write=not no_write, output_dir=output_dir, fmt=fmt)
     for bd in docs:
         if not as_json:
@@ -397,7 +396,7 @@ def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, 
 
     data = api.report(list(inputs), baseline=baseline, candidate=candidate, baseline_name=baseline_name,
                       candidate_name=candidate_name, threads=threads, seed=seed, threshold=threshold,
-                      taxonomy=load_taxonomy(taxonomy), out=out_file, html=html_file, write=True)
+                      taxonomy=taxonomy, out=out_file, html=html_file, write=True)
     if as_json:
         echo_json(data)
     else:

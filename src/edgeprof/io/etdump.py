@@ -23,11 +23,11 @@ import numpy as np
 
 from .._ids import dense_rows
 from .._memory import release_free_memory
+from ..conventions import DELEGATE_CALL, FRAMEWORK_EVENTS, LOAD_METHOD, METHOD_EXECUTE, METHOD_INIT, OPERATOR_CALL
 from ..errors import CorruptETDumpError, NotAnETDumpError
 from .flatbuf import FlatBuffer
 
 IDENTIFIER = b"ED00"
-FRAMEWORK_EVENTS = ("Method::execute", "Method::init", "Program::load_method")
 MAX_ETDUMP_BYTES = 4 * 1024**3  # FlatBuffers cannot address more
 
 # Inspector's 32-bit timer wrap-around rule.
@@ -320,9 +320,9 @@ def _kind_of(name: str) -> int:
 
     if name in FRAMEWORK_EVENTS:
         return KINDS.index("framework")
-    if name == "OPERATOR_CALL":
+    if name == OPERATOR_CALL:
         return KINDS.index("operator_call")
-    if name == "DELEGATE_CALL":
+    if name == DELEGATE_CALL:
         return KINDS.index("delegate_call")
     if name.startswith("native_call_"):
         return KINDS.index("kernel")
@@ -350,7 +350,7 @@ def build_profile(dec: dict, path, file_size: int = 0):
     """Turn decoded columns into a :class:`~edgeprof.model.Profile`."""
     import polars as pl
 
-    from ..model import KINDS, METHOD_EXECUTE, TIMING_SOURCES, Profile
+    from ..model import KINDS, TIMING_SOURCES, Profile
 
     warnings: list[str] = []
     n = dec["pe_run"].size
@@ -426,8 +426,8 @@ def build_profile(dec: dict, path, file_size: int = 0):
         parent[c] = _next_match(group[c], row[c], group[p], row[p])
     top = (parent < 0) & ~is_exec & (kind != k_fw)
     parent[top] = _next_match(pe_run[top].astype(np.int64), row[top], pe_run[is_exec].astype(np.int64), row[is_exec])
-    init_code = canon.get("Method::init", -1)
-    load_code = canon.get("Program::load_method", -1)
+    init_code = canon.get(METHOD_INIT, -1)
+    load_code = canon.get(LOAD_METHOD, -1)
     if init_code >= 0 and load_code >= 0:
         c = (code == init_code) & ~delegated
         p = (code == load_code) & ~delegated

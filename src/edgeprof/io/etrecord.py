@@ -23,6 +23,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 
+from ..conventions import FRAMEWORK_EVENTS
 from ..errors import ETRecordError
 
 EDGE_PREFIX = "edge_dialect_exported_program"
@@ -31,7 +32,7 @@ MAX_MAP_BYTES = 64 * 1024**2  # a map member larger than this is refused
 MAX_GRAPH_BYTES = 512 * 1024**2  # the edge-program JSON of very large models stays well below this
 MAX_MEMBERS = 10_000
 MAX_RATIO = 200  # uncompressed / compressed above this (for members > 1 MB) is treated as a zip bomb
-RESERVED_EVENTS = ("Method::init", "Program::load_method", "Method::execute")
+RESERVED_EVENTS = FRAMEWORK_EVENTS  # events the ETRecord maps to no operator
 _EDGE_OPS = "executorch.exir.dialects.edge.ops."
 _SKIPPED_TARGETS = ("_operator.getitem", "operator.getitem", "executorch.exir.memory.alloc")
 

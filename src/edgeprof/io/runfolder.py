@@ -52,6 +52,26 @@ def find_etdumps(inputs) -> list[Path]:
     return out
 
 
+MANIFEST = "manifest.json"  # the run's configuration, written by the collection step
+METRICS = "metrics.json"  # the runner's own latency figures
+SUMMARY = "analysis_summary.json"  # what ``analyze`` found, one per analysed folder
+TIMELINE_TAIL = "_all_runs_timeline.csv"  # the kit's full-timeline CSV: ``<stem>_exec_all_runs_timeline.csv``
+
+
+def is_timeline_csv(path: Path) -> bool:
+    return path.name.endswith(TIMELINE_TAIL)
+
+
+def timeline_model_name(path: Path) -> str:
+    """The model a kit file is named after: ``<model>_exec_all_runs_timeline.csv`` → ``<model>``."""
+    return path.stem.replace("_exec" + TIMELINE_TAIL[:-4], "")
+
+
+def comparison_stem(baseline: str, candidate: str) -> str:
+    """``<baseline>_vs_<candidate>_robust_comparison`` (the kit's comparison JSON, without ``.json``)."""
+    return fit_name(f"{baseline}_vs_{candidate}", "_robust_comparison.json")[: -len(".json")]
+
+
 def output_prefix(etdump: Path) -> str:
     """The kit's CSV prefix: ``<stem>_exec``, or ``<stem>_xtrace`` for ``*_xtrace`` ETDumps."""
     stem = etdump.stem
@@ -61,7 +81,7 @@ def output_prefix(etdump: Path) -> str:
 def analysis_files(etdump: Path, ext: str = ".csv") -> dict[str, str]:
     """The names ``analyze`` writes for an ETDump (the kit's, shortened with a hash only beyond 255 bytes)."""
     prefix = output_prefix(etdump)
-    return {"timeline_all": fit_name(prefix, f"_all_runs_timeline{ext}"),
+    return {"timeline_all": fit_name(prefix, TIMELINE_TAIL.replace(".csv", ext)),
             "timeline_run0": fit_name(prefix, f"_run0_timeline{ext}"),
             "ops_stats": fit_name(prefix, f"_ops_stats{ext}"),
             "robust_stats": fit_name(f"{prefix}_all_runs_timeline", "_robust_stats.json")}
@@ -124,7 +144,7 @@ def manifest_path(run_dir: Path) -> Path | None:
     from .files import is_file
 
     for d in (run_dir, run_dir.parent, run_dir.parent.parent):
-        f = d / "manifest.json"
+        f = d / MANIFEST
         if is_file(f):
             return f
     return None
@@ -164,12 +184,12 @@ def read_manifest(run_dir: Path) -> tuple[dict | None, Path | None, str | None]:
     return read_manifest_file(f) if f is not None else (None, None, None)
 
 
-TIMELINE_GLOB = "*_all_runs_timeline.csv"
+TIMELINE_GLOB = "*" + TIMELINE_TAIL
 
 
-def _etdump_of_timeline(csv: Path) -> Path:
+def etdump_of_timeline(csv: Path) -> Path:
     """The ETDump a kit-named timeline CSV was made from (for its experiment and threads)."""
-    return Path(str(csv).replace("_exec_all_runs_timeline.csv", ".etdump"))
+    return Path(str(csv).replace("_exec" + TIMELINE_TAIL, ".etdump"))
 
 
 def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, ws=None) -> list[Path]:
@@ -194,7 +214,7 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
     if run_dir is not None:
         files = [f for f in etdumps(run_dir) if describe(f).experiment == spec]
         if not files:
-            files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB)) if describe(_etdump_of_timeline(f)).experiment == spec]
+            files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB)) if describe(etdump_of_timeline(f)).experiment == spec]
         if not files:
             known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
             raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))

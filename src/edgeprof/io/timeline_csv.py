@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..conventions import METHOD_EXECUTE, WRAPPER_EVENTS, ms
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
-_WRAPPERS = {"OPERATOR_CALL", "DELEGATE_CALL", "Method::execute", "Method::init", "Program::load_method"}
 
 
 def read_timeline_csv(path):
@@ -61,7 +61,7 @@ def read_timeline_csv(path):
         delegated = (df["kind"] == "delegate_op").fill_null(False).to_numpy()
     elif "delegate_backend" in df.columns:
         delegated = (~df["delegate_backend"].is_in([x for x in _NOT_DELEGATED if x]).fill_null(True)
-                     & ~df["name"].is_in(list(_WRAPPERS)) & df["delegate_backend"].is_not_null()).to_numpy()
+                     & ~df["name"].is_in(list(WRAPPER_EVENTS)) & df["delegate_backend"].is_not_null()).to_numpy()
     else:
         delegated = np.zeros(n, dtype=bool)
     uniq = list(dict.fromkeys(names))
@@ -133,7 +133,7 @@ def read_timeline_csv(path):
     return prof
 
 
-MAX_MS = 2.0**53 / 1e6  # durations at or beyond 2^53 ns are not measurements
+MAX_MS = ms(2.0**53)  # durations at or beyond 2^53 ns are not measurements
 _BAD = object()
 _MAX_CELL = 1 << 20
 
@@ -170,7 +170,7 @@ def execute_latency_ms(path) -> "np.ndarray":
         if not {"name", "duration_ms"} <= set(cols):
             raise InputError(path, "not a timeline table: needs name and duration_ms columns")
         run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
-        per = (lf.filter(pl.col("name") == "Method::execute").group_by(run.alias("run")).agg(pl.col("duration_ms").sum())
+        per = (lf.filter(pl.col("name") == METHOD_EXECUTE).group_by(run.alias("run")).agg(pl.col("duration_ms").sum())
                .filter(pl.col("duration_ms").is_finite() & (pl.col("duration_ms") > 0)).sort("run").collect())
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None

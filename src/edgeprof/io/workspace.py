@@ -198,8 +198,7 @@ class Workspace:
                 warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")
             all_ms = prof.latency_ms()
             ok = np.isfinite(all_ms) & (all_ms > 0)
-            rf = runfolder.describe(Path(str(path).replace("_exec_all_runs_timeline.csv", ".etdump"))
-                                    if path.suffix == ".csv" else path)
+            rf = runfolder.describe(runfolder.etdump_of_timeline(path) if path.suffix == ".csv" else path)
             return LatencySeries(path, all_ms[ok], np.flatnonzero(ok).tolist(), prof.latency_source, rf.experiment,
                                  rf.threads, warnings, self.valid_profile(path))
 

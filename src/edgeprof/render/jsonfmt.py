@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-SCHEMA_VERSION = 1
 DECIMALS = 6  # ms with ns resolution
 
 

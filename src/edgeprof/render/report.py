@@ -10,24 +10,12 @@ import re
 from datetime import datetime, timezone
 from html import escape
 
-from ..conventions import evidence_name
+from ..conventions import evidence_name, fmt_ci, fmt_ms, fmt_pct
 from . import svg
 from .markdown import cell, table, text
 
 SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs delegated", "Top operators",
             "Top OTHER operators", "Kernel evidence", "Validation", "Findings", "What this report could not use")
-
-
-def _ms(v) -> str:
-    return "—" if v is None else f"{v:.4g}"
-
-
-def _pct(v) -> str:
-    return "—" if v is None else f"{v:.1f}"
-
-
-def _ci(lo, hi) -> str:
-    return "" if lo is None or hi is None else f" [{lo:.4g}–{hi:.4g}]"
 
 
 def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
@@ -99,8 +87,8 @@ def _latency(out, d):
         dr = lat.get("drift") or {}
         drift = (f"{dr.get('slope_percent_per_100_runs', 0):+.1f} %/100 runs" if dr.get("significant") else
                  "too few runs to tell" if dr.get("testable") is False else "none")
-        rows.append([c["name"], st["count"], f"{_ms(st['median_ms'])}{_ci(ci.get('low_ms'), ci.get('high_ms'))}",
-                     _ms(st["mean_ms"]), _pct(st["cv_percent"]), _ms((st.get("percentiles") or {}).get("p90")), w,
+        rows.append([c["name"], st["count"], f"{fmt_ms(st['median_ms'])}{fmt_ci(ci.get('low_ms'), ci.get('high_ms'))}",
+                     fmt_ms(st["mean_ms"]), fmt_pct(st["cv_percent"]), fmt_ms((st.get("percentiles") or {}).get("p90")), w,
                      st.get("outliers", 0) if isinstance(st.get("outliers"), int) else
                      (lat.get("outliers") or {}).get("count", 0), drift])
     out.append(("table", ["configuration", "runs", "median ms [95% CI]", "mean ms", "CV %", "p90 ms",
@@ -131,16 +119,16 @@ def _categories(out, d):
         b, c = cmp["baseline"]["name"], cmp["candidate"]["name"]
         rows = []
         for x in bc["categories"]:
-            sp = "—" if x["speedup"] is None else f"{x['speedup']:.3g}{_ci(x['ci_low'], x['ci_high'])}"
-            rows.append([x["line"], _ms(x["baseline_ms"]), _ms(x["candidate_ms"]), sp,
-                         f"{_pct(x['baseline_share'])} → {_pct(x['candidate_share'])}", x["status"]])
+            sp = "—" if x["speedup"] is None else f"{x['speedup']:.3g}{fmt_ci(x['ci_low'], x['ci_high'])}"
+            rows.append([x["line"], fmt_ms(x["baseline_ms"]), fmt_ms(x["candidate_ms"]), sp,
+                         f"{fmt_pct(x['baseline_share'])} → {fmt_pct(x['candidate_share'])}", x["status"]])
         out.append(("table", ["category", f"{b} ms", f"{c} ms", "speedup [95% CI]", "share %", "status"], rows))
         out.append(("p", f"**Bottleneck:** {bc['bottleneck']['statement']}"))
     else:
         for cfg in d["configs"]:
             out.append(("h3", cfg["name"]))
             out.append(("table", ["category / overhead", "ms per run", "% of e2e", "operators"],
-                        [[x["line"], _ms(x["avg_ms"]), _pct(x["pct_of_e2e"]), x["operator_count"] or ""]
+                        [[x["line"], fmt_ms(x["avg_ms"]), fmt_pct(x["pct_of_e2e"]), x["operator_count"] or ""]
                          for x in cfg["breakdown"]["categories"]]))
     out.append(("chart", "stacked", [{"label": cfg["name"], "parts": [(x["line"], x["avg_ms"]) for x in
                                                                         cfg["breakdown"]["categories"] if x["avg_ms"] > 0]}
@@ -153,15 +141,15 @@ def _portable(out, d):
         bd = cfg["breakdown"]
         b, g = bd["backends"], bd["graph_breaks"]
         out.append(("h3", cfg["name"]))
-        rows = [[k, _ms(v["avg_ms"]), _pct(v["pct_of_e2e"])] for k, v in b["leaf_time"].items()]
-        rows += [["framework overhead", _ms(b["framework_overhead_ms"]), ""],
-                 ["delegate overhead", _ms(b["delegate_overhead_ms"]), ""]]
+        rows = [[k, fmt_ms(v["avg_ms"]), fmt_pct(v["pct_of_e2e"])] for k, v in b["leaf_time"].items()]
+        rows += [["framework overhead", fmt_ms(b["framework_overhead_ms"]), ""],
+                 ["delegate overhead", fmt_ms(b["delegate_overhead_ms"]), ""]]
         out.append(("table", ["backend", "ms per run", "% of e2e"], rows))
         out.append(("p", f"{b['delegate_calls_per_run']:.3g} delegate call(s) per run; {g['portable_islands']} portable "
                          f"island(s), {g['transitions']} delegate↔portable switch(es)."))
         if bd["portable_hotspots"] and any(k != "portable" for k in b["leaf_time"]):
             out.append(("p", "Portable hotspots (delegation candidates): " + ", ".join(
-                f"`{o['operator']}` {o['avg_ms']:.3g} ms" for o in bd["portable_hotspots"][:6])))
+                f"`{o['operator']}` {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:6])))
         lanes = cfg["lanes"]
         out.append(("chart", "timeline", {"segments": lanes["segments"],
                                           "title": f"{cfg['name']}: run {lanes['run_index']} (the median steady run)"}))
@@ -173,8 +161,8 @@ def _operators(out, d):
         ops = cfg["breakdown"]["operators"]
         out.append(("h3", cfg["name"]))
         out.append(("table", ["operator", "backend", "category", "ms per run", "% of e2e", "per run"],
-                    [[f"`{o['operator']}`", o["backend"], f"{o['category']}/{o['subtype']}", _ms(o["avg_ms"]),
-                      _pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}"] for o in ops[:10]]))
+                    [[f"`{o['operator']}`", o["backend"], f"{o['category']}/{o['subtype']}", fmt_ms(o["avg_ms"]),
+                      fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}"] for o in ops[:10]]))
         out.append(("chart", "hbars", {"items": [(o["operator"], o["avg_ms"], o["category"]) for o in ops[:10]],
                                        "title": f"{cfg['name']}: top operators (ms per run)"}))
     out.append(("h2", "Top OTHER operators"))
@@ -183,7 +171,7 @@ def _operators(out, d):
         other = cfg["breakdown"]["other_top"]
         if other:
             any_other = True
-            out.append(("p", f"{cfg['name']}: " + ", ".join(f"`{o['operator']}` {o['avg_ms']:.3g} ms "
+            out.append(("p", f"{cfg['name']}: " + ", ".join(f"`{o['operator']}` {fmt_ms(o['avg_ms'], 3)} ms "
                                                              f"({o['pct_of_e2e']:.1f} %)" for o in other[:5])))
     if not any_other:
         out.append(("p", "None: every operator has a category."))

@@ -6,6 +6,8 @@ import sys
 
 from rich.markup import escape
 
+from ..conventions import fmt_ci, fmt_ms, fmt_pct
+
 
 class _NoBar:
     def __enter__(self):
@@ -54,10 +56,6 @@ def progress_bar(enabled: bool | None):
     return _RichBar() if enabled else _NoBar()
 
 
-def _fmt(v, digits=3):
-    return "—" if v is None else f"{v:.{digits}f}"
-
-
 def console(stderr: bool = False):
     """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables."""
     from rich.console import Console
@@ -79,18 +77,12 @@ def print_analyze(result) -> None:
     for e in s["per_etdump"]:
         lat = e["latency_ms"]
         t.add_row(escape(e["experiment"] or "—"), escape(e["etdump"].rsplit("/", 1)[-1]), str(e["runs"]), str(e["events"]),
-                  _fmt(lat["median_ms"]), _fmt(lat["p90_ms"]), e["etrecord_status"])
+                  fmt_ms(lat["median_ms"]), fmt_ms(lat["p90_ms"]), e["etrecord_status"])
     for f in s["errors"]:
         t.add_row("[red]failed[/red]", escape(f["etdump"].rsplit("/", 1)[-1]), "", "", "", "", "")
     out.print(t)
     if result.summary_path is not None:
         out.print(f"wrote {len(result.outputs)} files; summary: {result.summary_path}")
-
-
-def _ms(v) -> str:
-    if v is None:
-        return "—"
-    return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
 def print_latency(reports) -> None:
@@ -105,19 +97,19 @@ def print_latency(reports) -> None:
         t.add_column("value")
         p = r["percentiles"] or {}
         ci = r["ci"]["median"]
-        t.add_row("median", escape(f"{_ms(r['median_ms'])} ms" + (f"  [95% CI {_ms(ci['low_ms'])}–{_ms(ci['high_ms'])}]" if ci else "")))
-        t.add_row("mean ± std", f"{_ms(r['mean_ms'])} ± {_ms(r['std_dev_ms'])} ms  (CV {_ms(r['cv_percent'])} %)")
-        t.add_row("MAD / IQR", f"{_ms(r['mad_ms'])} / {_ms(r['iqr_ms'])} ms")
-        t.add_row("min / max", f"{_ms(r['min_ms'])} / {_ms(r['max_ms'])} ms")
-        t.add_row("p50 p75 p90 p95 p99", "  ".join(_ms(p.get(k)) for k in ("p50", "p75", "p90", "p95", "p99")) + " ms")
-        t.add_row("trimmed mean 5 % / 10 %", f"{_ms(r['trimmed_mean_5_ms'])} / {_ms(r['trimmed_mean_10_ms'])} ms")
+        t.add_row("median", escape(f"{fmt_ms(r['median_ms'])} ms" + (f"  [95% CI {fmt_ms(ci['low_ms'])}–{fmt_ms(ci['high_ms'])}]" if ci else "")))
+        t.add_row("mean ± std", f"{fmt_ms(r['mean_ms'])} ± {fmt_ms(r['std_dev_ms'])} ms  (CV {fmt_pct(r['cv_percent'])} %)")
+        t.add_row("MAD / IQR", f"{fmt_ms(r['mad_ms'])} / {fmt_ms(r['iqr_ms'])} ms")
+        t.add_row("min / max", f"{fmt_ms(r['min_ms'])} / {fmt_ms(r['max_ms'])} ms")
+        t.add_row("p50 p75 p90 p95 p99", "  ".join(fmt_ms(p.get(k)) for k in ("p50", "p75", "p90", "p95", "p99")) + " ms")
+        t.add_row("trimmed mean 5 % / 10 %", f"{fmt_ms(r['trimmed_mean_5_ms'])} / {fmt_ms(r['trimmed_mean_10_ms'])} ms")
         o = r["outliers"]
         t.add_row("outliers (kept)", f"{o['count']} ({o['percentage']:.1f} %) outside Tukey fences" if o["bounds"] else o["method"])
         w = r["warmup"]
         if w["count"]:
             wo = w["without_warmup"]
             t.add_row("warm-up", f"[yellow]first {w['count']} run(s) slower[/yellow] ({escape(w['evidence'])}); without them: "
-                                 f"median {_ms(wo['median_ms'])} ms, mean {_ms(wo['mean_ms'])} ms")
+                                 f"median {fmt_ms(wo['median_ms'])} ms, mean {fmt_ms(wo['mean_ms'])} ms")
         else:
             t.add_row("warm-up", "none detected" if w["testable"] else w.get("note", "not testable"))
         d = r["drift"]
@@ -148,8 +140,8 @@ def print_compare(r: dict) -> None:
     t.add_row("warm-up runs left out", str(sum(x["warmup_dropped"] for x in b["launches"])),
               str(sum(x["warmup_dropped"] for x in c["launches"])))
     for key, label in (("median_ms", "median ms"), ("mean_ms", "mean ms"), ("cv_percent", "CV %")):
-        t.add_row(label, _ms(b.get(key)), _ms(c.get(key)))
-    t.add_row("p90 ms", _ms((b.get("percentiles") or {}).get("p90")), _ms((c.get("percentiles") or {}).get("p90")))
+        t.add_row(label, fmt_ms(b.get(key)), fmt_ms(c.get(key)))
+    t.add_row("p90 ms", fmt_ms((b.get("percentiles") or {}).get("p90")), fmt_ms((c.get("percentiles") or {}).get("p90")))
     out.print(t)
     if r.get("ci"):
         ci, hl, tests = r["ci"], r["hodges_lehmann"], r["tests"]
@@ -169,22 +161,18 @@ def print_compare(r: dict) -> None:
     out.print(f"[bold {colour}]{escape(r['summary_line'])}[/bold {colour}]")
 
 
-def _pct(v) -> str:
-    return "—" if v is None else f"{v:.1f}"
-
-
 def print_breakdown(result: dict) -> None:
     from rich.table import Table
 
     out = console()
-    out.print(escape(f"{result['name']}: {result['runs']} runs, end-to-end mean {result['e2e_ms']['mean']:.4g} ms "
-                     f"(median {result['e2e_ms']['median']:.4g} ms); taxonomy {result['taxonomy_version']}"))
+    out.print(escape(f"{result['name']}: {result['runs']} runs, end-to-end mean {fmt_ms(result['e2e_ms']['mean'])} ms "
+                     f"(median {fmt_ms(result['e2e_ms']['median'])} ms); taxonomy {result['taxonomy_version']}"))
     t = Table(title="where the time goes (per run; shares add up to 100 % of Method::execute)", title_justify="left")
     for col in ("category / overhead", "avg ms", "% of e2e", "executions", "operators"):
         t.add_column(col, justify="left" if col.startswith("cat") else "right")
     for c in result["categories"]:
         style = "dim" if c["kind"] == "overhead" else ""
-        t.add_row(c["line"].replace("_", " "), f"{c['avg_ms']:.4g}", _pct(c["pct_of_e2e"]),
+        t.add_row(c["line"].replace("_", " "), f"{fmt_ms(c['avg_ms'])}", fmt_pct(c["pct_of_e2e"]),
                   f"{c['executions_per_run']:.3g}" if c["kind"] == "category" else "", str(c["operator_count"] or ""),
                   style=style)
     out.print(t)
@@ -192,23 +180,23 @@ def print_breakdown(result: dict) -> None:
     for col in ("operator", "backend", "category", "avg ms", "% of e2e", "per run"):
         t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
     for o in result["operators"]:
-        t.add_row(escape(o["operator"]), o["backend"], f"{o['category']}/{o['subtype']}", f"{o['avg_ms']:.4g}",
-                  _pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
+        t.add_row(escape(o["operator"]), o["backend"], f"{o['category']}/{o['subtype']}", f"{fmt_ms(o['avg_ms'])}",
+                  fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
     out.print(t)
     if result["other_top"]:
         out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(
-            f"{o['operator']} ({o['avg_ms']:.3g} ms, {_pct(o['pct_of_e2e'])} %)" for o in result["other_top"][:5])))
+            f"{o['operator']} ({fmt_ms(o['avg_ms'], 3)} ms, {fmt_pct(o['pct_of_e2e'])} %)" for o in result["other_top"][:5])))
     b = result["backends"]
-    out.print("backends: " + ", ".join(f"{k} {v['avg_ms']:.4g} ms ({_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
-              + f"; framework overhead {b['framework_overhead_ms']:.3g} ms, delegate overhead {b['delegate_overhead_ms']:.3g} ms"
-              + f" over {b['delegate_calls_per_run']:.3g} delegate call(s) per run, unattributed {b['unattributed_ms']:.3g} ms")
+    out.print("backends: " + ", ".join(f"{k} {fmt_ms(v['avg_ms'])} ms ({fmt_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
+              + f"; framework overhead {fmt_ms(b['framework_overhead_ms'], 3)} ms, delegate overhead {fmt_ms(b['delegate_overhead_ms'], 3)} ms"
+              + f" over {b['delegate_calls_per_run']:.3g} delegate call(s) per run, unattributed {fmt_ms(b['unattributed_ms'], 3)} ms")
     if result["portable_hotspots"] and any(o["backend"] != "portable" for o in result["operators_all"]):
         out.print("portable hotspots (left on the portable path; candidates for delegation): " + escape(", ".join(
-            f"{o['operator']} {o['avg_ms']:.3g} ms" for o in result["portable_hotspots"][:6])))
+            f"{o['operator']} {fmt_ms(o['avg_ms'], 3)} ms" for o in result["portable_hotspots"][:6])))
     g = result["graph_breaks"]
     if g["segments"]:
         seq = " → ".join(("[green]" if s["kind"] == "delegated" else "[yellow]") + escape(
-            f"{s['backend'] if s['kind'] == 'delegated' else 'portable'}({s['calls']}) {s['mean_ms']:.3g} ms")
+            f"{s['backend'] if s['kind'] == 'delegated' else 'portable'}({s['calls']}) {fmt_ms(s['mean_ms'], 3)} ms")
             + ("[/green]" if s["kind"] == "delegated" else "[/yellow]") for s in g["segments"][:12])
         more = f" … ({len(g['segments'])} segments)" if len(g["segments"]) > 12 else ""
         out.print(f"graph: {g['portable_islands']} portable island(s), {g['transitions']} delegate↔portable switch(es): "
@@ -230,11 +218,11 @@ def print_categories(bc: dict) -> None:
     for col in ("category / overhead", "baseline ms", "candidate ms", "speedup [95% CI]", "share base → cand", "status"):
         t.add_column(col, justify="left" if col in ("category / overhead", "status") else "right")
     for c in bc["categories"]:
-        ci = f" [{c['ci_low']:.3g}–{c['ci_high']:.3g}]" if c["ci_low"] is not None else ""
+        ci = fmt_ci(c['ci_low'], c['ci_high'], 3) if c["ci_low"] is not None else ""
         sp = f"{c['speedup']:.3g}{ci}" if c["speedup"] is not None else "—"
         colour = {"faster": "green", "slower": "red"}.get(c["status"], "")
-        t.add_row(c["line"].replace("_", " "), f"{c['baseline_ms']:.4g}", f"{c['candidate_ms']:.4g}", escape(sp),
-                  f"{_pct(c['baseline_share'])} → {_pct(c['candidate_share'])} %",
+        t.add_row(c["line"].replace("_", " "), f"{fmt_ms(c['baseline_ms'])}", f"{fmt_ms(c['candidate_ms'])}", escape(sp),
+                  f"{fmt_pct(c['baseline_share'])} → {fmt_pct(c['candidate_share'])} %",
                   f"[{colour}]{c['status']}[/{colour}]" if colour else c["status"])
     out.print(t)
     out.print(f"[bold]{escape(bc['bottleneck']['statement'])}[/bold]")
@@ -243,7 +231,7 @@ def print_categories(bc: dict) -> None:
     if changed:
         out.print("operators that changed (Benjamini–Hochberg q < 0.05): " + escape(", ".join(
             f"{m['baseline_operator']}{' → ' + m['candidate_operator'] if m['match'] == 'renamed' else ''} "
-            f"{m['baseline_ms']:.3g} → {m['candidate_ms']:.3g} ms" for m in changed)))
+            f"{fmt_ms(m['baseline_ms'], 3)} → {fmt_ms(m['candidate_ms'], 3)} ms" for m in changed)))
     if o["renamed"] or o["added_total"] or o["removed_total"]:
         out.print(escape(f"{len(o['renamed'])} renamed, {o['removed_total']} removed, {o['added_total']} added operators"
                          + (": " + ", ".join(f"{r['baseline']} → {r['candidate']}" for r in o["renamed"][:4]) if o["renamed"] else "")))
@@ -283,11 +271,11 @@ def print_evidence(result: dict) -> None:
     out = console()
     out.print(escape(f"{result['input']}: {result['statement']}"), soft_wrap=True)
     for o in result["operators"][:10]:
-        out.print(escape(f"  {o['marker']:5} {o['op']}: {o['ms_per_run']:.4g} ms/run × {o['calls_per_run']:.3g} → {o['implies']}"))
+        out.print(escape(f"  {o['marker']:5} {o['op']}: {fmt_ms(o['ms_per_run'])} ms/run × {o['calls_per_run']:.3g} → {o['implies']}"))
     others = result["other_gemm_conv_operators"]
     if others and result["kleidiai_executed"]:
         out.print(escape("  GEMM/CONV operators not on a KleidiAI path: " + ", ".join(
-            f"{o['op']} {o['ms_per_run']:.3g} ms" for o in others[:5])))
+            f"{o['op']} {fmt_ms(o['ms_per_run'], 3)} ms" for o in others[:5])))
 
 
 def print_validate(report: dict) -> None:
