@@ -19,7 +19,7 @@ import numpy as np
 
 
 def concat(data: bytes, copies: int) -> bytes:
-    from edgeprof.io.etdump import open_buffer
+    from edgeprof.io.etdump_decode import open_buffer
 
     fb, base = open_buffer(data, "input")
     body = bytes(data[base: base + fb.size])

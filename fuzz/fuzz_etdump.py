@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from edgeprof.errors import InputError  # noqa: E402
-from edgeprof.io.etdump import build_profile, decode  # noqa: E402
+from edgeprof.io.etdump import build_profile  # noqa: E402
+from edgeprof.io.etdump_decode import decode  # noqa: E402
 from edgeprof.io.etrecord import read_etrecord  # noqa: E402
 
 SEEDS = [gzip.decompress(p.read_bytes()) for p in sorted((ROOT / "tests" / "data" / "etdump").glob("toycnn*.etdp.gz"))]

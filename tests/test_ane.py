@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edgeprof import api
-from edgeprof.analysis.ane import analyze_profile, cross_check, rank_islands, signals
+from edgeprof.analysis.ane import analyze_profile, rank_islands, signals
+from edgeprof.analysis.ane_plan import cross_check
 from edgeprof.cli import main
 from edgeprof.errors import InputError
 from edgeprof.io.anemll import profile_from_doc, read_report
@@ -263,7 +264,7 @@ def test_cross_check_falls_back_to_type_and_order():
     doc = profile(op_types=[op_type("conv", 100, 1.0)],
                   placements=[placement("f1", 7, "a", "conv"), placement("f2", 7, "b", "conv"), placement("f2", 9, "c", "conv")])
     plan = read_plan(costplan([(7, "conv", 0.3), (8, "conv", 0.3), (30, "conv", 0.3), (31, "conv", 0.1)]))
-    from edgeprof.analysis.ane import match_ops
+    from edgeprof.analysis.ane_plan import match_ops
 
     got = [(o["index"], pl.name if pl else None, m) for o, pl, m in match_ops(profile_from_doc(doc, "p"), plan)]
     assert got == [(7, "a", "type+order"), (8, "b", "type+order"), (30, "c", "type+order"), (31, None, "unmatched")]

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from ..model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
+from .ane_plan import cross_check, finding, plan_findings, short_type
 
 DEFAULT_BOUNDARY_MS = 0.2
 HOTSPOT_SHARE_PCT = 5.0          # op types at or above this share of the summed runtime are hotspots
 LUT_SHARE_PCT = 10.0             # constexpr_lut_to_dense time that means LUT expansion dominates
 KV_OPS_MIN = 4                   # this many slice_update / slice_by_index / read_state ops = a KV-cache pattern
 FEW_FALLBACKS = 3                # at most this many CPU fallback ops (with no interruption) = "mostly on ANE"
-CROSS_MIN_SHARE = 5.0            # the larger share (pp) a disagreement needs to be reported
-CROSS_RATIO = 2.0                # runtime share vs plan share differing by this factor = disagreement
 KV_TYPES = ("slice_update", "slice_by_index", "read_state", "write_state")
 _MEASURED = {
     "ok": ("info", "measured"),
@@ -33,14 +32,6 @@ _MEASURED = {
                                               "summed cost-model estimate, so the model probably ran on the CPU"),
     "unsupported_inputs": ("warning", "not measured: the model has non-array inputs the tool cannot fill"),
 }
-
-
-def _f(title: str, section: str, severity: str, detail: list[str] | None = None, **evidence) -> dict:
-    """A finding. ``source`` is the evidence label: anemll_json (the profile), costplan_json, or both."""
-    source = "costplan_json" if section in ("operations", "no_device") else \
-        "anemll_json+costplan_json" if section.startswith("cost plan") else "anemll_json"
-    return {"id": "", "source": source, "section": section, "severity": severity, "title": title,
-            "detail": detail or [], "evidence": evidence}
 
 
 def _avg_ms(p: AneProfile) -> float | None:
@@ -55,12 +46,8 @@ def _span(i: AneIsland) -> str:
 def _label(i: AneIsland) -> str:
     kind = f"interruption #{i.id}" if i.is_interruption else {"lead": "leading run", "trail": "trailing run",
                                                                "all": "whole-function run"}.get(i.edge_kind, "edge run")
-    t = _short(i.first_type) + ("" if i.first_type == i.last_type else f"…{_short(i.last_type)}")
+    t = short_type(i.first_type) + ("" if i.first_type == i.last_type else f"…{short_type(i.last_type)}")
     return f"{kind} {i.function}:{_span(i)} ({t})"
-
-
-def _short(t: str) -> str:
-    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
 
 
 def rank_islands(p: AneProfile, boundary_ms: float) -> list[dict]:
@@ -72,7 +59,7 @@ def rank_islands(p: AneProfile, boundary_ms: float) -> list[dict]:
         rows.append({
             "label": _label(isl), "id": isl.id, "function": isl.function, "span": _span(isl), "path": isl.path,
             "device": isl.device, "is_interruption": isl.is_interruption, "edge_kind": isl.edge_kind,
-            "ops": isl.op_count, "first_type": _short(isl.first_type), "last_type": _short(isl.last_type),
+            "ops": isl.op_count, "first_type": short_type(isl.first_type), "last_type": short_type(isl.last_type),
             "reason": isl.reason, "soft_ops": isl.soft_ops, "hard_ops": isl.hard_ops,
             "missing_runtime_ops": isl.missing_runtime_ops, "switches": isl.switches, "runtime_ms": isl.runtime_ms,
             "plan_cost": isl.total_cost, "tool_cost_ms": isl.switches * tool_b + isl.runtime_ms,
@@ -96,7 +83,7 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
     avg = _avg_ms(p)
     focus = gi.get("focus_device", "ANE")
     if not ranked and not n:
-        return _f(f"No {focus} graph interruptions", "graph_interruptions", "info",
+        return finding(f"No {focus} graph interruptions", "graph_interruptions", "info",
                   [f"every non-const op runs on the {focus} or no island was reported"], interruptions=0, islands=[])
     real_tax = sum(r["cost_ms"] for r in ranked if r["is_interruption"])
     tool_tax = gi.get("estimated_total_tax_ms", sum(r["tool_cost_ms"] for r in ranked if r["is_interruption"]))
@@ -128,7 +115,7 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
     sev = "high" if n else "medium"
     title = (f"{n} {focus} graph interruption(s); fix first: {top['label']}" if n
              else f"No interruptions inside functions; {len(ranked)} edge run(s), largest: {top['label']}")
-    return _f(title, "graph_interruptions", sev, detail, interruptions=n, boundary_ms=boundary_ms,
+    return finding(title, "graph_interruptions", sev, detail, interruptions=n, boundary_ms=boundary_ms,
               tool_boundary_ms=tool_b, tool_tax_ms=tool_tax, realistic_tax_ms=real_tax, ranking_changed=changed,
               islands=ranked)
 
@@ -155,7 +142,7 @@ def _fallbacks_finding(p: AneProfile) -> dict | None:
     detail = [f"{reason}: {n} op(s), {100 * c:.2f} % of the plan's cost — "
               + ", ".join(f"{r['type']} ×{r['ops']}" for r in rows if r["reason"] == reason) for reason, n, c in by_reason]
     total_cost = sum(o["cost"] for o in p.fallback_ops)
-    return _f(f"{len(p.fallback_ops)} op(s) not on the ANE ({100 * total_cost:.2f} % of the plan's cost), "
+    return finding(f"{len(p.fallback_ops)} op(s) not on the ANE ({100 * total_cost:.2f} % of the plan's cost), "
               f"{len(by_reason)} reason(s)", "fallback_ops", "medium" if total_cost > 0.01 else "info", detail,
               groups=rows, ops=len(p.fallback_ops), plan_cost=total_cost)
 
@@ -175,7 +162,7 @@ def _hotspots_finding(p: AneProfile) -> dict | None:
     detail = [f"{r['type']} ({r['category']}): {r['share_pct']:.1f} % of the summed runtime, {r['total_ms']:.3g} ms over "
               f"{r['count']} op(s), {r['bound']}-bound, {r['gbps']:.3g} GB/s" for r in hot]
     detail.append(f"memory-bound types take {mem:.0f} % of the summed runtime")
-    return _f(f"Hotspot: {hot[0]['type']} {hot[0]['share_pct']:.0f} % of runtime ({hot[0]['bound']}-bound)",
+    return finding(f"Hotspot: {hot[0]['type']} {hot[0]['share_pct']:.0f} % of runtime ({hot[0]['bound']}-bound)",
               "op_type_breakdown", "info", detail, hotspots=hot, memory_bound_share_pct=mem)
 
 
@@ -188,7 +175,7 @@ def _top_ops_finding(p: AneProfile) -> dict | None:
             for o in p.top_operations[:5]]
     detail = [f"{r['name']} ({r['type']}): {r['runtime_ms']:.3g} ms" + (f", {r['share_pct']:.1f} %" if r["share_pct"] else "")
               + f", {r['gbps']:.3g} GB/s, {r['bound']}" for r in rows]
-    return _f(f"Most expensive op: {rows[0]['name']} ({rows[0]['type']})", "top_operations", "info", detail, ops=rows)
+    return finding(f"Most expensive op: {rows[0]['name']} ({rows[0]['type']})", "top_operations", "info", detail, ops=rows)
 
 
 def _type_counts(p: AneProfile) -> dict[str, dict]:
@@ -206,7 +193,7 @@ def _type_counts(p: AneProfile) -> dict[str, dict]:
         add("ordered_placements", pl.short_type, 1, int(pl.device not in ("ANE", "?")))
     for m, off in ((p.ane_op_types, 0), (p.cpu_op_types, 1)):
         for t, n in m.items():
-            add("ane_op_types/cpu_op_types", _short(t), n, n * off)
+            add("ane_op_types/cpu_op_types", short_type(t), n, n * off)
     for t in p.op_types:
         add("op_type_breakdown", t["short_type"], t["count"], 0)
     out: dict[str, dict] = {}
@@ -228,7 +215,7 @@ def signals(p: AneProfile) -> list[dict]:
     int32 = [(w, r) for w, r in texts if "int32" in r.lower()]
     if int32:
         types = sorted({t for t, rs in p.unsupported_reasons.items() if any("int32" in r.lower() for r in rs)})
-        out.append(_f("int32 tensors the ANE does not support", "unsupported_reasons_by_type", "high",
+        out.append(finding("int32 tensors the ANE does not support", "unsupported_reasons_by_type", "high",
                       ["isolate int32 control and indexing (argmax, gather/scatter indices, positions): cast to fp16 "
                        "or move that logic out of the ANE graph"] + [f"{w}: {r}" for w, r in int32[:6]],
                       id_="signal_int32", types=_short_all(types), mentions=len(int32)))
@@ -239,7 +226,7 @@ def signals(p: AneProfile) -> list[dict]:
         share = sum(t["share_pct"] for t in p.op_types if t["short_type"] in KV_TYPES)
         off = sum(e["off_ane"] for e in kv.values())
         section = "/".join(dict.fromkeys(src for e in kv.values() for src in e["sources"]))
-        out.append(_f(f"Repeated KV-cache ops: {n_kv} slice_update/slice_by_index/read_state", section,
+        out.append(finding(f"Repeated KV-cache ops: {n_kv} slice_update/slice_by_index/read_state", section,
                       "medium", ["revisit the KV-cache layout (one stateful cache updated in place, fewer slices per "
                                  "layer)"] + [f"{t}: {e['ops']} op(s), {e['off_ane']} off the ANE (from "
                                               f"{', '.join(e['sources'])})" for t, e in kv.items()]
@@ -250,7 +237,7 @@ def signals(p: AneProfile) -> list[dict]:
     if lut and lut_share >= LUT_SHARE_PCT:
         wmb = sum(t["weight_mb"] for t in lut)
         grand_w = p.op_type_totals.get("grand_weight_mb") or 0
-        out.append(_f(f"LUT expansion takes {lut_share:.0f} % of runtime", "op_type_breakdown", "medium",
+        out.append(finding(f"LUT expansion takes {lut_share:.0f} % of runtime", "op_type_breakdown", "medium",
                       ["constexpr_lut_to_dense decompresses palettized weights every prediction, so LUT expansion "
                        "dominates bandwidth: try coarser palettization groups, fewer bits only where it pays, or "
                        "linear (affine) quantization for the largest layers",
@@ -270,7 +257,7 @@ def signals(p: AneProfile) -> list[dict]:
             detail.append(f"memory-bound op types take {mem:.0f} % of the summed runtime")
         if p.measured.get("weight_bw_gbps"):
             detail.append(f"weights stream at {p.measured['weight_bw_gbps']:.3g} GB/s")
-        out.append(_f("Mostly on the ANE: focus on memory traffic", "graph_interruptions", "info", detail,
+        out.append(finding("Mostly on the ANE: focus on memory traffic", "graph_interruptions", "info", detail,
                       id_="signal_mostly_ane", fallback_ops=len(p.fallback_ops), ane_cost_share_pct=ane_share,
                       memory_bound_share_pct=mem))
     for s in out:
@@ -279,7 +266,7 @@ def signals(p: AneProfile) -> list[dict]:
 
 
 def _short_all(types):
-    return [_short(t) for t in types]
+    return [short_type(t) for t in types]
 
 
 def _measured_finding(p: AneProfile) -> dict:
@@ -304,7 +291,7 @@ def _measured_finding(p: AneProfile) -> dict:
             detail.append(f"one prediction took {m['steady_ms']:.4g} ms" + (f" vs {est:.4g} ms estimated on the ANE"
                                                                          if est else ""))
         title = f"MEASUREMENT {status.upper()}: {meaning.split(':')[0]}"
-    return _f(title, "measured_prediction", sev, detail, status=status, **{k: v for k, v in m.items() if k != "status"})
+    return finding(title, "measured_prediction", sev, detail, status=status, **{k: v for k, v in m.items() if k != "status"})
 
 
 def _status_finding(p: AneProfile) -> dict | None:
@@ -320,193 +307,8 @@ def _status_finding(p: AneProfile) -> dict | None:
         problems.append("sections missing from the report: " + ", ".join(important))
     if not problems:
         return None
-    return _f("The report is incomplete", "status", "high" if p.status.get("no_costmodel_entries")
+    return finding("The report is incomplete", "status", "high" if p.status.get("no_costmodel_entries")
               or p.status.get("log_data_masked") else "warning", problems, missing=p.missing)
-
-
-# --------------------------------------------------------------------------------------------------
-# cost plan and the cross-check
-# --------------------------------------------------------------------------------------------------
-
-def plan_total(plan: AneCostPlan) -> float:
-    """The plan's ``total_cost`` (what the tool summed over every non-const op); the listed ops' sum when the
-    report gives none. Shares are of this, never renormalised over the ops a report happens to list."""
-    listed = sum(o["cost"] for o in plan.operations)
-    return plan.total_cost if plan.total_cost > 0 else listed
-
-
-def plan_unlisted_share(plan: AneCostPlan) -> float:
-    """The share (%) of ``total_cost`` that no listed op accounts for (a report cut short, or hand-trimmed)."""
-    total = plan_total(plan)
-    return max(0.0, 100 * (1 - sum(o["cost"] for o in plan.operations) / total)) if total > 0 else 0.0
-
-
-def plan_shares(plan: AneCostPlan) -> list[dict]:
-    """Each op's share (%) of the plan's ``total_cost`` (weights are dimensionless, so only shares compare)."""
-    total = plan_total(plan)
-    return [{**o, "share_pct": 100 * o["cost"] / total if total > 0 else 0.0} for o in plan.operations]
-
-
-def _plan_findings(plan: AneCostPlan) -> list[dict]:
-    ops = sorted(plan_shares(plan), key=lambda o: -o["share_pct"])
-    by_type: dict[str, list] = {}
-    for o in ops:
-        acc = by_type.setdefault(o["short_type"], [0, 0.0])
-        acc[0] += 1
-        acc[1] += o["share_pct"]
-    types = sorted(({"type": t, "ops": n, "share_pct": s} for t, (n, s) in by_type.items()), key=lambda r: -r["share_pct"])
-    top = ops[:10]
-    detail = [f"[{o['index']}] {o['short_type']}: {o['share_pct']:.2f} %" for o in top]
-    detail.append("by type: " + ", ".join(f"{t['type']} {t['share_pct']:.1f} % ({t['ops']})" for t in types[:6]))
-    detail.append(f"shares are of total_cost {plan_total(plan):.4g} (dimensionless compiler weights)")
-    unlisted = plan_unlisted_share(plan)
-    if unlisted > 0.5:
-        detail.append(f"the listed ops account for {100 - unlisted:.1f} % of total_cost; {unlisted:.1f} % is in ops the "
-                      "report does not list")
-    out = [_f(f"Plan: {top[0]['short_type']} [{top[0]['index']}] is the costliest op ({top[0]['share_pct']:.1f} % of the "
-              "plan)" if top else "Plan lists no operations", "operations", "info", detail, top_ops=top, types=types)]
-    if plan.no_device:
-        out.append(_f(f"{plan.no_device} op(s) have no device in the plan", "no_device", "warning",
-                      ["the compute plan gave these ops no device usage at all (ane-costplan does not say which; "
-                       "with_device counts ops with any device, not ANE ops)"], no_device=plan.no_device,
-                      with_device=plan.with_device))
-    return out
-
-
-def match_ops(p: AneProfile, plan: AneCostPlan) -> list[tuple[dict, object, str]]:
-    """(plan op, profile placement or None, method): by function + index + type, then index + type when that
-    names one placement, then type + order (the k-th op of a type in each)."""
-    by_fit = {(pl.function, pl.index, pl.type): pl for pl in p.placements}
-    by_it: dict[tuple, list] = {}
-    for pl in p.placements:
-        by_it.setdefault((pl.index, pl.type), []).append(pl)
-    used = set()
-    out: list = []
-    pending = []
-    for o in sorted(plan.operations, key=lambda o: (o.get("function", ""), o["index"])):
-        pl = by_fit.get((o.get("function"), o["index"], o["type"])) if "function" in o else None
-        method = "function+index+type"
-        if pl is None:
-            cands = [c for c in by_it.get((o["index"], o["type"]), []) if id(c) not in used]
-            pl = cands[0] if len(cands) == 1 else None
-            method = "index+type"
-        if pl is not None and id(pl) not in used:
-            used.add(id(pl))
-            out.append((o, pl, method))
-        else:
-            pending.append(o)
-    queues: dict[str, list] = {}
-    for pl in p.placements:
-        if id(pl) not in used:
-            queues.setdefault(pl.type, []).append(pl)
-    for o in pending:
-        q = queues.get(o["type"])
-        out.append((o, q.pop(0), "type+order") if q else (o, None, "unmatched"))
-    return out
-
-
-def cross_check(p: AneProfile, plan: AneCostPlan) -> dict:
-    """Plan cost share vs measured runtime share, by op type and by op, and ANE-capable ops placed elsewhere.
-
-    Plan shares are shares of the plan's ``total_cost``. ane-costplan leaves out ``const*``/``constexpr_*`` ops,
-    so runtime shares are taken over the profile's other op types (the ones a plan can hold). When the plan
-    lists ops worth less than its ``total_cost``, the missing part could belong to any type: a plan share is
-    then only a lower bound, and "low in the plan" is claimed only if it holds with the missing part added.
-    """
-    plan_by_type: dict[str, float] = {}
-    for o in plan.operations:
-        plan_by_type[o["short_type"]] = plan_by_type.get(o["short_type"], 0.0) + o["cost"]
-    total = plan_total(plan)
-    unlisted = plan_unlisted_share(plan)
-    rt_by_type = {t["short_type"]: t["total_ms"] for t in p.op_types}
-    plannable = {t: v for t, v in rt_by_type.items() if not t.startswith("const")}
-    rc = sum(plannable.values())
-    common = sorted(set(plan_by_type) & set(plannable))
-    types = []
-    for t in common:
-        ps = 100 * plan_by_type[t] / total if total > 0 else 0.0
-        rs = 100 * plannable[t] / rc if rc > 0 else 0.0
-        v = _verdict(ps, rs)
-        if v == "plan_low_runtime_high" and _verdict(ps + unlisted, rs) != v:
-            v = "agree"  # the unlisted part of the plan could be this type's
-        types.append({"type": t, "plan_share_pct": ps, "runtime_share_pct": rs, "verdict": v,
-                      "plan_share_is_lower_bound": unlisted > 0.5,
-                      "bound": next((x["bound"] for x in p.op_types if x["short_type"] == t), "?")})
-    types.sort(key=lambda r: -max(r["plan_share_pct"], r["runtime_share_pct"]))
-    only_runtime = sorted(set(rt_by_type) - set(plan_by_type))
-    # per op: runtimes are known for the profile's top operations; below that list they are at most its last
-    matches = match_ops(p, plan)
-    methods: dict[str, int] = {}
-    for _, _, m in matches:
-        methods[m] = methods.get(m, 0) + 1
-    grand = p.op_type_totals.get("grand_runtime_ms") or p.summary.get("grand_runtime_ms") or 0
-    rt_by_name = {o["name"]: o["runtime_ms"] for o in p.top_operations}
-    unique = p.summary.get("unique_costmodel_ops", len(p.top_operations))
-    cutoff = min(rt_by_name.values()) if rt_by_name and unique > len(rt_by_name) else (0.0 if rt_by_name else None)
-    ops = []
-    for o, pl, method in matches:
-        if pl is None or grand <= 0 or total <= 0:
-            continue
-        ps = 100 * o["cost"] / total
-        if pl.name in rt_by_name:
-            rs, bound_only = 100 * rt_by_name[pl.name] / grand, False
-        elif cutoff is not None:
-            rs, bound_only = 100 * cutoff / grand, True  # an upper bound
-        else:
-            continue
-        v = _verdict(ps, rs)
-        if v == "plan_low_runtime_high" and bound_only:
-            v = "agree"  # an upper bound cannot show that runtime is high
-        if v != "agree":
-            ops.append({"index": o["index"], "function": pl.function, "name": pl.name, "type": o["short_type"],
-                        "plan_share_pct": ps, "runtime_share_pct": rs, "runtime_is_upper_bound": bound_only,
-                        "verdict": v, "matched_by": method})
-    placed = []
-    for o, pl, method in matches:
-        if pl is None:
-            continue
-        plan_dev = o.get("device")
-        if plan_dev and plan_dev.upper().startswith(("ANE", "NEURAL")) and pl.device in ("CPU", "GPU"):
-            placed.append({"index": o["index"], "name": pl.name, "type": o["short_type"], "profile_device": pl.device,
-                           "plan_device": plan_dev, "matched_by": method, "basis": "plan device"})
-        elif not plan_dev and pl.ane_supported and pl.device in ("CPU", "GPU") and o["cost"] > 0:
-            placed.append({"index": o["index"], "name": pl.name, "type": o["short_type"], "profile_device": pl.device,
-                           "plan_device": None, "matched_by": method, "basis": "ANE supported"})
-    statements = []
-    for r in types + ops:
-        if r["verdict"] == "plan_high_runtime_low":
-            statements.append(f"{r['type']}{_at(r)}: {r['plan_share_pct']:.1f} % of the plan's cost but "
-                              f"{'≤ ' if r.get('runtime_is_upper_bound') else ''}{r['runtime_share_pct']:.1f} % of the "
-                              "runtime: the ANE pipelines it (the static cost overstates it)")
-        elif r["verdict"] == "plan_low_runtime_high":
-            statements.append(f"{r['type']}{_at(r)}: {r['runtime_share_pct']:.1f} % of the runtime but only "
-                              f"{r['plan_share_pct']:.1f} % of the plan's cost: memory/bandwidth stalls the static "
-                              "model misses" + (" (memory-bound)" if r.get("bound") == "Mem" else ""))
-    for x in placed:
-        statements.append(f"{x['type']} [{x['index']}] {x['name']}: "
-                          + ("preferred on the ANE in the plan" if x["plan_device"] else "supported by the ANE")
-                          + f" but placed on the {x['profile_device']} in the profile (shape/tile constraints, or too "
-                            "small to be worth a switch)")
-    return {"types": types, "types_only_in_profile": only_runtime, "ops": ops, "placement": placed,
-            "match_methods": methods, "statements": statements, "plan_total_cost": total,
-            "plan_unlisted_share_pct": unlisted,
-            "note": "plan shares are shares of total_cost; runtime shares are over the profile's non-const op types "
-                    "(ane-costplan omits const/constexpr ops); per-op runtimes exist for the profile's top operations, "
-                    "below them only an upper bound"}
-
-
-def _at(r: dict) -> str:
-    return f" [{r['index']}] {r['name']}" if "index" in r else ""
-
-
-def _verdict(plan_share: float, runtime_share: float) -> str:
-    if max(plan_share, runtime_share) < CROSS_MIN_SHARE:
-        return "agree"
-    if plan_share >= CROSS_MIN_SHARE and runtime_share * CROSS_RATIO <= plan_share:
-        return "plan_high_runtime_low"
-    if runtime_share >= CROSS_MIN_SHARE and plan_share * CROSS_RATIO <= runtime_share:
-        return "plan_low_runtime_high"
-    return "agree"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -529,11 +331,11 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
     findings.append({**_measured_finding(p), "id": "measured_prediction"})
     cc = None
     if plan is not None:
-        for i, f in enumerate(_plan_findings(plan)):
+        for i, f in enumerate(plan_findings(plan)):
             findings.append({**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"})
         cc = cross_check(p, plan)
         sev = "medium" if cc["statements"] else "info"
-        findings.append({**_f(f"Cross-check: {len(cc['statements'])} disagreement(s) between plan cost and measured "
+        findings.append({**finding(f"Cross-check: {len(cc['statements'])} disagreement(s) between plan cost and measured "
                               "runtime/placement" if cc["statements"] else "Cross-check: plan and profile agree",
                               "cost plan × op_type_breakdown/top_operations/ordered_placements", sev,
                               cc["statements"] or ["no op type or op differs by 2× or more between plan share and "
@@ -555,7 +357,7 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
 
 
 def analyze_plan(plan: AneCostPlan) -> dict:
-    findings = [{**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"} for i, f in enumerate(_plan_findings(plan))]
+    findings = [{**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"} for i, f in enumerate(plan_findings(plan))]
     return {"model": plan.name, "source": plan.source, "costplan": plan.source,
             "headline": findings[0]["title"], "findings": findings, "warnings": plan.warnings,
             "summary": {"model": plan.name, "kind": "costplan", "ops": len(plan.operations)}}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
-from .ane import _short, plan_shares, plan_total
+from .ane_plan import plan_shares, plan_total, short_type
 
 MOVE_PP = 0.5  # per-op share changes smaller than this (percentage points) are not listed
 TOTAL_COST_NOTE = ("total_cost is dimensionless (the compiler's relative weights summed over the non-const ops, about 1 "
@@ -20,7 +20,7 @@ TOTAL_COST_NOTE = ("total_cost is dimensionless (the compiler's relative weights
 
 
 def _island_key(i: AneIsland) -> tuple:
-    return (i.function, _short(i.first_type), _short(i.last_type), i.reason)
+    return (i.function, short_type(i.first_type), short_type(i.last_type), i.reason)
 
 
 def _islands(p: AneProfile) -> dict[tuple, list[AneIsland]]:

@@ -1,0 +1,251 @@
+"""ETDump decoding: a size-prefixed FlatBuffer (identifier ``ED00``) → numpy columns, with no interpretation.
+
+Schema: ExecuTorch ``devtools/etdump/etdump_schema_flatcc.fbs``.
+``ETDump{version, run_data:[RunData]}``; ``RunData{name, bundled_input_index, allocators:[Allocator{name}],
+events:[Event]}``; ``Event`` wraps exactly one of ``ProfileEvent``, ``AllocationEvent`` or ``DebugEvent``.
+
+Everything is decoded column-wise with numpy (see :mod:`edgeprof.io.flatbuf`); nothing here creates a
+Python object per event. :mod:`edgeprof.io.etdump` turns the columns into a :class:`~edgeprof.model.Profile`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CorruptETDumpError, NotAnETDumpError
+from .flatbuf import FlatBuffer
+
+IDENTIFIER = b"ED00"
+MAX_ETDUMP_BYTES = 4 * 1024**3  # FlatBuffers cannot address more
+
+SCALAR_TYPES = {
+    0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64",
+    11: "bool", 12: "qint8", 13: "quint8", 14: "qint32", 15: "bfloat16", 16: "quint4x2", 17: "quint2x4",
+    22: "bits16", 23: "float8_e5m2", 24: "float8_e4m3fn", 25: "float8_e5m2fnuz", 26: "float8_e4m3fnuz",
+    27: "uint16", 28: "uint32", 29: "uint64",
+}
+VALUE_TYPES = ("null", "int", "bool", "float", "double", "tensor", "tensor_list", "string")
+
+_KNOWN_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"PK\x03\x04", "a zip archive (an ETRecord?)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x1f\x8b", "a gzip file"),
+    (b"\x7fELF", "an ELF binary"),
+)
+
+
+def sniff(data: bytes) -> str | None:
+    """Describe a non-ETDump file from its first bytes, or None if it looks like an ETDump."""
+    if data[8:12] == IDENTIFIER or data[4:8] == IDENTIFIER:
+        return None
+    for magic, what in _KNOWN_MAGIC:
+        if data.startswith(magic):
+            return what
+    if len(data) >= 8 and data[4:6] == b"ET" and data[6:8].isdigit():
+        return f"an ExecuTorch program (.pte, identifier {data[4:8].decode()!r})"
+    head = data[:64].lstrip()
+    if head[:1] in (b"{", b"["):
+        return "a JSON or text file"
+    if head and all(32 <= c < 127 or c in (9, 10, 13) for c in head):
+        return "a text file"
+    return "not an ETDump"
+
+
+def read_bytes(path) -> bytes:
+    """The file's bytes: a regular file of at most 4 GiB (FIFOs, devices and folders are refused unread)."""
+    from .files import read_regular
+
+    return read_regular(path, MAX_ETDUMP_BYTES, "ETDump")
+
+
+def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
+    """Validate the envelope and return (buffer starting at the root offset, base offset in the file)."""
+    n = len(data)
+    if n == 0:
+        raise NotAnETDumpError(path, "empty file, expected an ETDump")
+    if n < 12:
+        raise NotAnETDumpError(path, f"only {n} bytes, too short for an ETDump")
+    what = sniff(data)
+    if what is not None:
+        raise NotAnETDumpError(path, f"{what}, not an ETDump (no 'ED00' identifier at byte 8)")
+    if data[8:12] == IDENTIFIER:  # size-prefixed, as the ExecuTorch runtime writes it
+        declared = int.from_bytes(data[0:4], "little")
+        if declared > n - 4:
+            raise CorruptETDumpError(path, f"size prefix says {declared} bytes follow but only {n - 4} do: truncated ETDump", offset=0)
+        return FlatBuffer(memoryview(data)[4: 4 + declared], path, base=4), 4
+    return FlatBuffer(memoryview(data), path, base=0), 0  # plain (not size-prefixed) buffer
+
+
+EVENT_CHUNK = 1 << 15  # events decoded per block: bounds temporary memory on very large files
+
+
+def decode(data: bytes, path) -> dict:
+    """Decode every table of an ETDump into numpy columns (no interpretation yet)."""
+    from .flatbuf import Interner
+
+    fb, _ = open_buffer(data, path)
+    root = fb.read_checked(np.array([0], dtype=np.int64), np.uint32, "root offset").astype(np.int64)
+    top = fb.tables(root, "ETDump")
+    version = int(top.scalar(0, np.uint32, 0)[0])
+    runs_ref = int(top.ref(1, "run_data")[0])
+    run_pos = fb.table_vector(runs_ref, "ETDump.run_data")
+    runs = fb.tables(run_pos, "RunData")
+    other = Interner()
+    run_name_codes, run_names, _ = fb.strings(runs.ref(0, "name"), "RunData.name", other)
+    bundled = runs.scalar(1, np.int32, -1)
+    alloc_pos, alloc_owner = fb.table_vectors(runs.ref(2, "allocators"), "RunData.allocators")
+    allocators = fb.tables(alloc_pos, "Allocator")
+    alloc_name_codes, _, _ = fb.strings(allocators.ref(0, "name"), "Allocator.name", other)
+    names = Interner()  # ProfileEvent names
+    dstrs = Interner()  # ProfileEvent delegate debug id strings
+
+    ev_pos, ev_run = fb.table_vectors(runs.ref(3, "events"), "RunData.events")
+    n_events = ev_pos.size
+    cols: dict[str, list] = {k: [] for k in ("pe_seq", "pe_name_codes", "pe_dd_str_codes", "pe_chain", "pe_instruction",
+                                             "pe_dd_int", "pe_start", "pe_end", "meta_refs")}
+    ae_refs, ae_seq, de_refs, de_seq = [], [], [], []
+    n_empty = n_ambiguous = 0
+    for c0 in range(0, n_events, EVENT_CHUNK):
+        seq = np.arange(c0, min(c0 + EVENT_CHUNK, n_events), dtype=np.int64)
+        events = fb.tables(ev_pos[c0: c0 + EVENT_CHUNK], "Event")
+        pe_ref = events.ref(0, "profile_event")
+        ae_ref = events.ref(1, "allocation_event")
+        de_ref = events.ref(2, "debug_event")
+        del events
+        present = (pe_ref >= 0).astype(np.int8) + (ae_ref >= 0) + (de_ref >= 0)
+        n_empty += int(np.count_nonzero(present == 0))
+        n_ambiguous += int(np.count_nonzero(present > 1))
+        # an Event holding several payloads counts as its first one (profile, allocation, debug), like Inspector
+        is_pe = pe_ref >= 0
+        is_ae = (ae_ref >= 0) & ~is_pe
+        is_de = (de_ref >= 0) & ~is_pe & ~is_ae
+        if is_ae.any():
+            ae_refs.append(ae_ref[is_ae])
+            ae_seq.append(seq[is_ae])
+        if is_de.any():
+            de_refs.append(de_ref[is_de])
+            de_seq.append(seq[is_de])
+        pe = fb.tables(pe_ref[is_pe] if not is_pe.all() else pe_ref, "ProfileEvent")
+        cols["pe_seq"].append(seq[is_pe])
+        cols["pe_name_codes"].append(fb.strings(pe.ref(0, "name"), "ProfileEvent.name", names)[0])
+        cols["pe_dd_str_codes"].append(fb.strings(pe.ref(4, "delegate_debug_id_str"),
+                                                  "ProfileEvent.delegate_debug_id_str", dstrs)[0])
+        cols["meta_refs"].append(pe.ref(5, "delegate_debug_metadata"))
+        cols["pe_chain"].append(pe.scalar(1, np.int32, 0))
+        cols["pe_instruction"].append(pe.scalar(2, np.int32, -1))
+        cols["pe_dd_int"].append(pe.scalar(3, np.int32, -1))
+        cols["pe_start"].append(pe.scalar(6, np.uint64, 0))
+        cols["pe_end"].append(pe.scalar(7, np.uint64, 0))
+        del pe, pe_ref, ae_ref, de_ref
+    del ev_pos
+    empty = {"pe_seq": np.int64, "pe_name_codes": np.int32, "pe_dd_str_codes": np.int32, "pe_chain": np.int32,
+             "pe_instruction": np.int32, "pe_dd_int": np.int32, "pe_start": np.uint64, "pe_end": np.uint64,
+             "meta_refs": np.int64}
+    out = {k: (np.concatenate(v) if v else np.empty(0, dtype=empty[k])) for k, v in cols.items()}
+    meta = fb.scalar_vectors(out.pop("meta_refs"), np.uint8, "ProfileEvent.delegate_debug_metadata")
+    out.update(
+        version=version,
+        run_names=[other.uniques[c] if c >= 0 else "" for c in run_name_codes],
+        run_bundled_input_index=bundled,
+        allocator_run=alloc_owner,
+        allocator_names=[other.uniques[c] if c >= 0 else "" for c in alloc_name_codes],
+        n_runs=len(runs),
+        n_empty_events=n_empty,
+        n_ambiguous_events=n_ambiguous,
+        pe_run=ev_run[out["pe_seq"]],
+        pe_names=names.uniques,
+        pe_dd_strs=dstrs.uniques,
+        pe_meta=meta,
+    )
+
+    # AllocationEvents
+    ae_seq = np.concatenate(ae_seq) if ae_seq else np.empty(0, dtype=np.int64)
+    ae = fb.tables(np.concatenate(ae_refs) if ae_refs else np.empty(0, dtype=np.int64), "AllocationEvent")
+    out.update(ae_run=ev_run[ae_seq], ae_seq=ae_seq, ae_allocator=ae.scalar(0, np.int32, 0),
+               ae_size=ae.scalar(1, np.uint64, 0))
+
+    # DebugEvents (intermediate outputs): metadata only; tensor bytes live in the separate debug buffer
+    de_seq = np.concatenate(de_seq) if de_seq else np.empty(0, dtype=np.int64)
+    de = fb.tables(np.concatenate(de_refs) if de_refs else np.empty(0, dtype=np.int64), "DebugEvent")
+    dname_codes, _, _ = fb.strings(de.ref(5, "name"), "DebugEvent.name", other)
+    ddstr_codes, _, _ = fb.strings(de.ref(4, "delegate_debug_id_str"), "DebugEvent.delegate_debug_id_str", other)
+    out.update(
+        de_run=ev_run[de_seq],
+        de_seq=de_seq,
+        de_chain=de.scalar(0, np.uint64, 0),
+        de_instruction=de.scalar(1, np.int32, -1),
+        de_dd_int=de.scalar(3, np.int32, -1),
+        de_dd_str=[other.uniques[c] if c >= 0 else None for c in ddstr_codes],
+        de_name=[other.uniques[c] if c >= 0 else None for c in dname_codes],
+        de_value=_decode_values(fb, de.ref(2, "debug_entry")),
+    )
+    out["invalid_utf8"] = other.invalid + names.invalid + dstrs.invalid
+    return out
+
+
+def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
+    """Decode ``Value`` tables (debug entries) into per-event columns."""
+    n = ref.size
+    has = ref >= 0
+    cols = {
+        "value_type": np.full(n, -1, dtype=np.int16),
+        "is_output": np.zeros(n, dtype=bool),
+        "int_value": np.full(n, np.nan),
+        "float_value": np.full(n, np.nan),
+        "bool_value": np.zeros(n, dtype=np.int8) - 1,
+        "tensors": [[] for _ in range(n)] if n < 100_000 else None,
+    }
+    if not has.any():
+        return cols
+    idx = np.flatnonzero(has)
+    v = fb.tables(ref[has], "Value")
+    cols["value_type"][idx] = v.scalar(0, np.int8, 0)
+
+    def sub_scalar(k, name, field_dtype, what):
+        r = v.ref(k, what)
+        m = r >= 0
+        vals = np.full(r.size, np.nan)
+        if m.any():
+            t = fb.tables(r[m], name)
+            vals[m] = t.scalar(0, field_dtype, 0).astype(np.float64)
+        return vals, m
+
+    iv, _ = sub_scalar(3, "Int", np.int64, "int_value")
+    fv, _ = sub_scalar(4, "Float", np.float32, "float_value")
+    dv, dm = sub_scalar(5, "Double", np.float64, "double_value")
+    bv, bm = sub_scalar(6, "Bool", np.uint8, "bool_value")
+    ov, om = sub_scalar(7, "Bool", np.uint8, "output")
+    cols["int_value"][idx] = iv
+    cols["float_value"][idx] = np.where(dm, dv, fv)
+    cols["bool_value"][idx] = np.where(bm, bv, -1).astype(np.int8)
+    cols["is_output"][idx] = om & (ov > 0)
+
+    # tensors: single tensor (field 1) or tensor list (field 2 → TensorList{tensors})
+    single = v.ref(1, "tensor")
+    lst = v.ref(2, "tensor_list")
+    tl = lst >= 0
+    list_tensors = np.empty(0, dtype=np.int64)
+    list_owner = np.empty(0, dtype=np.int64)
+    if tl.any():
+        tlt = fb.tables(lst[tl], "TensorList")
+        list_tensors, own = fb.table_vectors(tlt.ref(0, "tensors"), "TensorList.tensors")
+        list_owner = np.flatnonzero(tl)[own]
+    t_pos = np.concatenate([single[single >= 0], list_tensors])
+    t_owner = np.concatenate([np.flatnonzero(single >= 0), list_owner])
+    if t_pos.size:
+        t = fb.tables(t_pos, "Tensor")
+        stype = t.scalar(0, np.int8, 0)
+        sizes, s_off = fb.scalar_vectors(t.ref(1, "sizes"), np.int64, "Tensor.sizes")
+        strides, st_off = fb.scalar_vectors(t.ref(2, "strides"), np.int64, "Tensor.strides")
+        offset = t.scalar(3, np.int64, 0)
+        if cols["tensors"] is not None:
+            sizes_l, strides_l = sizes.tolist(), strides.tolist()
+            for j, owner in enumerate(t_owner.tolist()):
+                cols["tensors"][idx[owner]].append({
+                    "scalar_type": SCALAR_TYPES.get(int(stype[j]), f"unknown({int(stype[j])})"),
+                    "sizes": sizes_l[s_off[j]: s_off[j + 1]],
+                    "strides": strides_l[st_off[j]: st_off[j + 1]],
+                    "offset": int(offset[j]),
+                })
+    return cols
