@@ -3,8 +3,8 @@
     python bench/bench_stats.py [--sims 3000]
 
 Noise shape: the 200 real per-run latencies of tests/data mobilenet_v3_small_xnnq8.N200 (relative to
-their median), rescaled to the stated CV and resampled (tests/simulate.py). Fixed seeds: the output
-is reproducible. The fast versions of these checks run in the test suite (tests/test_compare.py).
+their median), rescaled to the stated CV and resampled (tests/helpers/simulate.py). Fixed seeds: the output
+is reproducible. The fast versions of these checks run in the test suite (tests/analysis/test_compare.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from simulate import draw, noise_shape, run  # noqa: E402
 

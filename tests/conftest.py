@@ -1,4 +1,7 @@
-"""Shared fixtures: real ETDumps/ETRecords copied into tests/data (see tools/make_test_data.py)."""
+"""Shared fixtures: real ETDumps/ETRecords copied into tests/data (see tools/make_test_data.py).
+
+Tests mirror the package: tests/io, tests/analysis, tests/render, tests/api, tests/cli, tests/core (the
+modules every layer shares); tests/helpers holds builders and oracles (on the path, see pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -8,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
-ETDUMP_NAMES = sorted(p.name[: -len(".etdp.gz")] for p in (DATA / "etdump").glob("*.etdp.gz"))
-ETRECORD_MODELS = ("toycnn_portable", "toycnn_xnn", "toycnn_xnnq8", "tel_portable", "tel_xnn", "tel_xnnq8")
+from testdata import DATA, ETDUMP_NAMES
 
 
 @pytest.fixture(scope="session")

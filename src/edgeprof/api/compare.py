@@ -7,7 +7,6 @@ two positional inputs, or the Arm kit's ``--compare`` input as the reference.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,28 +77,17 @@ def explicit_roles(baseline: list[str], candidate: list[str], baseline_name: str
     return Roles(baseline, candidate, baseline_name, candidate_name, "as given (--baseline/--candidate)", warnings)
 
 
-def _digest(p: Path) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def check_distinct(b_files: list[Path], c_files: list[Path]) -> None:
-    """A usage error when a file (or a byte-identical copy of it) is in both arms."""
+def check_distinct(ws: Workspace, b_files: list[Path], c_files: list[Path]) -> None:
+    """A usage error when a file (or a copy of the same measurement) is in both arms."""
     rb = {f.resolve() for f in b_files}
     for f in c_files:
         if f.resolve() in rb:
             raise UsageError(f"{f} is in both the baseline and the candidate: a comparison needs two different arms")
-    sizes_b: dict[int, list[Path]] = {}
-    for f in b_files:
-        sizes_b.setdefault(f.stat().st_size, []).append(f)
     for f in c_files:
-        for g in sizes_b.get(f.stat().st_size, []):
-            if _digest(g) == _digest(f):
-                raise UsageError(f"{f} and {g} hold the same bytes: the baseline and the candidate are the same "
-                                 "measurement")
+        for g in b_files:
+            if ws.same_measurement(g, f):
+                raise UsageError(f"{f} and {g} hold the same measurement: the baseline and the candidate are the "
+                                 "same runs")
 
 
 def _arm_name(series, given: str | None) -> str:
@@ -132,7 +120,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     ws = workspace(ws, run_dir)
     b_files = [f for spec in as_list(baseline) for f in ws.resolve(spec, run_dir, threads)]
     c_files = [f for spec in as_list(candidate) for f in ws.resolve(spec, run_dir, threads)]
-    check_distinct(b_files, c_files)
+    check_distinct(ws, b_files, c_files)
     bs, cs = [ws.series(f) for f in b_files], [ws.series(f) for f in c_files]
     b_arm = Arm(_arm_name(bs, baseline_name), [s.values_ms for s in bs], [str(s.path) for s in bs])
     c_arm = Arm(_arm_name(cs, candidate_name), [s.values_ms for s in cs], [str(s.path) for s in cs])

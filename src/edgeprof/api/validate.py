@@ -52,9 +52,9 @@ def _etdump_facts(ws: Workspace, f: Path, run_dir: Path, out_root: Path | None, 
     rf = ws.describe(f)
     e = EtdumpFacts(path=rel(f, run_dir), key=str(f.resolve()), experiment=rf.experiment, role=role)
     try:
-        valid = ws.valid_profile(f)
+        valid = ws.valid_profile(f, etrecord=False)
         lat = valid.latency_ms()
-        e.runs, e.events = valid.n_runs, ws.profile(f).n_events
+        e.runs, e.events = valid.n_runs, ws.profile(f, etrecord=False).n_events
         e.mean_ms = float(np.mean(lat)) if lat.size else None
         e.evidence = executed_from_profile(valid)
     except InputError as err:

@@ -290,22 +290,24 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
     """Locate the ETRecord for ``etdump``: (path or None, how it was found).
 
     ``manifest.json``'s ``model`` first (an absolute path as recorded; a relative one from the manifest's
-    folder, or its file name in the folders below); else an ``.etrecord`` whose name is a prefix of the
-    ETDump's (at a ``_``/``.``/``-`` boundary) in :func:`etrecord_folders`, the longest such prefix in the
-    nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
+    folder, or its file name in the folders below) when the ETDump is named after it or no ETRecord is; else
+    an ``.etrecord`` whose name is a prefix of the ETDump's (at a ``_``/``.``/``-`` boundary) in
+    :func:`etrecord_folders`, the longest such prefix in the nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
     """
     from .files import is_file
 
     folders = etrecord_folders(etdump, root)
+    by_manifest = None
     if manifest and isinstance(manifest.get("model"), str) and 0 < len(manifest["model"]) < 4096:
         model = Path(manifest["model"])
         bases = [model] if model.is_absolute() else \
             ([manifest_path.parent / model] if manifest_path else []) + [f / model.name for f in folders]
-        for b in bases:
-            for cand in (Path(str(b) + ".etrecord"), Path(str(b.with_name(b.stem)) + ".etrecord")):
-                if is_file(cand):
-                    return cand, "manifest.json model"
-    best, best_len = None, 0
+        by_manifest = next((c for b in bases for c in (Path(str(b) + ".etrecord"),
+                                                       Path(str(b.with_name(b.stem)) + ".etrecord")) if is_file(c)),
+                           None)
+        if by_manifest is not None and _prefix_len(_record_stem(by_manifest), etdump.stem):
+            return by_manifest, "manifest.json model"
+    best, best_len, where = None, 0, ""
     for folder in folders:
         try:
             cands = sorted(folder.glob("*.etrecord"))
@@ -316,7 +318,14 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
             if n > best_len:
                 best, best_len = c, n
         if best is not None:
-            return best, "beside the ETDump" if folder == etdump.parent else f"in {folder}"
+            where = "beside the ETDump" if folder == etdump.parent else f"in {folder}"
+            break
+    # the manifest names the folder's model; an ETDump named after another model that has its own ETRecord
+    # (two models profiled into one folder) gets that one
+    if best is not None:
+        return best, where
+    if by_manifest is not None:
+        return by_manifest, "manifest.json model"
     return None, "none found"
 
 

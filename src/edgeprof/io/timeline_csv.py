@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..conventions import METHOD_EXECUTE, WRAPPER_EVENTS, ms
+from ..conventions import METHOD_EXECUTE, NS_PER_MS, WRAPPER_EVENTS, ms
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
@@ -76,7 +76,7 @@ def read_timeline_csv(path):
     # durations: NaN, infinite, negative or absurd values are invalid events (left out, counted), never zeros
     dur_ms = df["duration_ms"].to_numpy().astype(np.float64)
     bad = ~np.isfinite(dur_ms) | (dur_ms < 0) | (dur_ms >= MAX_MS)
-    dur = np.where(bad, 0, np.round(np.where(bad, 0, dur_ms) * 1e6)).astype(np.int64)
+    dur = np.where(bad, 0, np.round(np.where(bad, 0, dur_ms) * NS_PER_MS)).astype(np.int64)
     starts_ok = "start_us" in df.columns
     if starts_ok:
         st = df["start_us"].fill_null(0).to_numpy().astype(np.float64)

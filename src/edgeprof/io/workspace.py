@@ -143,15 +143,46 @@ class Workspace:
         manifest, mpath, _ = self.manifest(etdump.parent)
         return runfolder.find_etrecord(etdump, manifest, mpath, root=self.root_for(etdump))
 
-    def profile(self, path, *, keep: bool = True) -> Profile:
+    def profile(self, path, *, keep: bool = True, etrecord: bool = True) -> Profile:
         """An ETDump (its ETRecord attached) or a timeline CSV as a Profile, every run kept; see
-        :meth:`valid_profile` for the runs statistics use. ``keep=False`` does not hold it in memory."""
+        :meth:`valid_profile` for the runs statistics use. ``keep=False`` does not hold it in memory;
+        ``etrecord=False`` gives the file's events as recorded, with no ETRecord looked for or read (the file
+        is read once either way)."""
         path = Path(path)
-        return self._once("profile", self.key(path), lambda: self._read_profile(path), keep=keep)
+        key = self.key(path)
+        if not etrecord:
+            with self._guard:  # the profile with its ETRecord holds the same events: serve it
+                if ("profile", key) in self._memo:
+                    return self._memo[("profile", key)]
+            return self._once("profile_read", key, lambda: self._read_profile(path), keep=keep)
 
-    def valid_profile(self, path) -> Profile:
+        def make():
+            prof = self._with_etrecord(path, self.profile(path, keep=keep, etrecord=False))
+            with self._guard:  # one copy of the events in memory: the bare one is no longer needed
+                if ("profile_read", key) in self._memo:
+                    self._memo[("profile_read", key)] = prof
+            return prof
+
+        return self._once("profile", key, make, keep=keep)
+
+    def same_measurement(self, a, b) -> bool:
+        """Whether two inputs hold the same runs: files of one size whose profiles are equal event for event
+        (a copy of a file, or the same runs written twice). Read through the workspace, so no extra read."""
+        a, b = Path(a), Path(b)
+        try:
+            if os.path.getsize(a) != os.path.getsize(b):
+                return False
+        except OSError:
+            return False
+        pa, pb = self.profile(a), self.profile(b)
+        return pa.runs.equals(pb.runs) and pa.events.drop("delegate_backend", "backend_source", "op_types",
+                                                          "module_path", strict=False).equals(
+            pb.events.drop("delegate_backend", "backend_source", "op_types", "module_path", strict=False))
+
+    def valid_profile(self, path, *, etrecord: bool = True) -> Profile:
         """The runs of :meth:`profile` with a valid end-to-end time (the others left out and counted)."""
-        return self._once("valid_profile", self.key(path), lambda: self.profile(path).valid_runs())
+        return self._once("valid_profile" if etrecord else "valid_profile_read", self.key(path),
+                          lambda: self.profile(path, etrecord=etrecord).valid_runs())
 
     def _read_profile(self, path: Path) -> Profile:
         if path.suffix == ".csv":
@@ -165,13 +196,17 @@ class Workspace:
             raise InputError(path, "expected an ETDump (.etdump/.etdp) or a timeline CSV (*_all_runs_timeline.csv)")
         from .etdump import read_etdump
 
-        prof = read_etdump(path, allow_empty=self.allow_empty)
+        return read_etdump(path, allow_empty=self.allow_empty)
+
+    def _with_etrecord(self, path: Path, prof: Profile) -> Profile:
+        if path.suffix not in ETDUMP_SUFFIXES:
+            return prof
         rec, how = self.etrecord_for(path)
         if rec is None:
             if self.strict_etrecord and self.discover_etrecord:
                 raise ETRecordError(path, "no ETRecord found for this ETDump (--strict-etrecord)")
-            prof.etrecord = ETRecordInfo(path=None, status="absent", message=how)
-            return prof
+            return dataclasses.replace(prof, etrecord=ETRecordInfo(path=None, status="absent", message=how),
+                                       warnings=list(prof.warnings))
         return self.attach(prof, rec)
 
     def attach(self, prof: Profile, rec_path) -> Profile:

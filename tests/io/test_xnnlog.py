@@ -7,7 +7,7 @@ import re
 from collections import Counter
 
 import pytest
-from conftest import DATA
+from testdata import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

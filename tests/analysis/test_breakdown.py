@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from conftest import ETDUMP_NAMES
+from testdata import ETDUMP_NAMES
 from edgeprof import api, load_etdump
 from edgeprof.analysis.breakdown import LINES, EventLines, breakdown, per_run_lines
 from edgeprof.analysis.compare_ops import compare_categories

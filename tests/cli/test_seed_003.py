@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from ane_builder import costplan, dumps_like_the_tool, fallback, island, op_type, placement, profile
-from conftest import DATA
+from testdata import DATA
 
 BIN = Path(sys.executable).parent
 PROFILE = DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json"

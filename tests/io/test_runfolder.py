@@ -65,6 +65,26 @@ def test_manifest_model_wins(tmp_path):
     assert problem is None and manifest["model"] == "../models/net.pte"
     found, how = find_etrecord(f, manifest, mpath)
     assert found.resolve() == rec.resolve() and how == "manifest.json model"
+    # an ETRecord named after the ETDump does not override the manifest's when the ETDump is named after that model
+    g = touch(tmp_path / "runs" / "mac" / "net_mac_sme2_on_t1.etdump")
+    touch(tmp_path / "runs" / "mac" / "net_mac.etrecord")
+    found, how = find_etrecord(g, manifest, mpath)
+    assert found.resolve() == rec.resolve() and how == "manifest.json model"
+
+
+def test_an_etdump_of_another_model_gets_its_own_etrecord(tmp_path):
+    """Two models profiled into one folder: the manifest names one; the other's ETDumps keep their own ETRecord."""
+    run = tmp_path / "out_tel" / "runs" / "mac"
+    xnn = touch(run / "mac_sme2_on" / "tel_xnn_mac_sme2_on_t1.etdump")
+    port = touch(run / "mac_portable" / "tel_portable_mac_portable_t1.etdump")
+    other = touch(run / "mac_other" / "mnv3_mac_other_t1.etdump")
+    art = tmp_path / "out_tel" / "artifacts"
+    rx, rp = touch(art / "tel_xnn.etrecord"), touch(art / "tel_portable.etrecord")
+    manifest = {"model": "tel_xnn.pte"}
+    assert find_etrecord(xnn, manifest, run / "manifest.json", root=run)[0] == rx
+    assert find_etrecord(port, manifest, run / "manifest.json", root=run)[0] == rp
+    # nothing named after it: the manifest's model is still the best guess (and a mismatch is then reported)
+    assert find_etrecord(other, manifest, run / "manifest.json", root=run)[0] == rx
 
 
 def test_broken_manifest_is_a_warning(tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats as ss
 
-from conftest import ETDUMP_NAMES
+from testdata import ETDUMP_NAMES
 from edgeprof import load_etdump
 from edgeprof.analysis import rank_tests as rt
 from edgeprof.analysis.latency import detect_drift, detect_warmup, robust_latency

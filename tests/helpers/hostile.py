@@ -18,7 +18,7 @@ from pathlib import Path
 from etdump_builder import AE, DE, PE, TensorMeta
 from etdump_rewrite import read, write
 
-DATA = Path(__file__).parent / "data"
+from testdata import DATA
 
 
 def fixture_etdump(name: str = "toycnn_xnn.N20") -> bytes:

@@ -10,7 +10,7 @@ import subprocess
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from conftest import ETDUMP_NAMES
+from testdata import ETDUMP_NAMES
 from trace_checker import check_trace
 
 from edgeprof import load_etdump

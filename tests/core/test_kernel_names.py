@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import DATA
+from testdata import DATA
 
 from edgeprof.kernel_names import (
     FAMILIES,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA
+from testdata import DATA
 from etdump_rewrite import PE, label, read, rename, stretch, write
 
 BIN = Path(sys.executable).parent

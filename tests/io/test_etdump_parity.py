@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import ETDUMP_NAMES
+from testdata import ETDUMP_NAMES
 from edgeprof import load_etdump
 from edgeprof.analysis.inspector_order import inspector_order
 

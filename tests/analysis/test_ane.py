@@ -17,7 +17,7 @@ from ane_builder import (
     profile,
 )
 from click.testing import CliRunner
-from conftest import DATA
+from testdata import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

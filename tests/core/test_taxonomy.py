@@ -4,7 +4,6 @@ fixtures, the Arm kit's known misclassifications, dtype tokens and user override
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,7 @@ from edgeprof.errors import InputError
 from edgeprof.io.taxonomy_file import read_taxonomy as load_overrides
 from edgeprof.taxonomy import CATEGORIES, FRAMEWORK, TAXONOMY_VERSION, classify
 
-DATA = Path(__file__).parent / "data"
+from testdata import DATA
 
 
 def xnnpack_strings():

@@ -9,7 +9,7 @@ import shutil
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from conftest import DATA
+from testdata import DATA
 
 from edgeprof import api, load_etdump
 from edgeprof.analysis.kernels import executed_from_profile

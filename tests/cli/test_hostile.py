@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA
+from testdata import DATA
 from hostile import (
     ALL_INVALID,
     ane_variants,

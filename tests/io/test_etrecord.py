@@ -9,7 +9,7 @@ import zipfile
 import polars as pl
 import pytest
 
-from conftest import ETRECORD_MODELS
+from testdata import ETRECORD_MODELS
 from edgeprof import load_etdump
 from edgeprof.analysis.inspector_order import inspector_order
 from edgeprof.errors import EdgeprofWarning, ETRecordError

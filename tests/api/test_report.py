@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA
+from testdata import DATA
 
 from edgeprof import api
 from edgeprof.cli import main
