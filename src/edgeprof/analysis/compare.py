@@ -26,10 +26,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri, stdtrit
 
-from ..conventions import fmt_ratio, verdict as verdict_of
+from ..conventions import fmt_ratio
+from ..conventions import verdict as verdict_of
 from .latency import detect_drift, detect_warmup
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
-from .stats import BOOTSTRAP_MAX_N, bimodality, bootstrap_medians, order_statistic_median_ci, summarize, trimmed_mean
+from .stats import (
+    BOOTSTRAP_MAX_N,
+    bimodality,
+    bootstrap_medians,
+    order_statistic_median_ci,
+    summarize,
+    trimmed_mean,
+)
 
 POWER = 0.80
 

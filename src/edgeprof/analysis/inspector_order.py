@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ..model import Profile
 from .._ids import dense_rows, first_index
+from ..model import Profile
 
 
 def inspector_order(profile: Profile) -> pl.DataFrame:

@@ -10,7 +10,7 @@ SME). Telling SME from SME2 needs the kernel log (``__neonsme`` vs ``__neonsme2`
 
 from __future__ import annotations
 
-
+from ..conventions import INSTANCE_SUFFIX, ms
 from ..kernel_names import (
     FAMILIES,
     GEMM_KINDS,
@@ -19,7 +19,6 @@ from ..kernel_names import (
     normalize_kind,
     parse,
 )
-from ..conventions import INSTANCE_SUFFIX, ms
 from ..model import KernelLog
 from ..taxonomy import DEFAULT, Taxonomy
 

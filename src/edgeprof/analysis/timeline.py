@@ -19,9 +19,9 @@ import json
 import numpy as np
 import polars as pl
 
+from .._ids import dense_rows, distinct_ids, first_index
 from ..conventions import METHOD_EXECUTE, ms, op_type
 from ..model import Profile
-from .._ids import dense_rows, distinct_ids, first_index
 from .groupstats import group_stats, list_counts
 from .inspector_order import inspector_order
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from ..io.runfolder import comparison_stem, sme2_role
+from ..io.runfolder import comparison_stem
+from ..io.traces import sme2_role
 from ..io.workspace import Workspace
 from ._common import as_list, taxonomy_of, workspace
 from .results import Comparison

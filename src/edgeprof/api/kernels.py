@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..io.files import display, is_dir
-from ..io.runfolder import ETDUMP_SUFFIXES, is_timeline_csv, trace_stem
+from ..io.runfolder import ETDUMP_SUFFIXES, is_timeline_csv
+from ..io.traces import trace_stem
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results import ExecutedEvidence, KernelTable, KernelView
@@ -31,7 +32,12 @@ def _log_facts(log) -> dict:
 def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None) -> KernelTable:
     """The kernel table of one XNNPACK log (or kernels CSV): the Arm kit's columns then ours, a summary by ISA
     family and kind, and the operators the log shows running on SME/KleidiAI datatype paths."""
-    from ..analysis.kernels import executed_from_operators, kernel_table, summarize_kernels, table_from_records
+    from ..analysis.kernels import (
+        executed_from_operators,
+        kernel_table,
+        summarize_kernels,
+        table_from_records,
+    )
 
     ws = workspace(ws)
     path = Path(path)

@@ -12,7 +12,8 @@ from pathlib import Path
 from ..conventions import fit_name
 from ..errors import InputError, UsageError
 from ..io.files import exists, is_dir
-from ..io.runfolder import display_path, recorded_device, recorded_runners, sme2_role
+from ..io.runfolder import display_path, recorded_device, recorded_runners
+from ..io.traces import sme2_role
 from ..io.workspace import Workspace
 from ._common import taxonomy_of, workspace
 from .compare import assign_roles, compare

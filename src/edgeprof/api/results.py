@@ -34,10 +34,16 @@ class Result:
     kind: ClassVar[str] = ""
 
     def to_dict(self) -> dict:
+        """The JSON document: ``schema_version`` and ``kind`` first, then the data."""
+        return {"schema_version": SCHEMA_VERSION, **self.body()}
+
+    def body(self) -> dict:
+        """The document as nested in another (a collection, a report): ``kind`` and the data, the schema
+        version being the enclosing document's."""
         doc = dict(self.data)
         doc.pop("schema_version", None)
         doc.pop("kind", None)
-        return {"schema_version": SCHEMA_VERSION, "kind": self.kind, **doc}
+        return {"kind": self.kind, **doc}
 
     # mapping access, for code that reads the documents
     def __getitem__(self, key: str) -> Any:
@@ -180,8 +186,8 @@ class Breakdown(Result):
     def e2e_ms(self) -> dict:
         return self.data["e2e_ms"]
 
-    def to_dict(self) -> dict:
-        doc = super().to_dict()
+    def body(self) -> dict:
+        doc = super().body()
         doc.pop("operators_all", None)
         return doc
 
@@ -278,8 +284,8 @@ class AneAnalysis(Result):
 
     kind: ClassVar[str] = "ane_analysis"
 
-    def to_dict(self) -> dict:
-        doc = super().to_dict()
+    def body(self) -> dict:
+        doc = super().body()
         if self.data.get("summary", {}).get("kind") == "costplan":
             doc["kind"] = "ane_plan"
         return doc
@@ -340,10 +346,10 @@ class Report(Result):
 
         return rep.html(self.data, generated=generated)
 
-    def to_dict(self) -> dict:
-        doc = super().to_dict()
+    def body(self) -> dict:
+        doc = super().body()
         if isinstance(doc.get("comparison"), Result):
-            doc["comparison"] = doc["comparison"].data
+            doc["comparison"] = doc["comparison"].body()
         return doc
 
 
@@ -360,4 +366,4 @@ class ExampleResult(Result):
 def collection(kind: str, key: str, items: list, **extra) -> dict:
     """The JSON of a command that returns several results (``{"reports": [...]}``), with the shared header."""
     return {"schema_version": SCHEMA_VERSION, "kind": kind,
-            key: [x.to_dict() if isinstance(x, Result) else x for x in items], **extra}
+            key: [x.body() if isinstance(x, Result) else x for x in items], **extra}

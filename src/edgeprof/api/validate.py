@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.files import exists, is_dir, is_file
-from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files, display_path, manifest_sme2_roles, sme2_role, trace_folders, trace_stem
+from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files, display_path
+from ..io.traces import manifest_sme2_roles, sme2_role, trace_folders, trace_stem
 from ..io.workspace import Workspace
 from ._common import rel, workspace
 from .results import Validation
@@ -55,7 +55,7 @@ def _etdump_facts(ws: Workspace, f: Path, run_dir: Path, out_root: Path | None, 
         valid = ws.valid_profile(f, etrecord=False)
         lat = valid.latency_ms()
         e.runs, e.events = valid.n_runs, ws.profile(f, etrecord=False).n_events
-        e.mean_ms = float(np.mean(lat)) if lat.size else None
+        e.mean_ms = float(lat.mean()) if lat.size else None
         e.evidence = executed_from_profile(valid)
     except InputError as err:
         e.error = err.message + (f" (at byte offset {err.offset})" if err.offset is not None else "")

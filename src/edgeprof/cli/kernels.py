@@ -40,7 +40,7 @@ def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_
     tables, evidence = api.kernel_evidence(files, model_id=model_id, write=not no_write, out=out_file,
                                            output_dir=output_dir, fmt=fmt)
     if as_json:
-        echo_json(collection("kernels", "logs", tables, executed=[e.to_dict() for e in evidence]))
+        echo_json(collection("kernels", "logs", tables, executed=[e.body() for e in evidence]))
     else:
         for t in tables:
             terminal.print_kernels(t)

@@ -170,7 +170,7 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
     if as_json:
         doc = collection("latency", "reports", reports)
         if cmp is not None:
-            doc["comparison"] = cmp.to_dict()
+            doc["comparison"] = cmp.body()
         echo_json(doc)
     else:
         terminal.print_latency(reports)

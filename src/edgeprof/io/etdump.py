@@ -14,12 +14,18 @@ names) are ExecuTorch's:
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._ids import dense_rows
 from .._memory import release_free_memory
-from ..conventions import DELEGATE_CALL, FRAMEWORK_EVENTS, LOAD_METHOD, METHOD_EXECUTE, METHOD_INIT, OPERATOR_CALL
+from ..conventions import (
+    DELEGATE_CALL,
+    FRAMEWORK_EVENTS,
+    LOAD_METHOD,
+    METHOD_EXECUTE,
+    METHOD_INIT,
+    OPERATOR_CALL,
+)
 from ..errors import CorruptETDumpError, NotAnETDumpError
 from .etdump_decode import VALUE_TYPES, decode, read_bytes
 

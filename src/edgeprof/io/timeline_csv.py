@@ -26,7 +26,6 @@ def read_timeline_csv(path):
     import polars as pl
 
     from .etdump import build_profile
-
     from .files import check_regular
 
     path = Path(path)

@@ -19,13 +19,15 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import ETRecordError, InputError, UsageError
 from ..model import ETRecordInfo, Profile
-from . import runfolder
+from . import runfolder, traces
 from .files import display, is_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 ETDUMP_SUFFIXES = runfolder.ETDUMP_SUFFIXES
 
@@ -36,7 +38,7 @@ class LatencySeries:
     from; ``profile`` is the profile of those runs (for category comparisons)."""
 
     path: Path
-    values_ms: np.ndarray
+    values_ms: "np.ndarray"
     run_indices: list[int]
     source: str  # method_execute | top_level_events
     experiment: str | None = None
@@ -105,10 +107,10 @@ class Workspace:
         return self._once("find_etdumps", self.key(folder), lambda: runfolder.find_etdumps([Path(folder)]))
 
     def trace_logs(self, run_dir) -> list[Path]:
-        return self._once("find_trace_logs", self.key(run_dir), lambda: runfolder.find_trace_logs(Path(run_dir)))
+        return self._once("find_trace_logs", self.key(run_dir), lambda: traces.find_trace_logs(Path(run_dir)))
 
     def kernel_tables(self, run_dir) -> list[Path]:
-        return self._once("find_kernel_tables", self.key(run_dir), lambda: runfolder.find_kernel_tables(Path(run_dir)))
+        return self._once("find_kernel_tables", self.key(run_dir), lambda: traces.find_kernel_tables(Path(run_dir)))
 
     def json_doc(self, path) -> tuple[object, str | None]:
         """A small JSON file (manifest, metrics, analysis summary): (document, problem) — never an error."""
@@ -227,6 +229,8 @@ class Workspace:
         path = Path(path)
 
         def make():
+            import numpy as np
+
             prof = self.profile(path)
             warnings = list(prof.warnings)
             if path.suffix == ".csv" and prof.latency_source != "method_execute":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 _CODE = re.compile(r"(`+)(.*?)\1", re.DOTALL)
 
 

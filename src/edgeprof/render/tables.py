@@ -7,9 +7,10 @@ derived from integer nanoseconds are exact already).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import polars as pl
+if TYPE_CHECKING:  # pragma: no cover
+    import polars as pl
 
 FORMATS = ("csv", "parquet")
 
@@ -18,11 +19,13 @@ def suffix(fmt: str) -> str:
     return "." + fmt
 
 
-def write_table(table: pl.DataFrame | Iterable[pl.DataFrame], path: Path, fmt: str = "csv") -> int:
+def write_table(table: "pl.DataFrame | Iterable[pl.DataFrame]", path: Path, fmt: str = "csv") -> int:
     """Write a table, or an iterable of same-schema chunks, to ``path``; returns the row count.
 
     Chunks are appended one by one to a CSV, so a large timeline never sits whole in memory.
     """
+    import polars as pl
+
     chunks = [table] if isinstance(table, pl.DataFrame) else table
     rows = 0
     if fmt == "csv":

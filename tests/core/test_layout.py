@@ -1,0 +1,134 @@
+"""The package's shape: no layer imports upward, no module grows past ~450 lines without saying why, and
+asking for help costs no more than starting Python and click."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import edgeprof
+
+SRC = Path(edgeprof.__file__).parent
+LAYERS = ("cli", "api", "analysis", "render", "io")
+# what each layer may import (``core``: model, conventions, errors, taxonomy, kernel_names, private helpers)
+ALLOWED = {"cli": {"cli", "api", "render", "core"}, "api": {"api", "analysis", "render", "io", "core"},
+           "analysis": {"analysis", "core"}, "render": {"render", "core"}, "io": {"io", "core"}, "core": {"core"}}
+MAX_LINES = 450
+LONG_REASON = "Why this module is long:"
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "core"
+
+
+def _modules():
+    for f in sorted(SRC.rglob("*.py")):
+        rel = f.relative_to(SRC.parent).with_suffix("")
+        name = ".".join(rel.parts)
+        pkg = name[: -len(".__init__")] if name.endswith(".__init__") else name.rsplit(".", 1)[0]
+        yield f, name.removesuffix(".__init__"), pkg
+
+
+def _imports(f: Path, pkg: str):
+    for node in ast.walk(ast.parse(f.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target in ("edgeprof", "edgeprof.io", "edgeprof.analysis", "edgeprof.render", "edgeprof.api"):
+                yield from (f"{target}.{a.name}" for a in node.names)
+            else:
+                yield target
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+
+
+def test_no_layer_imports_upward():
+    bad = []
+    for f, name, pkg in _modules():
+        if name in ("edgeprof", "edgeprof.__main__"):  # the package's lazy facade and the entry point
+            continue
+        for target in _imports(f, pkg):
+            if target.startswith("edgeprof.") and _layer(target) not in ALLOWED[_layer(name)]:
+                bad.append(f"{name} imports {target}")
+    assert bad == []
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    """The rule above is not vacuous: a planted analysis → io import is caught."""
+    f = tmp_path / "planted.py"
+    f.write_text("from ..io.etdump import read_etdump\nimport edgeprof.render.svg\n")
+    found = [t for t in _imports(f, "edgeprof.analysis")]
+    assert found == ["edgeprof.io.etdump", "edgeprof.render.svg"]
+    assert all(_layer(t) not in ALLOWED["analysis"] for t in found)
+
+
+def test_long_modules_say_why():
+    long = []
+    for f, name, _ in _modules():
+        lines = f.read_text().count("\n")
+        doc = ast.get_docstring(ast.parse(f.read_text())) or ""
+        if lines > MAX_LINES and LONG_REASON not in doc:
+            long.append(f"{name}: {lines} lines")
+    assert long == []
+
+
+def _wall(args: list[str], n: int = 5) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run(args, check=True, capture_output=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+@pytest.mark.parametrize("cmd", [[], ["compare"], ["report"], ["ane"], ["analyze"]])
+def test_help_is_fast_and_loads_no_numerics(cmd):
+    """``edgeprof [cmd] --help`` in a fresh process: ≤ 0.15 s whole (on a machine so loaded that starting Python
+    and importing click takes more than 0.05 s: ≤ 0.10 s beyond that), and none of numpy, polars, scipy or rich
+    imported."""
+    probe = ("import sys, edgeprof.cli as c\n"
+             "try:\n    c.main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+             "heavy = sorted(m for m in ('numpy', 'polars', 'scipy', 'rich') if m in sys.modules)\n"
+             "print('HEAVY', heavy, file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", probe, *cmd, "--help"], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in r.stderr, r.stderr
+    base = _wall([sys.executable, "-c", "import click"])
+    full = _wall([sys.executable, "-m", "edgeprof", *cmd, "--help"])
+    assert full <= max(0.15, base + 0.10), (full, base)
+
+
+@pytest.mark.parametrize("args, absent", [
+    (["ane", "{data}/anemll/anemll_profile_0.4.1.illustrative.json"], ("numpy", "polars", "scipy")),
+    (["kernels", "{data}/xnnpack/mac_sme2_on_xnntrace.log", "--no-write"], ("numpy", "polars", "scipy")),
+    (["kernel-view", "-b", "{data}/xnnpack/mac_sme2_off_xnntrace.log", "-c", "{data}/xnnpack/mac_sme2_on_xnntrace.log"],
+     ("numpy", "polars", "scipy")),
+    (["breakdown", "{example}", "--no-write"], ("scipy",)),
+    (["trace", "{example}", "--out", "{tmp}/t.json"], ("scipy",)),
+    (["validate", "{example_dir}"], ("scipy",)),
+])
+def test_a_command_imports_only_what_it_needs(args, absent, tmp_path):
+    """JSON and log commands never load the numeric stack; only statistics load scipy."""
+    from testdata import DATA
+
+    ex = tmp_path / "ex"
+    subprocess.run([sys.executable, "-m", "edgeprof", "example", str(ex)], check=True, capture_output=True)
+    etd = sorted(ex.rglob("*.etdump"))[0]
+    args = [a.format(data=DATA, example=etd, example_dir=ex, tmp=tmp_path) for a in args]
+    probe = ("import sys, edgeprof.cli as c\n"
+             "try:\n    c.main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit as e:\n"
+             "    assert not e.code or e.code == 1, e.code\n"
+             "print('LOADED', sorted(m for m in ('numpy', 'polars', 'scipy') if m in sys.modules), file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    loaded = eval(r.stderr.rsplit("LOADED", 1)[1])
+    assert not set(loaded) & set(absent), loaded
