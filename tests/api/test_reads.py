@@ -133,3 +133,16 @@ def test_the_workspace_counts_agree_and_one_workspace_serves_several_commands(ru
     assert ws.reads["profile_read"] == 3 and ws.reads["etrecord"] == 1 and ws.reads["kernel_log"] == 2
     assert ws.reads["json"] == 1  # manifest.json
     assert ws.reads == after_report
+
+
+def test_analyze_with_one_etrecord_for_every_etdump_parses_it_once(run_folder, tmp_path):
+    run_dir, files, root = run_folder
+    rec = next(f for f in files if f.name == "tel_xnn.etrecord")
+    sme2 = [f for f in files if "sme2" in f.name and f.suffix == ".etdump"]
+    counts = _of(_opens(root, "analyze", *map(str, sme2), "--etrecord", str(rec), "--output-dir", str(tmp_path),
+                        "--no-progress", "--jobs", "2"), files)
+    # the manifest is read once too (its model and problems go into analysis_summary.json)
+    assert counts == {f.name: 1 if f in sme2 or f == rec or f.name == "manifest.json" else 0 for f in files}, counts
+    ws = Workspace(run_dir, etrecord=rec)
+    api.analyze(sme2, etrecord=rec, output_dir=tmp_path / "api", ws=ws)
+    assert ws.reads["etrecord"] == 1 and ws.reads["profile_read"] == 2
