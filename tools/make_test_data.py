@@ -47,6 +47,7 @@ def main(fixtures: Path) -> None:
         shutil.copyfile(fixtures / f"{stem}.N20.etdp", run / f"toycnn_{exp}_t1.etdump")
         (ex / "artifacts").mkdir(parents=True, exist_ok=True)
         trim(fixtures / f"{stem}.etrecord", ex / "artifacts" / f"toycnn_{exp}.etrecord")
+        shutil.copyfile(fixtures / f"{stem}.pte", ex / "artifacts" / f"toycnn_{exp}.pte")  # for `edgeprof run`
 
 
 if __name__ == "__main__":

@@ -181,8 +181,10 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
     for name, runs in ((baseline.name, b_all), (candidate.name, c_all)):
         bi = bimodality(runs)
         if bi["hint"]:
-            warnings.append(f"{name}: latency looks multimodal ({bi['modes']} modes): a ratio of medians can jump "
-                            "between modes; compare the distributions too")
+            why = (f"{bi['modes']} density modes" if bi["modes"] > 1 else
+                   f"bimodality coefficient {bi['bimodality_coefficient']:.2f} > 5/9")
+            warnings.append(f"{name}: latency looks multimodal ({why}): a ratio of medians can jump between modes; "
+                            "compare the distributions too")
     result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
     result["speedup"].update(estimate=speedup, ci_low=lo_r, ci_high=hi_r)
     result.update({

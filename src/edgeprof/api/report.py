@@ -12,7 +12,7 @@ from pathlib import Path
 from ..conventions import fit_name
 from ..errors import InputError, UsageError
 from ..io.files import exists, is_dir
-from ..io.runfolder import display_path, recorded_device, recorded_runners
+from ..io.runfolder import display_path, recorded_device, recorded_environment, recorded_runners
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
 from ._common import taxonomy_of, workspace
@@ -172,6 +172,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             "model": (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), str) else
             ws.describe(Path(configs[0]["files"][0])).model,
             "device": device, "device_source": device_src, "runners": recorded_runners(manifest),
+            "environment": [list(r) for r in recorded_environment(manifest)],
             "executorch": (manifest or {}).get("executorch") if isinstance((manifest or {}).get("executorch"), dict) else None,
         },
         "configs": configs, "comparison": comparison, "sme2_pair": sme2_pair, "kernels": kernels_part,

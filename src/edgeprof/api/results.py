@@ -354,6 +354,25 @@ class Report(Result):
 
 
 @dataclass
+class Collection(Result):
+    """``edgeprof run``: the run folder written, launches done and failed, the ETDump overhead, the report."""
+
+    kind: ClassVar[str] = "collection"
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.data["run_dir"])
+
+    @property
+    def ok(self) -> bool:
+        return self.data.get("status") in ("complete", "dry run") and not self.data.get("failed")
+
+    @property
+    def failed(self) -> list[dict]:
+        return list(self.data.get("failed", []))
+
+
+@dataclass
 class TraceResult(Result):
     kind: ClassVar[str] = "trace"
 

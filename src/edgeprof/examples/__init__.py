@@ -3,6 +3,7 @@
 Layout (the Arm SME2 profiling kit's nested form)::
 
     artifacts/toycnn_<experiment>.etrecord        ETRecords, trimmed to the JSON members edgeprof reads
+    artifacts/toycnn_<experiment>.pte             the programs (for ``edgeprof run``)
     runs/linux/<experiment>/toycnn_<experiment>_t1.etdump    20 execute() calls each
 
 Experiments: ``portable`` (no delegation), ``xnnpack_fp32`` and ``xnnpack_int8`` (XNNPACK delegate).

@@ -68,7 +68,8 @@ def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
         raise NotAnETDumpError(path, f"only {n} bytes, too short for an ETDump")
     what = sniff(data)
     if what is not None:
-        raise NotAnETDumpError(path, f"{what}, not an ETDump (no 'ED00' identifier at byte 8)")
+        what = "" if what == "not an ETDump" else f"{what}, "
+        raise NotAnETDumpError(path, f"{what}not an ETDump (no 'ED00' identifier at byte 8)")
     if data[8:12] == IDENTIFIER:  # size-prefixed, as the ExecuTorch runtime writes it
         declared = int.from_bytes(data[0:4], "little")
         if declared > n - 4:

@@ -20,7 +20,7 @@ from ..conventions import fit_name
 from .traces import trace_stem
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
-_THREADS = re.compile(r"_t(\d{1,6})$")
+_THREADS = re.compile(r"_t(\d{1,6})(?:_l(\d{1,6}))?$")  # ``_t<threads>``, and ``_l<launch>`` as edgeprof run names launches
 _SEP = "._-"
 
 
@@ -32,6 +32,7 @@ class RunFile:
     experiment: str | None = None
     platform: str | None = None
     threads: int | None = None
+    launch: int | None = None
 
 
 def find_etdumps(inputs) -> list[Path]:
@@ -114,6 +115,7 @@ def describe(path: Path) -> RunFile:
     stem = path.stem
     m = _THREADS.search(stem)
     threads = int(m.group(1)) if m else None
+    launch = int(m.group(2)) if m and m.group(2) else None
     base = stem[: m.start()] if m else stem
     parent = path.parent.name
     grand = path.parent.parent.name if path.parent.parent != path.parent else ""
@@ -137,7 +139,7 @@ def describe(path: Path) -> RunFile:
         return display(v) if v is not None else None
 
     return RunFile(path=path, stem=stem, model=shown(model), experiment=shown(experiment), platform=shown(platform),
-                   threads=threads)
+                   threads=threads, launch=launch)
 
 
 def manifest_path(run_dir: Path) -> Path | None:
@@ -377,3 +379,57 @@ def recorded_runners(manifest: dict | None) -> dict:
                 out[str(exp.get("name", len(out)))] = exp["runner_path"]
     return out
 
+
+
+def recorded_environment(manifest: dict | None) -> list[tuple[str, str]]:
+    """What ``edgeprof run`` recorded about the machine and the collection, as (label, value) rows: CPU and its
+    feature flags, cores, versions, the collection's status and order, and how load, governor and temperature
+    moved across the launches. Empty for a manifest that recorded none of it."""
+    if not isinstance(manifest, dict):
+        return []
+    rows: list[tuple[str, str]] = []
+    machines = manifest.get("machines") if isinstance(manifest.get("machines"), dict) else {}
+    for key, m in machines.items():
+        if not isinstance(m, dict):
+            continue
+        where = "" if len(machines) == 1 else f" ({key})"
+        cpu = m.get("cpu_model") or ", ".join(map(str, m.get("cpu_parts") or [])) or None
+        flags = m.get("cpu_flags") if isinstance(m.get("cpu_flags"), list) else []
+        if cpu or flags:
+            rows.append((f"CPU{where}", (cpu or "model not readable") + (f"; flags: {', '.join(map(str, flags))}"
+                                                                            if flags else "")))
+        if isinstance(m.get("cores"), int):
+            rows.append((f"Cores{where}", str(m["cores"])))
+        v = m.get("versions") if isinstance(m.get("versions"), dict) else {}
+        if v:
+            rows.append((f"Software{where}", ", ".join(f"{k} {x}" for k, x in v.items() if x)))
+    results = [r for r in manifest.get("results", []) if isinstance(r, dict)] if isinstance(
+        manifest.get("results"), list) else []
+    if manifest.get("tool") == "edgeprof" and results:
+        failed = sum(1 for r in results if r.get("status") != "ok")
+        cfg = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+        rows.append(("Collection", f"{manifest.get('status', '?')}: {len(results) - failed} launch(es) recorded"
+                     + (f", {failed} failed" if failed else "") + f"; interleaved, seed {cfg.get('seed', '?')}"))
+        loads, govs, temps = [], set(), []
+        for r in results:
+            fp = r.get("fingerprint") if isinstance(r.get("fingerprint"), dict) else {}
+            for side in ("before", "after"):
+                st = fp.get(side) if isinstance(fp.get(side), dict) else {}
+                la = st.get("loadavg")
+                if isinstance(la, list) and la and isinstance(la[0], (int, float)):
+                    loads.append(float(la[0]))
+                if isinstance(st.get("governor"), str):
+                    govs.add(st["governor"])
+                t = st.get("temperatures_c")
+                if isinstance(t, dict):
+                    temps += [float(x) for x in t.values() if isinstance(x, (int, float))]
+        if loads:
+            rows.append(("Load (1-min average, across launches)", f"{min(loads):.2f}–{max(loads):.2f}"))
+        if govs:
+            rows.append(("CPU governor", ", ".join(sorted(govs))))
+        if temps:
+            rows.append(("Temperature (hottest zone, across launches)", f"{min(temps):.1f}–{max(temps):.1f} °C"))
+    ov = manifest.get("overhead")
+    if isinstance(ov, dict) and isinstance(ov.get("statement"), str):
+        rows.append(("ETDump overhead", ov["statement"].split(": ", 1)[-1]))
+    return rows

@@ -56,9 +56,10 @@ def _run(out, d):
         rows.append(["Manifest", f"`{m['manifest']}`"])
     if m.get("executorch"):
         e = m["executorch"]
-        rows.append(["ExecuTorch", f"{e.get('sha') or '?'}{' (dirty)' if e.get('dirty') else ''}"])
+        rows.append(["ExecuTorch", f"{e.get('sha') or e.get('version') or '?'}{' (dirty)' if e.get('dirty') else ''}"])
     for k, v in (m.get("runners") or {}).items():
         rows.append([f"Runner ({k})", f"`{v}`"])
+    rows += [[k, v] for k, v in m.get("environment") or []]
     out.append(("table", ["", ""], rows))
     out.append(("table", ["configuration", "role", "experiment", "threads", "runs", "launches", "ETRecord", "input"],
                 [[c["name"], c["role"] or "—", c.get("experiment") or "—", c.get("threads") if c.get("threads") is not None

@@ -21,7 +21,7 @@ class _NoBar:
 
 
 class _RichBar:
-    def __init__(self):
+    def __init__(self, label: str = "analyze", eta: bool = False):
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -29,11 +29,14 @@ class _RichBar:
             Progress,
             TextColumn,
             TimeElapsedColumn,
+            TimeRemainingColumn,
         )
 
-        self._progress = Progress(TextColumn("[bold]analyze"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), TextColumn("{task.description}"),
-                                  console=Console(stderr=True), transient=True)
+        columns = [TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+        if eta:
+            columns += [TextColumn("eta"), TimeRemainingColumn()]
+        self._progress = Progress(*columns, TextColumn("{task.description}"), console=Console(stderr=True),
+                                  transient=True)
         self._task = None
 
     def __enter__(self):
@@ -49,11 +52,11 @@ class _RichBar:
         self._progress.update(self._task, completed=done, description=str(path)[-60:])
 
 
-def progress_bar(enabled: bool | None):
-    """A progress bar on stderr; by default only when stderr is a terminal."""
+def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False):
+    """A progress bar on stderr (with the time remaining when ``eta``); by default only on a terminal."""
     if enabled is None:
         enabled = sys.stderr.isatty()
-    return _RichBar() if enabled else _NoBar()
+    return _RichBar(label, eta) if enabled else _NoBar()
 
 
 def console(stderr: bool = False):

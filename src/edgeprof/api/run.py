@@ -1,0 +1,413 @@
+"""``edgeprof run``: profile models and write the run folder the analysis reads.
+
+Plans the collection (:mod:`edgeprof.collect.config`, :mod:`edgeprof.collect.plan`), runs each launch in its own
+process in the interleaved order (:mod:`edgeprof.collect.runners`), reads back what each launch wrote (its
+ETDump, through the same reader as every command), and keeps ``manifest.json`` and ``metrics.json`` — in the
+Arm kit's schema, plus the environment of every launch — up to date after every launch, so an interrupted
+collection leaves a consistent folder whose manifest says ``partial``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import platform as _platform
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import EdgeprofError, InputError, UsageError
+from ..io.files import is_dir, is_file
+from .results import Collection
+
+FAILED_SUFFIX = ".failed"  # outputs of a launch that did not finish are kept under this suffix
+
+
+class Interrupted(EdgeprofError):
+    """Ctrl-C during a collection: the folder is consistent and its manifest says ``partial``."""
+
+    exit_code = 130
+
+
+def host_platform() -> str:
+    return {"Darwin": "mac", "Linux": "linux", "Windows": "windows"}.get(_platform.system(), _platform.system().lower())
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _plan(models, config, given: dict):
+    from ..collect import config as cc
+    from ..io.documents import read_document
+
+    if config is not None and models:
+        raise UsageError("give models or --config FILE, not both")
+    if isinstance(given.get("threads"), str):
+        given["threads"] = cc.parse_threads(given["threads"])
+    if config is not None:
+        cfg = cc.from_document(read_document(config, "collection config"), config)
+    else:
+        cfg = cc.from_models(models, runner=given.pop("runner", None) or cc.PYTHON, device=given.get("device"))
+    given.pop("runner", None)
+    return cc.override(cfg, **given)
+
+
+def _has(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module blocked or half-installed
+        return False
+
+
+def _check(cfg, dry_run: bool) -> list[str]:
+    """Usage errors for what cannot run; warnings for what the run should know."""
+    warnings = []
+    for e in cfg.experiments:
+        if not is_file(e.model):
+            raise InputError(e.model, f"no such model (experiment {e.name})")
+        if e.kind == "python":
+            if e.mode == "xnntrace":
+                raise UsageError(f"experiment {e.name}: xnntrace mode needs an executor_runner built with XNNPACK "
+                                 "logging (runner = PATH); the Python runtime's XNNPACK does not log")
+            if e.cpu_affinity:
+                raise UsageError(f"experiment {e.name}: cpu_affinity applies to Android devices (taskset there)")
+            missing = [m for m in ("executorch", "torch") if not _has(m)]
+            if missing and not dry_run:
+                raise UsageError("edgeprof run with the ExecuTorch Python runtime needs " + " and ".join(missing)
+                                 + ": pip install 'edgeprof[run]' (on CPU-only machines install torch's CPU wheel first)")
+        elif not is_file(e.runner):
+            raise InputError(e.runner, f"no such runner binary (experiment {e.name})")
+        elif e.kind == "external" and not (Path(e.runner).stat().st_mode & 0o111):
+            raise InputError(e.runner, f"runner is not executable (experiment {e.name})")
+    if cfg.inputs is not None and not is_file(cfg.inputs):
+        raise InputError(cfg.inputs, "no such inputs file")
+    return warnings
+
+
+def _run_dir(cfg, out) -> Path:
+    if out is not None:
+        return Path(out)
+    if cfg.output_root is not None:
+        return cfg.output_root
+    kinds = {e.kind for e in cfg.experiments}
+    plat = cfg.platform or ("android" if kinds == {"adb"} else host_platform())
+    return Path(f"out_{cfg.experiments[0].model.stem}") / "runs" / plat
+
+
+def _prepare_folder(run_dir: Path, force: bool) -> None:
+    from ..io.runfolder import MANIFEST, read_manifest_file
+
+    if not run_dir.exists():
+        return
+    if not is_dir(run_dir):
+        raise UsageError(f"{run_dir} exists and is not a folder")
+    if not any(run_dir.iterdir()):
+        return
+    if not force:
+        raise UsageError(f"{run_dir} exists and is not empty: give --force to replace the collection in it, or "
+                         "another --out")
+    manifest, _, _ = read_manifest_file(run_dir / MANIFEST) if is_file(run_dir / MANIFEST) else (None, None, None)
+    if not (isinstance(manifest, dict) and manifest.get("tool") == "edgeprof"):
+        raise UsageError(f"{run_dir} is not empty and holds no collection edgeprof wrote (no manifest.json of "
+                         "edgeprof's): not replaced, even with --force")
+    shutil.rmtree(run_dir)
+
+
+def _etrecords(cfg, run_dir: Path) -> dict[str, str]:
+    """ETRecords found beside the models (``m.etrecord``, ``m.pte.etrecord``), copied to ``RUN_DIR/artifacts``
+    where the analysis finds them."""
+    out = {}
+    for e in cfg.experiments:
+        for cand in (e.model.with_suffix(".etrecord"), Path(str(e.model) + ".etrecord")):
+            if is_file(cand) and e.model.stem not in out:
+                (run_dir / "artifacts").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(cand, run_dir / "artifacts" / f"{e.model.stem}.etrecord")
+                out[e.model.stem] = str(cand)
+    return out
+
+
+class _Recorder:
+    """The manifest and metrics of one collection, rewritten (atomically) after every launch."""
+
+    def __init__(self, run_dir: Path, cfg, launches, machine: dict, extra: dict):
+        from ..collect.fingerprint import describe_machine
+
+        self.run_dir, self.cfg, self.launches = run_dir, cfg, launches
+        first = cfg.experiments[0]
+        self.doc = {
+            "tool": "edgeprof", "generated_at": _now(), "status": "running",
+            "model": str(first.model), "models": {e.name: str(e.model) for e in cfg.experiments},
+            "device": describe_machine(next(iter(machine.values()))) if machine else None,
+            "machines": machine,
+            "config": {"path": cfg.source, "seed": cfg.seed, "inputs": str(cfg.inputs) if cfg.inputs else None,
+                       "compare_pairs": [{"baseline": {"experiment": b}, "candidate": {"experiment": c}}
+                                         for b, c in cfg.compare_pairs],
+                       "experiments": [_experiment_doc(e) for e in cfg.experiments],
+                       "launch_order": [ln.label for ln in launches]},
+            "executorch": _executorch(cfg, machine),
+            "results": [], "overhead_launches": [], **extra,
+        }
+
+    def add(self, entry: dict, overhead: bool) -> None:
+        self.doc["overhead_launches" if overhead else "results"].append(entry)
+        self.write()
+
+    def write(self) -> None:
+        from ..io.runfolder import MANIFEST, METRICS
+        from ..render import jsonfmt
+        from ..render.atomic import write_text
+
+        self.doc["updated_at"] = _now()
+        write_text(self.run_dir / MANIFEST, jsonfmt.dumps(self.doc))
+        write_text(self.run_dir / METRICS, jsonfmt.dumps({"results": self.doc["results"],
+                                                          "overhead": self.doc.get("overhead")}))
+
+
+def _executorch(cfg, machines: dict) -> dict:
+    """The kit's ``executorch`` block: the Python runtime's version (a runner binary's commit is not readable)."""
+    v = ((machines.get("host") or {}).get("versions") or {}).get("executorch")
+    py = any(e.kind == "python" for e in cfg.experiments)
+    return {"present": bool(v) if py else None, "version": v if py else None, "sha": None, "dirty": None}
+
+
+def _experiment_doc(e) -> dict:
+    from ..collect.fingerprint import file_hash
+
+    return {"name": e.name, "model": str(e.model), "model_sha256": file_hash(e.model)["sha256"],
+            "runner_path": "python -m edgeprof.collect.worker (ExecuTorch Python runtime)" if e.kind == "python"
+            else e.runner, "runner": None if e.kind == "python" else file_hash(e.runner),
+            "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
+            "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),
+            "cpu_affinity": e.cpu_affinity}
+
+
+def _shell_of(sh, serial: str):
+    """``adb -s SERIAL shell CMD`` as a function returning its output ('' on failure)."""
+    from ..collect.runners import _adb
+
+    def run(cmd: str) -> str:
+        o = sh.run([*_adb(serial), "shell", cmd], timeout=30)
+        return o.output if o.ok else ""
+
+    return run
+
+
+def _state(sh, launch):
+    from ..collect import fingerprint
+
+    if launch.experiment.kind == "adb":
+        return fingerprint.device_state(_shell_of(sh, launch.experiment.device))
+    return fingerprint.host_state()
+
+
+def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
+    """(status, error, metrics, warnings) of a finished launch, from what it wrote."""
+    import numpy as np
+
+    from ..io.etdump import read_etdump
+
+    metrics: dict = {"runs": launch.experiment.runs, "threads": launch.threads, "log": str(launch.log),
+                     "log_rel": _rel(launch.log, launch.folder.parent)}
+    warnings = list(lr.warnings)
+    if lr.worker:
+        w = lr.worker
+        metrics.update(wall_ms=w.get("wall_ms"), load_ms=w.get("load_ms"), threads_in_effect=w.get("threads"),
+                       inputs=w.get("inputs"), versions=w.get("versions"))
+        if w.get("threads") != launch.threads:
+            warnings.append(f"asked for {launch.threads} thread(s), the runtime runs {w.get('threads')}")
+    if lr.runner_total_ms is not None:
+        metrics.update(runner_total_ms=lr.runner_total_ms, runner_executions=lr.runner_executions)
+    status, error = lr.status, lr.error
+    if launch.experiment.mode == "xnntrace":
+        metrics["xnntrace_log"] = str(launch.xnntrace)
+        if status == "ok" and not is_file(launch.xnntrace):
+            status, error = "no output", "no xnntrace log written"
+        return status, error, metrics, warnings
+    if launch.etdump is None:  # an overhead-check launch
+        return status, error, metrics, warnings
+    metrics.update(etdump=str(launch.etdump), etdump_rel=_rel(launch.etdump, launch.folder.parent))
+    if status != "ok":
+        return status, error, metrics, warnings
+    if not is_file(launch.etdump):
+        return "no ETDump", f"the runner exited 0 but wrote no ETDump at {launch.etdump}", metrics, warnings
+    try:
+        prof = read_etdump(launch.etdump).valid_runs()
+    except InputError as e:
+        return "corrupt ETDump", str(e), metrics, warnings
+    lat = prof.latency_ms()
+    metrics.update(latency_ms=lat.tolist(), median_ms=float(np.median(lat)), mean_ms=float(np.mean(lat)),
+                   min_ms=float(lat.min()), max_ms=float(lat.max()), runs_recorded=int(prof.n_runs))
+    if prof.n_runs != launch.experiment.runs:
+        warnings.append(f"the ETDump holds {prof.n_runs} valid run(s), {launch.experiment.runs} were asked for")
+    return "ok", None, metrics, warnings
+
+
+def _rel(p: Path, base: Path) -> str:
+    try:
+        return p.relative_to(base).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def _set_aside(launch) -> list[str]:
+    """Outputs of a launch that did not finish, renamed so no analysis takes them for a measurement."""
+    moved = []
+    for p in (launch.etdump,):
+        if p is not None and p.exists():
+            p.replace(p.with_name(p.name + FAILED_SUFFIX))
+            moved.append(p.name + FAILED_SUFFIX)
+    return moved
+
+
+def _overhead(records: list[dict], seed: int) -> dict | None:
+    """ETDump's cost per run: each configuration's runs with ETDump vs its launches without, launch-aware."""
+    import numpy as np
+
+    from ..analysis.compare import Arm, compare_latency
+
+    out = []
+    keys = sorted({(r["experiment"], r["threads"]) for r in records if r.get("overhead")})
+    for exp, t in keys:
+        def series(overhead: bool):
+            vals = []
+            for r in records:
+                if r["experiment"] == exp and r["threads"] == t and bool(r.get("overhead")) == overhead \
+                        and r["status"] == "ok":
+                    m = r["metrics"]
+                    if m.get("wall_ms"):
+                        vals.append(np.asarray(m["wall_ms"], dtype=float))
+                    elif m.get("runner_total_ms") and m.get("runner_executions"):
+                        vals.append(np.array([m["runner_total_ms"] / m["runner_executions"]]))
+            return vals
+
+        off, on = series(True), series(False)
+        if not off or not on:
+            continue
+        per_run = all(v.size > 1 for v in off + on)
+        entry = {"experiment": exp, "threads": t, "launches_without": len(off), "launches_with": len(on),
+                 "median_ms_without": float(np.median(np.concatenate(off))),
+                 "median_ms_with": float(np.median(np.concatenate(on)))}
+        if per_run:
+            r = compare_latency(Arm("without ETDump", off), Arm("with ETDump", on), seed=seed, warmup=0,
+                                threshold=0.0)
+            s, lo, hi = r["speedup"]["estimate"], r["speedup"]["ci_low"], r["speedup"]["ci_high"]
+            entry.update(overhead_percent=(1 / s - 1) * 100 if s else None,
+                         ci_percent=[(1 / hi - 1) * 100, (1 / lo - 1) * 100] if lo and hi else None,
+                         method=r["ci"]["method"] if r.get("ci") else None)
+        else:  # runner-reported averages: one number per launch, no interval
+            entry.update(overhead_percent=(entry["median_ms_with"] / entry["median_ms_without"] - 1) * 100,
+                         ci_percent=None, method="ratio of launch averages (the runner reports no per-run times)")
+        out.append(entry)
+    if not out:
+        return None
+    parts = [f"{e['experiment']} t{e['threads']}: {e['overhead_percent']:+.1f} %"
+             + (f" [{e['ci_percent'][0]:+.1f}, {e['ci_percent'][1]:+.1f}]" if e.get("ci_percent") else "")
+             for e in out if e.get("overhead_percent") is not None]
+    how = ("host wall time per run" if all(e.get("ci_percent") is not None for e in out)
+           else "time per run, with vs without ETDump")
+    return {"per_configuration": out,
+            "statement": f"ETDump tracing overhead ({how}, with vs without ETDump): " + "; ".join(parts)}
+
+
+def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool = False, overhead_check: bool = False,
+        report: bool = False, progress=None, echo=None, verbose_echo=None, **given) -> Collection:
+    """Profile ``models`` (or the experiments of ``config``) and write the run folder.
+
+    ``given``: runs, warmup, threads, launches, timeout, seed, inputs, device, runner, mode, cpu_affinity — each
+    replaces the configuration's value when not None. ``dry_run`` only lists the commands (``echo(line)``).
+    ``progress(done, total, label)`` follows the launches. ``report`` runs ``analyze`` and writes
+    ``report.md`` and ``report.html`` in the folder afterwards."""
+    from ..collect import fingerprint
+    from ..collect.execute import DryRun, Shell, tail
+    from ..collect.plan import schedule
+    from ..collect.runners import Context, run_launch
+
+    if given.get("inputs") is not None:
+        given["inputs"] = Path(given["inputs"])
+    cfg = _plan(list(models), config, dict(given))
+    warnings = _check(cfg, dry_run)
+    run_dir = _run_dir(cfg, out)
+    launches = schedule(cfg, run_dir, overhead_check=overhead_check)
+    ctx = Context(run_dir=run_dir, seed=cfg.seed, inputs=cfg.inputs)
+    if dry_run:
+        lines: list[str] = []
+        sh = DryRun(lines.append)
+        for ln in launches:
+            lines.append(f"# {ln.position}/{len(launches)}: {ln.label}")
+            run_launch(ln, sh, ctx)
+        for line in lines:
+            if echo:
+                echo(line)
+        return Collection({"run_dir": str(run_dir), "status": "dry run", "commands": lines,
+                           "launches_planned": len(launches), "warnings": warnings})
+    _prepare_folder(run_dir, force)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    sh = Shell(echo=verbose_echo)
+    machines = {}
+    for serial in sorted({e.device for e in cfg.experiments if e.kind == "adb"}):
+        machines[f"adb:{serial}"] = fingerprint.device_facts(_shell_of(sh, serial))
+    if any(e.kind != "adb" for e in cfg.experiments):
+        machines["host"] = fingerprint.host_facts()
+    rec = _Recorder(run_dir, cfg, launches, machines, {"etrecords": _etrecords(cfg, run_dir)})
+    rec.write()
+    records: list[dict] = []
+    current = None
+    try:
+        for i, ln in enumerate(launches):
+            current = ln
+            before = _state(sh, ln)
+            lr = run_launch(ln, sh, ctx)
+            after = _state(sh, ln)
+            status, error, metrics, lw = _read_launch(ln, lr)
+            entry = {"experiment": ln.experiment.name, "threads": ln.threads, "launch": ln.launch, "round": ln.round,
+                     "position": ln.position, "status": status, "error": error, "metrics": metrics, "warnings": lw,
+                     "seconds": round(sum(o.seconds for o in lr.outcomes), 3),
+                     "fingerprint": {"before": before, "after": after}, "overhead": not ln.etdump_on}
+            if status != "ok":
+                entry["output_tail"] = tail(lr.main.output if lr.main else "", 2000)
+                entry["set_aside"] = _set_aside(ln)
+            records.append(entry)
+            rec.add(entry, overhead=not ln.etdump_on)
+            current = None
+            if progress:
+                progress(i + 1, len(launches), ln.label)
+    except KeyboardInterrupt:
+        if current is not None:
+            moved = _set_aside(current)
+            for p in current.outputs():
+                if p.exists() and p.suffix != ".log":
+                    p.unlink()
+            rec.doc.setdefault("interrupted", {"launch": current.label, "set_aside": moved})
+        rec.doc["status"] = "partial"
+        rec.write()
+        done = sum(1 for r in records if not r["overhead"])
+        raise Interrupted(f"interrupted: {run_dir / 'manifest.json'} says partial ({done} of "
+                          f"{sum(1 for ln in launches if ln.etdump_on)} launches recorded)") from None
+    rec.doc["overhead"] = _overhead(records, cfg.seed) if overhead_check else None
+    failed = [r for r in records if r["status"] != "ok"]
+    rec.doc["status"] = "complete"
+    rec.doc["failed_launches"] = len(failed)
+    rec.write()
+    result = {"run_dir": str(run_dir), "status": "complete", "launches_planned": len(launches),
+              "launches_ok": len(records) - len(failed), "failed": [
+                  {"launch": f"{r['experiment']} t{r['threads']} launch {r['launch']}", "status": r["status"],
+                   "error": r["error"]} for r in failed],
+              "overhead": rec.doc["overhead"], "manifest": str(run_dir / "manifest.json"),
+              "metrics": str(run_dir / "metrics.json"), "warnings": warnings, "report": None}
+    if report:
+        result["report"] = _report(run_dir, cfg)
+    return Collection(result)
+
+
+def _report(run_dir: Path, cfg) -> dict:
+    from .analyze import analyze
+    from .report import report
+
+    analyze([run_dir])
+    timing = [e.name for e in cfg.experiments if e.mode == "timing"]
+    pair = cfg.compare_pairs[0] if cfg.compare_pairs else tuple(timing[:2]) if len(timing) == 2 else None
+    kw = {"baseline": [pair[0]], "candidate": [pair[1]]} if pair else {}
+    rep = report([str(run_dir)], out=run_dir / "report.md", html=run_dir / "report.html", write=True, **kw)
+    return {"markdown": str(run_dir / "report.md"), "html": str(run_dir / "report.html"),
+            "verdict": rep.comparison.verdict if rep.comparison else None,
+            "summary_line": rep.comparison.summary_line if rep.comparison else None}

@@ -1,0 +1,93 @@
+"""``edgeprof run``."""
+
+from __future__ import annotations
+
+import click
+
+from ._base import CONTEXT, echo_json, info, main, run_guarded, warn
+
+
+@main.command("run", context_settings=CONTEXT)
+@click.argument("models", nargs=-1, type=click.Path(path_type=str))
+@click.option("--config", type=click.Path(path_type=str), default=None,
+              help="Experiments from a file: edgeprof's TOML/JSON or the Arm kit's pipeline JSON.")
+@click.option("--runs", type=click.IntRange(1, 10**7), default=None, help="Timed runs per launch [default: 100].")
+@click.option("--warmup", type=click.IntRange(0, 10**7), default=None,
+              help="Warm-up runs per launch, not recorded [default: 10].")
+@click.option("--threads", default=None, help="Thread counts, e.g. 1,2,4 (one configuration each) [default: 1].")
+@click.option("--launches", type=click.IntRange(1, 1000), default=None,
+              help="Processes per configuration, interleaved with the others [default: 3].")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None,
+              help="Seed of the generated inputs and of the launch order [default: 0].")
+@click.option("--inputs", type=click.Path(path_type=str), default=None,
+              help="Inputs for every configuration: .npy (one input), .npz (one array per input), .pt.")
+@click.option("--runner", default=None,
+              help="'python' (the ExecuTorch Python runtime, default) or an executor_runner-style binary.")
+@click.option("--device", default=None, help="Run on an Android device: adb:SERIAL (the runner is pushed there).")
+@click.option("--cpu-affinity", default=None, help="Android: taskset mask for the runner, e.g. 0x80.")
+@click.option("--mode", type=click.Choice(["timing", "xnntrace"]), default=None,
+              help="timing (ETDump) or xnntrace (one run with XNNPACK logging; external runners).")
+@click.option("--timeout", type=click.FloatRange(0.1, 7 * 86400), default=None,
+              help="Seconds a launch may take before it is stopped [default: 600].")
+@click.option("--out", type=click.Path(path_type=str), default=None,
+              help="Run folder [default: out_<model>/runs/<platform>].")
+@click.option("--force", is_flag=True, help="Replace a collection edgeprof wrote earlier in --out.")
+@click.option("--dry-run", is_flag=True, help="Print every command it would run; write nothing.")
+@click.option("--overhead-check", is_flag=True,
+              help="Also run launches without ETDump and state what tracing costs per run.")
+@click.option("--report", "make_report", is_flag=True,
+              help="Then analyze the folder and write report.md and report.html in it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar over launches (default: on a terminal).")
+@click.option("--verbose", is_flag=True, help="Print each command as it runs (stderr).")
+@run_guarded
+def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runner, device, cpu_affinity, mode, timeout,
+            out, force, dry_run, overhead_check, make_report, as_json, progress, verbose):
+    """Profile .pte models here (ExecuTorch Python runtime or an executor_runner) or on an Android device, and
+    write the run folder the analysis reads: out_<model>/runs/<platform>/<experiment>/<model>_<experiment>_t<T>_l<k>.etdump,
+    manifest.json and metrics.json (the Arm kit's schema, plus each launch's environment).
+
+    Each launch is its own process; the launches of all configurations are interleaved in a seeded order, so
+    drift hits every configuration alike. A launch that crashes, hangs (--timeout) or writes a corrupt ETDump is
+    recorded and the collection goes on (exit 1 at the end); Ctrl-C leaves the folder consistent, its manifest
+    saying partial (exit 130).
+
+    \b
+    edgeprof run toycnn_portable.pte toycnn_xnn.pte --runs 20 --launches 3 --report
+    edgeprof run --config mac_config.json                       (the Arm kit's pipeline config)
+    edgeprof run model.pte --runner cmake-out/executor_runner --threads 1,4
+    edgeprof run model.pte --runner android/executor_runner --device adb:R5CX1234 --cpu-affinity 0x80
+    edgeprof run model.pte --dry-run
+    """
+    from .. import api
+    from ..errors import CheckFailed
+    from ..render import terminal
+
+    given = dict(runs=runs, warmup=warmup, threads=threads, launches=launches,
+                 seed=seed, inputs=inputs, runner=runner, device=device, cpu_affinity=cpu_affinity, mode=mode,
+                 timeout=timeout)
+    bar = terminal.progress_bar(enabled=progress and not dry_run if progress is not None else None, label="run",
+                                eta=True)
+    with bar:
+        result = api.run(models, config=config, out=out, force=force, dry_run=dry_run, overhead_check=overhead_check,
+                         report=make_report, progress=bar.update, echo=(info if as_json else click.echo),
+                         verbose_echo=info if verbose else None, **given)
+    if as_json:
+        echo_json(result)
+    d = result.data
+    for w in d.get("warnings", []):
+        warn(w)
+    if dry_run:
+        return
+    if not as_json:
+        click.echo(f"{d['launches_ok']} of {d['launches_planned']} launches recorded in {d['run_dir']} "
+                   f"(manifest.json, metrics.json)")
+        if d.get("overhead"):
+            click.echo(d["overhead"]["statement"])
+        if d.get("report"):
+            r = d["report"]
+            click.echo(f"report: {r['markdown']}, {r['html']}" + (f" — {r['summary_line']}" if r.get("summary_line") else ""))
+    if d["failed"]:
+        raise CheckFailed(f"{len(d['failed'])} launch(es) failed: "
+                          + "; ".join(f"{f['launch']}: {f['status']} ({f['error']})" for f in d["failed"][:5])
+                          + " — see manifest.json")

@@ -1,0 +1,205 @@
+"""How one launch runs, per kind of runner: the commands, their environment and where their output goes.
+
+* ``python`` — ``python -m edgeprof.collect.worker`` (the ExecuTorch Python runtime) in a process of its own.
+* ``external`` — an ``executor_runner``-style binary, as the Arm kit's ``perf_runner.py`` runs it: a warm-up
+  process (``--num_executions W``; a failure only warns), then the timed process (``--num_executions N
+  --cpu_threads T --etdump_path …``) with ``XNN_LOG_LEVEL=0``, its stdout and stderr in ``_latency.log``;
+  xnntrace mode runs one execution with ``XNN_LOG_LEVEL=5`` into ``_xnntrace.log``.
+* ``adb`` — the same binary on an Android device (``adb -s SERIAL``): model and runner pushed once per
+  experiment to ``/data/local/tmp/edgeprof``, run through ``adb shell`` (``LD_LIBRARY_PATH`` set, optional
+  ``taskset`` mask), the ETDump pulled back and removed from the device; xnntrace mode clears logcat, runs,
+  and writes ``logcat -d -s XNNPACK`` and the runner's output to ``_xnntrace.log`` (the kit's layout).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .execute import Outcome, tail
+from .plan import Launch
+
+DEVICE_DIR = "/data/local/tmp/edgeprof"
+_EXECUTED = re.compile(r"model executed successfully\s+(\d+)\s+time\(s\)\s+in\s+([0-9]+(?:\.[0-9]+)?)\s*ms", re.I)
+
+
+@dataclass
+class LaunchRun:
+    """What running one launch gave: the commands' outcomes, the main one, and what the runner said."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    main: Outcome | None = None
+    worker: dict | None = None        # the Python worker's own report (wall times per run, versions, inputs)
+    runner_total_ms: float | None = None
+    runner_executions: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        m = self.main
+        if m is None:
+            return "not run"
+        if m.timed_out:
+            return "timeout"
+        return "ok" if m.rc == 0 else "crashed"
+
+    @property
+    def error(self) -> str | None:
+        m = self.main
+        if m is None or m.ok:
+            return None
+        if m.timed_out:
+            return f"timed out after {m.seconds:.0f} s (stopped)"
+        return f"exit code {m.rc}"
+
+
+@dataclass
+class Context:
+    run_dir: Path
+    seed: int
+    inputs: Path | None
+    python: str = sys.executable
+    prepared: set = field(default_factory=set)  # experiments whose model and runner are on the device
+
+
+def _parse_runner_times(text: str, run: LaunchRun) -> None:
+    hits = _EXECUTED.findall(text)
+    if hits:
+        n, ms = hits[-1]
+        run.runner_executions, run.runner_total_ms = int(n), float(ms)
+
+
+def _python(launch: Launch, sh, ctx: Context) -> LaunchRun:
+    e = launch.experiment
+    result = launch.folder / f".{launch.stem}{'' if launch.etdump_on else '_noetdump'}.worker.json"
+    argv = [ctx.python, "-m", "edgeprof.collect.worker", "--model", e.model, "--runs", e.runs, "--warmup", e.warmup,
+            "--threads", launch.threads, "--seed", ctx.seed, "--result", result,
+            "--inputs-dir", ctx.run_dir / "inputs"]
+    argv += ["--etdump", launch.etdump] if launch.etdump else ["--no-etdump"]
+    if ctx.inputs is not None:
+        argv += ["--inputs", ctx.inputs]
+    run = LaunchRun()
+    try:
+        o = sh.run(argv, out=launch.log, timeout=e.timeout, env={"PYTHONUNBUFFERED": "1"})
+        run.outcomes.append(o)
+        run.main = o
+        if not sh.dry and o.ok:
+            try:
+                run.worker = json.loads(result.read_text())
+            except (OSError, ValueError) as err:
+                run.warnings.append(f"the worker's report is unreadable ({err})")
+    finally:
+        try:
+            result.unlink()
+        except OSError:
+            pass
+    return run
+
+
+def _runner_args(launch: Launch, executions: int, model: str, etdump: str | None) -> list[str]:
+    e = launch.experiment
+    args = ["--model_path", model, "--num_executions", str(executions), "--cpu_threads", str(launch.threads)]
+    if etdump:
+        args += ["--etdump_path", etdump]
+    return args + list(e.extra_args)
+
+
+def _external(launch: Launch, sh, ctx: Context) -> LaunchRun:
+    e = launch.experiment
+    run = LaunchRun()
+    model = str(e.model)
+    if e.mode == "xnntrace":
+        o = sh.run([e.runner, *_runner_args(launch, 1, model, None)], env={"XNN_LOG_LEVEL": "5"},
+                   out=launch.xnntrace, timeout=e.timeout, cwd=launch.folder)
+        run.outcomes.append(o)
+        run.main = o
+        return run
+    if e.warmup > 0:
+        w = sh.run([e.runner, *_runner_args(launch, e.warmup, model, None)], env={"XNN_LOG_LEVEL": "0"},
+                   timeout=e.timeout, cwd=launch.folder)
+        run.outcomes.append(w)
+        if not w.ok:
+            run.warnings.append(f"warm-up process failed ({'timed out' if w.timed_out else f'exit code {w.rc}'}): "
+                                f"{tail(w.output, 300).strip()}")
+    etd = str(launch.etdump) if launch.etdump else None
+    o = sh.run([e.runner, *_runner_args(launch, e.runs, model, etd)], env={"XNN_LOG_LEVEL": "0"},
+               out=launch.log, timeout=e.timeout, cwd=launch.folder)
+    run.outcomes.append(o)
+    run.main = o
+    _parse_runner_times(o.output, run)
+    return run
+
+
+def _adb(serial: str) -> list[str]:
+    return ["adb", "-s", serial]
+
+
+def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_level: int | None) -> str:
+    """The ``adb shell`` command line of one runner process on the device."""
+    e = launch.experiment
+    parts = [f"cd {DEVICE_DIR}", f"export LD_LIBRARY_PATH={DEVICE_DIR}"]
+    if xnn_log_level is not None:
+        parts.append(f"export XNN_LOG_LEVEL={xnn_log_level}")
+    cmd = ([f"taskset {shlex.quote(e.cpu_affinity)}"] if e.cpu_affinity else []) + [
+        f"./executor_runner_{e.name}", *(shlex.quote(a) for a in _runner_args(launch, executions, e.model.name, etdump))]
+    return " && ".join(parts + [" ".join(cmd)])
+
+
+def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
+    e = launch.experiment
+    adb = _adb(e.device)
+    run = LaunchRun()
+
+    def step(argv, **kw) -> Outcome:
+        o = sh.run(argv, timeout=kw.pop("timeout", e.timeout), **kw)
+        run.outcomes.append(o)
+        return o
+
+    key = (e.device, e.name)
+    if key not in ctx.prepared:
+        for argv in ([*adb, "shell", f"mkdir -p {DEVICE_DIR}"],
+                     [*adb, "push", str(e.model), f"{DEVICE_DIR}/{e.model.name}"],
+                     [*adb, "push", e.runner, f"{DEVICE_DIR}/executor_runner_{e.name}"],
+                     [*adb, "shell", f"chmod 755 {DEVICE_DIR}/executor_runner_{e.name}"]):
+            o = step(argv, timeout=min(e.timeout, 600))
+            if not o.ok:
+                run.main = o
+                return run
+        ctx.prepared.add(key)
+    if e.mode == "xnntrace":
+        step([*adb, "logcat", "-c"], timeout=60)
+        o = step([*adb, "shell", device_command(launch, 1, None, 5)])
+        run.main = o
+        if not sh.dry:
+            time.sleep(0.5)
+        lc = step([*adb, "logcat", "-d", "-s", "XNNPACK"], timeout=120)
+        if not sh.dry:
+            launch.xnntrace.write_text(f"=== XNNPACK Logcat Output ===\n{lc.output}\n\n=== Runner stdout ===\n{o.output}\n",
+                                       encoding="utf-8")
+        return run
+    if e.warmup > 0:
+        w = step([*adb, "shell", device_command(launch, e.warmup, None, None)])
+        if not w.ok:
+            run.warnings.append(f"warm-up failed on the device ({'timed out' if w.timed_out else f'exit code {w.rc}'})")
+    name = f"{launch.stem}.etdump" if launch.etdump else None
+    o = step([*adb, "shell", device_command(launch, e.runs, name, 0)], out=launch.log)
+    run.main = o
+    _parse_runner_times(o.output, run)
+    if name:  # pulled even after a crash: a partial ETDump says how far it got
+        p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", str(launch.etdump)], timeout=600)
+        if not p.ok and o.ok:
+            run.warnings.append(f"adb pull failed: {tail(p.output, 300).strip()}")
+        step([*adb, "shell", f"rm -f {DEVICE_DIR}/{name}"], timeout=60)
+    return run
+
+
+def run_launch(launch: Launch, sh, ctx: Context) -> LaunchRun:
+    launch.folder.mkdir(parents=True, exist_ok=True) if not sh.dry else None
+    kind = launch.experiment.kind
+    return _python(launch, sh, ctx) if kind == "python" else _android(launch, sh, ctx) if kind == "adb" \
+        else _external(launch, sh, ctx)

@@ -1,0 +1,190 @@
+"""One launch in the ExecuTorch Python runtime: ``python -m edgeprof.collect.worker --model M.pte …``.
+
+Runs in a process of its own (the only edgeprof module that imports torch or executorch): sets the runtime's threadpool to
+``--threads``, loads the program with ETDump enabled, runs ``--warmup`` executions and
+discards what they recorded, then times ``--runs`` executions (``time.perf_counter`` around each call) and
+writes their ETDump. What it did — wall time per run, load time, threads in effect, versions, the inputs'
+source and hash — goes to ``--result`` as JSON.
+
+Inputs: ``--inputs`` (``.npy`` for one input, ``.npz`` with one array per input in order, or ``.pt``
+holding a tensor or a list/tuple of tensors), else generated from the method's input metadata with
+``--seed``: floats standard normal, integers in [0, 8), booleans fair. Generated inputs are cached in
+``--inputs-dir`` under a name derived from the signature, so every configuration of a collection with the
+same signature runs on the same values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+# ExecuTorch ScalarType codes → numpy dtype names (scalar_type.fbs)
+DTYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64",
+          11: "bool", 15: "bfloat16"}
+
+
+def _runtime():
+    """The ExecuTorch pybinding module: its C extension directly (importing ``executorch.runtime`` loads all
+    of ``executorch.exir``, ~10 s), else the public module."""
+    import torch  # noqa: F401 - loads libtorch, which the extension links against
+
+    try:
+        from executorch.extension.pybindings import _C as rt
+        return rt
+    except ImportError:  # pragma: no cover - other ExecuTorch layouts
+        from executorch.extension.pybindings import portable_lib as rt
+        return rt
+
+
+def _signature(meta) -> list[tuple[str, tuple[int, ...]]]:
+    out = []
+    for i in range(meta.num_inputs()):
+        t = meta.input_tensor_meta(i)
+        out.append((DTYPES.get(int(t.dtype()), f"scalar{int(t.dtype())}"), tuple(int(s) for s in t.sizes())))
+    return out
+
+
+def _generate(sig, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for dtype, shape in sig:
+        if dtype.startswith("float") or dtype == "bfloat16":
+            a = rng.standard_normal(shape).astype("float32")
+        elif dtype == "bool":
+            a = rng.random(shape) < 0.5
+        else:
+            a = rng.integers(0, 8, size=shape).astype(dtype)
+        arrays.append(a)
+    return arrays
+
+
+def _load_inputs(path: str):
+    import numpy as np
+
+    if path.endswith(".pt"):
+        import torch
+
+        obj = torch.load(path, weights_only=True)
+        tensors = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        return [t.numpy() for t in tensors]
+    data = np.load(path, allow_pickle=False)
+    if isinstance(data, np.ndarray):
+        return [data]
+    return [data[k] for k in data.files]
+
+
+def _to_torch(arrays, sig):
+    import torch
+
+    out = []
+    for a, (dtype, _) in zip(arrays, sig):
+        t = torch.from_numpy(a.copy())
+        out.append(t.to(torch.bfloat16) if dtype == "bfloat16" else t.to(getattr(torch, dtype)) if dtype.startswith(
+            "float") else t)
+    return out
+
+
+def _digest(arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes())
+    return h.hexdigest()[:16]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m edgeprof.collect.worker")
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--runs", type=int, required=True)
+    ap.add_argument("--warmup", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--etdump")
+    ap.add_argument("--no-etdump", action="store_true")
+    ap.add_argument("--inputs")
+    ap.add_argument("--inputs-dir")
+    ap.add_argument("--result", required=True)
+    ap.add_argument("--method", default="forward")
+    a = ap.parse_args(argv)
+    t_import = time.perf_counter()
+    rt = _runtime()
+    import_s = time.perf_counter() - t_import
+    import numpy as np
+
+    etdump = a.etdump if not a.no_etdump else None
+    # the threadpool is set before the program loads: resetting it under a loaded XNNPACK delegate corrupts
+    # the heap once the ETDump is written (executorch 1.5.1)
+    rt._unsafe_reset_threadpool(a.threads)
+    threads = int(rt._threadpool_get_thread_count())
+    t0 = time.perf_counter()
+    program = rt._load_program(a.model, enable_etdump=etdump is not None, debug_buffer_size=0)
+    method = program.load_method(a.method)
+    load_ms = (time.perf_counter() - t0) * 1e3
+    sig = _signature(program.method_meta(a.method))
+    if a.inputs:
+        arrays = _load_inputs(a.inputs)
+        if len(arrays) != len(sig):
+            print(f"edgeprof worker: {a.inputs} holds {len(arrays)} input(s), the method takes {len(sig)}",
+                  file=sys.stderr)
+            return 2
+        source = a.inputs
+    else:
+        key = hashlib.sha256(json.dumps([a.seed, sig]).encode()).hexdigest()[:16]
+        cache = os.path.join(a.inputs_dir, f"inputs_{key}.npz") if a.inputs_dir else None
+        if cache and os.path.exists(cache):
+            arrays = _load_inputs(cache)
+        else:
+            arrays = _generate(sig, a.seed)
+            if cache:
+                os.makedirs(a.inputs_dir, exist_ok=True)
+                tmp = cache + f".{os.getpid()}.tmp.npz"
+                np.savez(tmp, *arrays)
+                os.replace(tmp, cache)
+        source = f"generated (seed {a.seed})"
+    inputs = _to_torch(arrays, sig)
+    for _ in range(a.warmup):
+        method.call(inputs)
+    if etdump is not None and a.warmup:  # writing clears the buffer: the ETDump holds the timed runs only
+        scratch = etdump + ".warmup.tmp"
+        program.write_etdump_result_to_file(scratch, scratch + ".bin")
+        for p in (scratch, scratch + ".bin"):
+            if os.path.exists(p):
+                os.remove(p)
+    wall = []
+    for _ in range(a.runs):
+        s = time.perf_counter()
+        method.call(inputs)
+        wall.append((time.perf_counter() - s) * 1e3)
+    if etdump is not None:
+        tmp = etdump + ".tmp"
+        program.write_etdump_result_to_file(tmp, tmp + ".bin")
+        if os.path.exists(tmp + ".bin"):
+            os.remove(tmp + ".bin")
+        os.replace(tmp, etdump)  # never a half-written ETDump under the final name
+    versions = {}
+    for dist in ("executorch", "torch"):
+        try:
+            from importlib.metadata import version
+
+            versions[dist] = version(dist)
+        except Exception:  # noqa: BLE001 - a version we cannot read is not a failure
+            versions[dist] = None
+    report = {"wall_ms": wall, "load_ms": load_ms, "import_s": import_s, "threads": threads,
+              "threads_requested": a.threads, "warmup": a.warmup, "runs": a.runs, "etdump": etdump,
+              "inputs": {"source": source, "sha256": _digest(arrays),
+                         "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
+              "versions": versions, "pid": os.getpid()}
+    tmp = a.result + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f)
+    os.replace(tmp, a.result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""`edgeprof run` for real: the bundled toy CNN (portable and XNNPACK programs) through the ExecuTorch Python
+runtime, 3 interleaved launches × 20 runs each, then validate, compare and the report.
+
+Needs the ``run`` extra (torch + executorch). CI sets ``EDGEPROF_REQUIRE_RUN=1``: there a missing runtime fails
+the test instead of skipping it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from edgeprof import api
+from edgeprof.examples import example_root
+from edgeprof.io.etdump import read_etdump
+
+ART = example_root() / "artifacts"
+
+if importlib.util.find_spec("executorch") is None:
+    if os.environ.get("EDGEPROF_REQUIRE_RUN"):
+        raise RuntimeError("EDGEPROF_REQUIRE_RUN is set but executorch is not installed (pip install '.[run]')")
+    pytest.skip("the run extra (torch + executorch) is not installed", allow_module_level=True)
+
+
+def _ep(*args):
+    return subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    out = tmp_path_factory.mktemp("collect") / "out_toycnn" / "runs" / "linux"
+    res = api.run([ART / "toycnn_portable.pte", ART / "toycnn_xnnpack_fp32.pte"], runs=20, warmup=2, launches=3,
+                  out=out, report=True, overhead_check=True, seed=5)
+    return out, res
+
+
+def test_a_real_collection_is_complete_interleaved_and_consistent(collected):
+    out, res = collected
+    assert res.ok and res["launches_ok"] == 6 + 4, res.data
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["status"] == "complete" and len(m["results"]) == 6 and len(m["overhead_launches"]) == 4
+    order = [(r["experiment"], r["launch"]) for r in sorted(m["results"] + m["overhead_launches"],
+                                                            key=lambda r: r["position"])]
+    rounds = [r["round"] for r in sorted(m["results"], key=lambda r: r["position"])]
+    assert rounds == sorted(rounds) and len(order) == 10
+    for r in m["results"]:
+        met = r["metrics"]
+        prof = read_etdump(out / met["etdump_rel"])
+        assert prof.n_runs == 20 and met["runs_recorded"] == 20 and met["threads_in_effect"] == 1
+        np.testing.assert_allclose(met["latency_ms"], prof.latency_ms(), rtol=0, atol=1e-9)
+        # the runtime's own Method::execute fits inside the host's wall clock around each call
+        assert all(e <= w + 0.05 for e, w in zip(prof.latency_ms(), met["wall_ms"]))
+    # one set of inputs for both programs (same signature, same seed)
+    assert len({r["metrics"]["inputs"]["sha256"] for r in m["results"]}) == 1
+    assert m["results"][0]["metrics"]["inputs"]["signature"] == ["float32[1x3x32x32]"]
+    assert m["machines"]["host"]["versions"]["executorch"].startswith("1.")
+    assert sorted(p.name for p in (out / "artifacts").iterdir()) == ["toycnn_portable.etrecord",
+                                                                       "toycnn_xnnpack_fp32.etrecord"]
+
+
+def test_validate_compare_and_the_report_on_the_new_folder(collected):
+    out, res = collected
+    v = _ep("validate", out, "--require", "manifest", "--require", "metrics")
+    assert v.returncode == 0, v.stdout + v.stderr
+    c = _ep("compare", "--run-dir", out, "-b", "toycnn_portable", "-c", "toycnn_xnnpack_fp32", "--json", "--no-write")
+    assert c.returncode == 0, c.stderr
+    cmp = json.loads(c.stdout)
+    assert cmp["verdict"] == "faster" and cmp["speedup"]["ci_low"] > 5
+    assert cmp["baseline"]["launches"] and len(cmp["baseline"]["launches"]) == 3
+    assert "launch" in cmp["ci"]["scope"]
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    assert "toycnn_xnnpack_fp32 vs toycnn_portable" in md and "faster" in md and "<svg" in html
+    assert res["report"]["verdict"] == "faster"
+    assert "| attached |" in md  # the ETRecords edgeprof run copied in are used
+
+
+def test_the_overhead_check_states_what_etdump_costs(collected):
+    out, res = collected
+    ov = res["overhead"]
+    assert ov and {e["experiment"] for e in ov["per_configuration"]} == {"toycnn_portable", "toycnn_xnnpack_fp32"}
+    for e in ov["per_configuration"]:
+        assert e["launches_without"] == 2 and e["launches_with"] == 3 and e["ci_percent"] is not None
+        lo, hi = e["ci_percent"]
+        assert lo <= e["overhead_percent"] <= hi
+    assert ov["statement"].startswith("ETDump tracing overhead")
