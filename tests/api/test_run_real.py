@@ -90,3 +90,30 @@ def test_the_overhead_check_states_what_etdump_costs(collected):
         lo, hi = e["ci_percent"]
         assert lo <= e["overhead_percent"] <= hi
     assert ov["statement"].startswith("ETDump tracing overhead")
+
+
+def test_inputs_from_files_reach_the_program_unchanged(tmp_path, collected):
+    import torch
+
+    x = np.random.default_rng(11).standard_normal((1, 3, 32, 32)).astype("float32")
+    np.savez(tmp_path / "in.npz", x)
+    np.save(tmp_path / "in.npy", x)
+    torch.save([torch.from_numpy(x)], tmp_path / "in.pt")
+    digests = {}
+    for name in ("in.npz", "in.npy", "in.pt"):
+        out = tmp_path / name.replace(".", "_")
+        res = api.run([ART / "toycnn_xnnpack_fp32.pte"], runs=3, warmup=0, launches=1, out=out,
+                      inputs=tmp_path / name)
+        assert res.ok, res.data
+        m = json.loads((out / "manifest.json").read_text())["results"][0]["metrics"]["inputs"]
+        assert m["source"] == str(tmp_path / name)
+        digests[name] = m["sha256"]
+    generated = json.loads((collected[0] / "manifest.json").read_text())["results"][0]["metrics"]["inputs"]["sha256"]
+    assert len(set(digests.values())) == 1 and generated not in digests.values()
+    # two arrays for a one-input program: the launch fails and says why
+    np.savez(tmp_path / "two.npz", x, x)
+    res = api.run([ART / "toycnn_xnnpack_fp32.pte"], runs=3, warmup=0, launches=1, out=tmp_path / "two",
+                  inputs=tmp_path / "two.npz")
+    assert not res.ok
+    tail = json.loads((tmp_path / "two" / "manifest.json").read_text())["results"][0]["output_tail"]
+    assert "holds 2 input(s), the method takes 1" in tail
