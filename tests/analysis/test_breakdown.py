@@ -102,7 +102,7 @@ def test_constructed_bottleneck_shift(tmp_path):
     cats = {c["line"]: c for c in r["categories"]}
     assert cats["CONV"]["speedup"] == pytest.approx(4.0, rel=0.03)
     assert cats["CONV"]["ci_low"] < 4.0 < cats["CONV"]["ci_high"] and cats["CONV"]["status"] == "faster"
-    assert cats["DATA_MOVEMENT"]["status"] == "no clear change"
+    assert cats["DATA_MOVEMENT"]["status"] == "no significant change"
     assert cats["DATA_MOVEMENT"]["candidate_share"] - cats["DATA_MOVEMENT"]["baseline_share"] > 20
     shift = r["bottleneck"]
     assert shift["shift"] and shift["grown_categories"] == ["DATA_MOVEMENT"] and shift["shrunk_categories"] == ["CONV"]

@@ -51,7 +51,7 @@ def run_folder(tmp_path_factory) -> tuple[Path, list[Path], Path]:
     run_dir = root / "out_tel" / "runs" / "mac"
     runs, version = read(gzip.open(DATA / "etdump" / "tel_xnn.N20.etdp.gz").read())
     gemm = lambda e: label(e).startswith("Fully Connected")  # noqa: E731
-    arms = {"mac_sme2_off": stretch(runs, gemm, 3.0), "mac_sme2_on": rename(runs, _fp32_to_pf32)}
+    arms = {"mac_sme2_off": stretch(runs, gemm, 8.0), "mac_sme2_on": rename(runs, _fp32_to_pf32)}
     inputs = []
     for exp, r in arms.items():
         (run_dir / exp).mkdir(parents=True)

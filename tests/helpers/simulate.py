@@ -35,20 +35,22 @@ def launch(shape, n, cv, rng, *, level=1.0, warmup=0, warmup_factor=1.6, drift_p
 
 
 def run(shape, *, sims, n=100, cv=0.05, true_speedup=1.0, launches=1, launch_sigma=0.0, threshold=0.02,
-        warmup=0, drift=0.0, seed=0, resamples=1000):
+        warmup=0, drift=0.0, seed=0, resamples=1000, launch_cv=None, launches_c=None):
     """Simulate ``sims`` comparisons; returns rates of verdicts and interval coverage of ``true_speedup``."""
     rng = np.random.default_rng(seed)
-    verdicts, covered = [], []
+    verdicts, covered, widths = [], [], []
     for i in range(sims):
-        def arm(name, factor):
+        def arm(name, factor, k):
             ls = [launch(shape, n, cv, rng, level=factor * np.exp(rng.normal(0, launch_sigma)) if launch_sigma else factor,
-                         warmup=warmup, drift_pct_per_100=drift) for _ in range(launches)]
+                         warmup=warmup, drift_pct_per_100=drift) for _ in range(k)]
             return Arm(name, ls)
-        r = compare_latency(arm("b", 1.0), arm("c", 1.0 / true_speedup), threshold=threshold, seed=i,
-                            resamples=resamples)
+        kw = {} if launch_cv is None else {"launch_cv": launch_cv}
+        r = compare_latency(arm("b", 1.0, launches), arm("c", 1.0 / true_speedup, launches_c or launches),
+                            threshold=threshold, seed=i, resamples=resamples, **kw)
         verdicts.append(r["verdict"])
         covered.append(r["ci"]["low"] <= true_speedup <= r["ci"]["high"])
+        widths.append(float(np.log(r["ci"]["high"]) - np.log(r["ci"]["low"])))
     v = np.array(verdicts)
     return {"sims": sims, "faster": float((v == "faster").mean()), "slower": float((v == "slower").mean()),
             "equivalent": float((v == "equivalent").mean()), "inconclusive": float((v == "inconclusive").mean()),
-            "coverage": float(np.mean(covered))}
+            "coverage": float(np.mean(covered)), "width": float(np.mean(widths))}

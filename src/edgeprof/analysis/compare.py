@@ -5,15 +5,14 @@ Convention everywhere: **speedup = baseline / candidate** (> 1: the candidate is
 Method (details in the README, "Statistics"):
 
 * Warm-up runs are detected per launch and left out (reported); drift is tested per launch.
-* Estimate: ratio of the pooled medians. Interval:
-  - one launch per arm: percentile bootstrap over runs (it can only see run-to-run noise *within*
-    these two launches, and says so);
-  - several launches: hierarchical bootstrap (resample launches, then runs within them) for the
-    standard error of each arm's log median, inflated by k/(k−1) for k launches, and a Welch t
-    interval with launch-level degrees of freedom — honest for 2–5 launches, where a plain
-    percentile bootstrap over 3 launches is far too narrow.
+* The unit of replication is the launch (:mod:`.launches`): each launch gives its log median latency and the
+  sampling variance of it. With ≥ 4 launches in all, a REML launch-effect model with a Knapp–Hartung t
+  interval (``multi-launch``); with 1 vs 1 (or 1 vs 2) launches, a normal interval that adds an allowance
+  for the launch-to-launch variation one launch cannot show (``single-launch``; ``launch_cv`` = 0 gives the
+  within-launch bootstrap interval about these two launches only).
 * Also: Hodges–Lehmann ratio (on log latency) with its distribution-free interval, Mann–Whitney U and
-  Brunner–Munzel p-values, Cliff's delta, and the minimum detectable effect.
+  Brunner–Munzel p-values, Cliff's delta, the minimum detectable effect, and — when the verdict is
+  inconclusive — the design that would resolve the change (:func:`.launches.design`).
 * Verdict with δ = threshold, on the log scale: ``faster`` when the whole interval is above 1 + δ,
   ``slower`` when it is below 1/(1 + δ), ``equivalent`` when it lies inside [1/(1 + δ), 1 + δ],
   else ``inconclusive``.
@@ -29,6 +28,7 @@ from scipy.special import ndtri, stdtrit
 from ..conventions import fmt_ratio
 from ..conventions import verdict as verdict_of
 from .latency import detect_drift, detect_warmup
+from .launches import LAUNCH_CV_DEFAULT, contrast, design, log_median_stats
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
 from .stats import (
     BOOTSTRAP_MAX_N,
@@ -51,34 +51,13 @@ class Arm:
     sources: list[str] = field(default_factory=list)
 
 
-def _log_median_draws(launches: list[np.ndarray], resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap draws of log(pooled median): runs only (one launch) or launches then runs (several)."""
-    if len(launches) == 1:
-        v = launches[0]
-        if v.size > BOOTSTRAP_MAX_N:  # large samples: the bootstrap's normal limit, from order statistics (one sort)
-            lo, hi = order_statistic_median_ci(v, 0.95)
-            se = (np.log(hi) - np.log(lo)) / (2 * 1.959963984540054)
-            return rng.normal(np.log(np.median(v)), se, resamples)
-        return np.log(bootstrap_medians(v, resamples, rng))
-    k = len(launches)
-    sizes = {x.size for x in launches}
-    if len(sizes) == 1:  # equal launch sizes (the usual case): vectorized in blocks
-        n = sizes.pop()
-        stack = np.stack(launches)
-        out = np.empty(resamples)
-        step = max(1, 2_000_000 // (k * n))
-        for a in range(0, resamples, step):
-            b = min(resamples, a + step)
-            picks = rng.integers(0, k, size=(b - a, k, 1))
-            runs = rng.integers(0, n, size=(b - a, k, n))
-            out[a:b] = np.log(np.median(stack[picks, runs].reshape(b - a, k * n), axis=1))
-        return out
-    out = np.empty(resamples)
-    for b in range(resamples):
-        picks = rng.integers(0, k, size=k)
-        pooled = np.concatenate([launches[i][rng.integers(0, launches[i].size, size=launches[i].size)] for i in picks])
-        out[b] = np.log(np.median(pooled))
-    return out
+def _log_median_draws(v: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap draws of log(median) of one launch's runs."""
+    if v.size > BOOTSTRAP_MAX_N:  # large samples: the bootstrap's normal limit, from order statistics (one sort)
+        lo, hi = order_statistic_median_ci(v, 0.95)
+        se = (np.log(hi) - np.log(lo)) / (2 * 1.959963984540054)
+        return rng.normal(np.log(np.median(v)), se, resamples)
+    return np.log(bootstrap_medians(v, resamples, rng))
 
 
 def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]:
@@ -105,7 +84,8 @@ def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]
 
 
 def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, level: float = 0.95,
-                    seed: int = 0, resamples: int = 2000, warmup="auto") -> dict:
+                    seed: int = 0, resamples: int = 2000, warmup="auto", launch_cv: float = LAUNCH_CV_DEFAULT,
+                    launch_cv_source: str = "default") -> dict:
     """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours)."""
     warnings: list[str] = []
     b_runs, b_launch, b_notes = _prepare(baseline, warmup)
@@ -130,43 +110,49 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
         result["summary_line"] = _line(result)
         return result
 
-    med_b, med_c = float(np.median(b_all)), float(np.median(c_all))
-    theta = np.log(med_b) - np.log(med_c)
-    rng = np.random.default_rng(seed)
-    lb = _log_median_draws(b_runs, resamples, rng)
-    lc = _log_median_draws(c_runs, resamples, rng)
-    a = (1 - level) / 2
-    if kb == 1 and kc == 1:
-        lo, hi = np.quantile(lb - lc, [a, 1 - a])
-        se = float(np.std(lb - lc, ddof=1))
-        method = "percentile bootstrap over runs (within these two launches)"
-        df = None
-        scope = ("one launch per arm: the interval covers run-to-run noise within these two launches only; "
-                 "launch-to-launch variation (often larger) is not measured — repeat launches to see it")
-        warnings.append(scope)
-    else:
-        vb = float(np.var(lb, ddof=1)) * (kb / (kb - 1) if kb > 1 else 1.0)
-        vc = float(np.var(lc, ddof=1)) * (kc / (kc - 1) if kc > 1 else 1.0)
-        se = float(np.sqrt(vb + vc))
-        dfs = [(v, k - 1) for v, k in ((vb, kb), (vc, kc)) if k > 1 and v > 0]
-        df = ((vb + vc) ** 2 / sum(v * v / d for v, d in dfs)) if dfs else None
-        q = float(stdtrit(df, 1 - a)) if df else float(ndtri(1 - a))
-        lo, hi = theta - q * se, theta + q * se
-        method = ("hierarchical bootstrap (launches, then runs) standard error with k/(k−1) correction; "
-                  f"Welch t interval on {df:.1f} launch-level degrees of freedom" if df else
-                  "hierarchical bootstrap standard error, normal interval")
-        scope = f"{kb} and {kc} launches: the interval includes launch-to-launch variation"
+    yb, vb = log_median_stats(b_runs)
+    yc, vc = log_median_stats(c_runs)
+    draws = None
+    if kb == 1 and kc == 1 and launch_cv == 0:
+        rng = np.random.default_rng(seed)
+        draws = _log_median_draws(b_runs[0], resamples, rng) - _log_median_draws(c_runs[0], resamples, rng)
+    ct = contrast(yb, vb, yc, vc, level=level, launch_cv=launch_cv, within_draws=draws)
+    theta, se, df = ct["estimate"], ct["se"], ct["df"]
+    lo_r, hi_r = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
+    speedup = float(np.exp(theta))
+    regime = ct["regime"]
+    if regime == "multi-launch":
+        scope = (f"{kb} and {kc} launches: the interval includes launch-to-launch variation "
+                 f"(estimated SD {100 * ct['tau']:.1f} %)")
         if kb == 1 or kc == 1:
             one = baseline.name if kb == 1 else candidate.name
-            warnings.append(f"{one} has a single launch: its launch-to-launch variation is not measured")
-    lo_r, hi_r = float(np.exp(lo)), float(np.exp(hi))
-    speedup = float(np.exp(theta))
+            warnings.append(f"{one} has a single launch: the launch-to-launch variation is estimated from the other arm")
+    elif regime == "single-launch":
+        scope = (f"{kb} and {kc} launch(es): launch-to-launch variation cannot be measured; the interval adds an "
+                 f"allowance of {100 * launch_cv:g} % per arm ({launch_cv_source}; --launch-cv sets it, 0 removes it)"
+                 " — record more launches to measure it instead")
+        warnings.append(scope)
+    else:
+        scope = ("one launch per arm, no allowance: the interval covers run-to-run noise within these two launches "
+                 "only; launch-to-launch variation (often larger) is not measured — repeat launches to see it")
+        warnings.append(scope)
     verdict = verdict_of(lo_r, hi_r, threshold)
-    z = ndtri(1 - a) + ndtri(POWER)
-    mde = float(np.expm1(z * se))
-    if verdict == "inconclusive" and mde > threshold:
-        warnings.append(f"underpowered: with this noise and these run counts the minimum detectable effect is "
-                        f"{mde * 100:.1f} % (δ = {threshold * 100:g} %); add runs{' and launches' if kb + kc > 2 else ''}")
+    q_pow = float(stdtrit(df, POWER)) if df else float(ndtri(POWER))
+    mde = float(np.expm1((ct["critical"] + q_pow) * se))
+    plan = None
+    if verdict == "inconclusive":
+        if mde > threshold:
+            warnings.append(f"underpowered: with this noise and these run counts the minimum detectable effect is "
+                            f"{mde * 100:.1f} % (δ = {threshold * 100:g} %); add runs{' and launches' if kb + kc > 2 else ''}")
+        within = float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in b_runs + c_runs if x.size > 1])))
+        effect = max(abs(float(np.expm1(theta))), 2 * threshold, 0.01)
+        plan = design(within, ct["tau"], effect, level=level, threshold=threshold)
+        plan.pop("options")
+        rec = plan["recommended"]
+        plan["statement"] = (f"to resolve a {100 * effect:.1f} % change at this noise: "
+                             + (f"{rec['launches_per_arm']} launches × {rec['runs_per_launch']} runs per arm"
+                                if rec else "more than 50 launches × 1,000 runs per arm")
+                             + f" ({plan['note']})")
 
     hl = hodges_lehmann(np.log(b_all), np.log(c_all), level=level, seed=seed)
     mw = mann_whitney(b_all, c_all)
@@ -188,8 +174,15 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
     result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
     result["speedup"].update(estimate=speedup, ci_low=lo_r, ci_high=hi_r)
     result.update({
-        "ci": {"low": lo_r, "high": hi_r, "level": level, "method": method, "scope": scope,
+        "ci": {"low": lo_r, "high": hi_r, "level": level, "method": ct["method"], "scope": scope,
                "degrees_of_freedom": df, "standard_error_log": se},
+        "regime": regime,
+        "launch_allowance": {"launch_cv": launch_cv, "applied": regime == "single-launch", "source": launch_cv_source},
+        "launch_sd_estimate": ct["tau"] if regime == "multi-launch" else None,
+        "estimator": ("precision-weighted mean of log launch medians" if regime == "multi-launch"
+                      else "ratio of the two launches' medians"),
+        "p_value": ct["p_value"],
+        "plan": plan,
         "significant": bool(lo_r > 1 or hi_r < 1),
         "hodges_lehmann": {"speedup": float(np.exp(hl["estimate"])),
                            "low": float(np.exp(hl["low"])) if hl["low"] is not None else None,
@@ -248,7 +241,10 @@ def _line(r: dict) -> str:
     pname = "Brunner–Munzel" if bm is not None else "Mann–Whitney"
     nb, nc = r["baseline"]["count"], r["candidate"]["count"]
     kb, kc = len(r["baseline"]["launches"]), len(r["candidate"]["launches"])
-    about = " (about these two launches)" if kb == 1 and kc == 1 else ""
+    reg = r.get("regime")
+    about = (" (about these two launches)" if reg == "single-launch, no allowance" else
+             f" ({reg}: allowance of {100 * r['launch_allowance']['launch_cv']:g} % launch-to-launch SD per arm)"
+             if reg == "single-launch" else f" ({reg})" if reg else "")
     return (f"{c} vs {b}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI {ci['low']:.3f}–{ci['high']:.3f}], "
             f"{pname} p = {p:.2g}, Cliff's δ = {r['tests']['cliffs_delta']:+.2f}; {nb} vs {nc} runs in {kb} vs {kc} "
             f"launch(es); threshold {r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")

@@ -1,16 +1,21 @@
 """Baseline vs candidate by category and by operator, and the bottleneck-shift statement (pure).
 
-speedup = baseline / candidate, as everywhere. Per accounting line (category or overhead) the time per
-run is compared as a ratio of means with a percentile-bootstrap interval over runs (each arm resampled
-independently; the same resamples give the shares of end-to-end, so shares and ratios are coherent).
+speedup = baseline / candidate, as everywhere. Per accounting line (category or overhead) and per operator,
+each launch gives its mean time per run; the contrast of the two arms is the launch-level one of the end-to-end
+comparison (:func:`.launches.contrast`: REML launch effects and a Knapp–Hartung t interval with several
+launches, the launch allowance with one). p-values are adjusted with Benjamini–Hochberg across the categories
+and, separately, across the top operators; a line is called faster or slower only when its q-value is below
+0.05 *and* its interval clears the threshold — otherwise "no significant change". Shares of end-to-end come
+with launch-level intervals too, and the bottleneck-shift rule uses them.
 Operators are matched by their type (the name without XNNPACK's ``#N``); types found in one profile
 only are paired as *renamed* when the same operator and microkernel appears with other dtypes
 (``Fully Connected (NC, F32) GEMM`` → ``Fully Connected (NC, PF32) GEMM``), else reported as added or
-removed. Per-operator Mann–Whitney p-values are adjusted with Benjamini–Hochberg.
+removed.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -19,7 +24,7 @@ from ..conventions import ms, verdict
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
 from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines
-from .rank_tests import mann_whitney
+from .launches import LAUNCH_CV_DEFAULT, bh, contrast, mean_stats
 
 # A bottleneck shift (the profiling workflow's rule): GEMM or convolution time shrinks (its speedup interval is
 # beyond the threshold) and another category grows as a share of end-to-end to a material share: by at least
@@ -30,15 +35,14 @@ ACCELERATED = ("GEMM", "CONV")
 _DTYPES = re.compile(r"\(([^()]*)\)")
 
 
-def _runs_matrix(profiles: list[Profile], skips: list[int], taxonomy: Taxonomy):
-    mats, e2es, op_tabs = [], [], []
+def _per_launch(profiles: list[Profile], skips: list[int], taxonomy: Taxonomy):
+    """Per launch: (runs × lines matrix, end-to-end per run, per-operator per-run times), warm-up runs left out."""
+    out = []
     for prof, skip in zip(profiles, skips):
         lines = EventLines(prof, taxonomy)
-        m, e, runs = per_run_lines(prof, lines)
-        mats.append(m[skip:])
-        e2es.append(e[skip:])
-        op_tabs.append(_op_runs(prof, lines, skip))
-    return np.vstack(mats), np.concatenate(e2es), op_tabs
+        m, e, _ = per_run_lines(prof, lines)
+        out.append((m[skip:].astype(np.float64), e[skip:].astype(np.float64), _op_runs(prof, lines, skip)))
+    return out
 
 
 def _op_runs(prof: Profile, lines: EventLines, skip: int) -> dict[str, np.ndarray]:
@@ -59,35 +63,6 @@ def _op_runs(prof: Profile, lines: EventLines, skip: int) -> dict[str, np.ndarra
     return {names[i]: m[i] for i in present}
 
 
-def _bootstrap_means(mat: np.ndarray, e2e: np.ndarray, resamples: int, rng: np.random.Generator):
-    """Means of every line (column) and of end-to-end over ``resamples`` bootstrap resamples of the runs (rows),
-    in blocks of bounded memory: each block's resamples become run counts, and the means one matrix product."""
-    n = mat.shape[0]
-    cols = np.column_stack([mat.astype(np.float64), e2e.astype(np.float64)])
-    out = np.empty((resamples, cols.shape[1]))
-    step = max(1, 2_000_000 // n)
-    for a in range(0, resamples, step):
-        b = min(resamples, a + step)
-        idx = rng.integers(0, n, size=(b - a, n))
-        counts = np.bincount((idx + (np.arange(b - a) * n)[:, None]).ravel(), minlength=(b - a) * n)
-        out[a:b] = counts.reshape(b - a, n) @ cols / n
-    return out[:, :-1], out[:, -1]
-
-
-def _bh(p: list[float]) -> list[float]:
-    """Benjamini–Hochberg adjusted p-values (q-values)."""
-    p = np.asarray(p, dtype=float)
-    n = p.size
-    if n == 0:
-        return []
-    order = np.argsort(p)
-    q = p[order] * n / np.arange(1, n + 1)
-    q = np.minimum.accumulate(q[::-1])[::-1]
-    out = np.empty(n)
-    out[order] = np.minimum(q, 1.0)
-    return out.tolist()
-
-
 def _family(type_name: str) -> tuple[str, str]:
     """(operator with its microkernel, dtype arguments) of an XNNPACK type; (name, "") otherwise."""
     m = _DTYPES.search(type_name)
@@ -98,66 +73,112 @@ def _family(type_name: str) -> tuple[str, str]:
     return type_name[: m.start()].strip() + f" ({layout})" + type_name[m.end():], ",".join(args[1:])
 
 
+def _share_stats(cols: list[np.ndarray], e2es: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per launch: a line's share of end-to-end (%) and its sampling variance (delta method for a ratio of means)."""
+    y, v = [], []
+    for x, e in zip(cols, e2es):
+        n = x.size
+        mx, me = float(x.mean()), float(e.mean())
+        if n < 2 or me <= 0:
+            y.append(100 * mx / me if me > 0 else 0.0)
+            v.append(0.0)
+            continue
+        cov = np.cov(x, e)
+        r = mx / me
+        var = (cov[0, 0] - 2 * r * cov[0, 1] + r * r * cov[1, 1]) / (n * me * me)
+        y.append(100 * r)
+        v.append(max(float(var), 0.0) * 1e4)
+    return np.array(y), np.array(v)
+
+
+def _arm_interval(y: np.ndarray, v: np.ndarray, level: float) -> list[float]:
+    from scipy.special import ndtri, stdtrit
+
+    k = y.size
+    m = float(y.mean())
+    if k >= 2:
+        half = float(stdtrit(k - 1, 1 - (1 - level) / 2)) * float(y.std(ddof=1)) / math.sqrt(k)
+    else:
+        half = float(ndtri(1 - (1 - level) / 2)) * math.sqrt(float(v.sum()))
+    return [m - half, m + half]
+
+
+def _line_contrast(b_cols, c_cols, *, level, launch_cv) -> dict | None:
+    """speedup = baseline / candidate of a per-run time, launch-level; None when a launch has none of it."""
+    if any(x.mean() <= 0 for x in b_cols + c_cols):
+        return None
+    yb, vb = mean_stats(b_cols)
+    yc, vc = mean_stats(c_cols)
+    return contrast(yb, vb, yc, vc, level=level, launch_cv=launch_cv)
+
+
 def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_name: str, c_name: str,
                        b_skip: list[int] | None = None, c_skip: list[int] | None = None, taxonomy: Taxonomy = DEFAULT,
                        level: float = 0.95, seed: int = 0, resamples: int = 2000, threshold: float = 0.02,
-                       top: int = 20) -> dict:
+                       top: int = 20, launch_cv: float = LAUNCH_CV_DEFAULT, alpha: float = 0.05) -> dict:
     b_skip = b_skip or [0] * len(baseline)
     c_skip = c_skip or [0] * len(candidate)
-    mb, eb, ops_b = _runs_matrix(baseline, b_skip, taxonomy)
-    mc, ec, ops_c = _runs_matrix(candidate, c_skip, taxonomy)
-    if mb.shape[0] < 2 or mc.shape[0] < 2:
-        return {"note": "each arm needs at least 2 runs for category comparisons", "categories": [], "operators": {}}
-    rng = np.random.default_rng(seed)
-    boot_b, eb_r = _bootstrap_means(mb, eb, resamples, rng)
-    boot_c, ec_r = _bootstrap_means(mc, ec, resamples, rng)
-    a = (1 - level) / 2
-    eb_m, ec_m = eb.mean(), ec.mean()
-    cats = []
+    lb = _per_launch(baseline, b_skip, taxonomy)
+    lc = _per_launch(candidate, c_skip, taxonomy)
+    if any(m.shape[0] < 2 for m, _, _ in lb + lc):
+        return {"note": "each launch needs at least 2 runs for category comparisons", "categories": [],
+                "operators": {}}
+    eb_all = np.concatenate([e for _, e, _ in lb])
+    ec_all = np.concatenate([e for _, e, _ in lc])
+    eb_m, ec_m = float(eb_all.mean()), float(ec_all.mean())
+    cats, tests = [], []
     for j, ln in enumerate(LINES):
-        xb, xc = mb[:, j], mc[:, j]
-        if not xb.any() and not xc.any():
+        b_cols = [m[:, j] for m, _, _ in lb]
+        c_cols = [m[:, j] for m, _, _ in lc]
+        b_mean = float(np.concatenate(b_cols).mean())
+        c_mean = float(np.concatenate(c_cols).mean())
+        if b_mean == 0 and c_mean == 0:
             continue
-        b_mean, c_mean = float(xb.mean()), float(xc.mean())
-        rb, rc = boot_b[:, j], boot_c[:, j]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = rb / rc
-            sb, sc = rb / eb_r * 100, rc / ec_r * 100
-        finite = np.isfinite(ratio) & (ratio > 0)
-        lo = hi = None
-        if b_mean > 0 and c_mean > 0 and finite.mean() > 0.99:
-            lo, hi = (float(x) for x in np.quantile(ratio[finite], [a, 1 - a]))
-        speed = b_mean / c_mean if b_mean > 0 and c_mean > 0 else None
-        if c_mean == 0:
-            status = "absent in candidate"
-        elif b_mean == 0:
-            status = "new in candidate"
-        elif lo is None:  # zero in some resamples of one arm: present in only a few of its runs
-            status = "nearly absent in candidate" if b_mean > c_mean else "nearly absent in baseline"
-        else:
-            status = verdict(lo, hi, threshold)
-            status = status if status in ("faster", "slower") else "no clear change"
-        cats.append({
+        ct = _line_contrast(b_cols, c_cols, level=level, launch_cv=launch_cv)
+        sb, svb = _share_stats(b_cols, [e for _, e, _ in lb])
+        sc, svc = _share_stats(c_cols, [e for _, e, _ in lc])
+        sh = contrast(sc, svc, sb, svb, level=level, launch_cv=0.0)  # candidate − baseline, percentage points
+        row = {
             "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
             "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
             "change_percent": (c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
-            "speedup": speed, "ci_low": lo, "ci_high": hi,
+            "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None,
+            "ci_low": math.exp(ct["low"]) if ct else None, "ci_high": math.exp(ct["high"]) if ct else None,
+            "p_value": ct["p_value"] if ct else None, "q_value": None, "regime": ct["regime"] if ct else None,
             "baseline_share": b_mean / eb_m * 100 if eb_m else None, "candidate_share": c_mean / ec_m * 100 if ec_m else None,
-            "baseline_share_ci": [float(x) for x in np.nanquantile(sb, [a, 1 - a])],
-            "candidate_share_ci": [float(x) for x in np.nanquantile(sc, [a, 1 - a])],
-            "share_change_ci": [float(x) for x in np.nanquantile(sc - sb, [a, 1 - a])],
-            "status": status,
-        })
+            "baseline_share_ci": _arm_interval(sb, svb, level), "candidate_share_ci": _arm_interval(sc, svc, level),
+            "share_change_ci": [sh["low"], sh["high"]],
+        }
+        if c_mean == 0:
+            row["status"] = "absent in candidate"
+        elif b_mean == 0:
+            row["status"] = "new in candidate"
+        elif ct is None:  # zero in some launches of one arm: present in only a few of its runs
+            row["status"] = "nearly absent in candidate" if b_mean > c_mean else "nearly absent in baseline"
+        else:
+            tests.append(row)
+        cats.append(row)
+    for row, q in zip(tests, bh([r["p_value"] for r in tests])):
+        row["q_value"] = q
+        v = verdict(row["ci_low"], row["ci_high"], threshold)
+        row["status"] = v if v in ("faster", "slower") and q <= alpha else "no significant change"
+        row["significant"] = q <= alpha
     cats.sort(key=lambda r: (r["kind"] != "category", -max(r["baseline_ms"], r["candidate_ms"])))
     e2e_speedup = float(eb_m / ec_m) if ec_m else None
     shift = bottleneck_shift(cats, e2e_speedup, b_name, c_name)
+    regime = next((r["regime"] for r in tests if r["regime"]), None)
     return {
         "categories": cats,
         "slower_categories": [c["line"] for c in cats if c["status"] == "slower"],
         "bottleneck": shift,
-        "operators": compare_operators(ops_b, ops_c, level=level, top=top),
-        "runs_used": {"baseline": int(mb.shape[0]), "candidate": int(mc.shape[0])},
-        "method": "ratio of mean time per run; percentile bootstrap over runs; shares from the same resamples",
+        "operators": compare_operators([o for _, _, o in lb], [o for _, _, o in lc], level=level, top=top,
+                                       threshold=threshold, launch_cv=launch_cv, alpha=alpha),
+        "runs_used": {"baseline": int(eb_all.size), "candidate": int(ec_all.size)},
+        "regime": regime,
+        "false_discovery_rate": alpha,
+        "method": ("ratio of mean time per run; launch-level interval per line (as for end-to-end: "
+                   + (regime or "—") + "); Benjamini–Hochberg q-values across the lines; a line is faster or "
+                   "slower when q ≤ 0.05 and its interval clears the threshold"),
     }
 
 
@@ -211,15 +232,21 @@ def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c
 
 
 def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, np.ndarray]], *, level: float = 0.95,
-                      top: int = 20) -> dict:
-    def pool(tabs):
-        keys = list(dict.fromkeys(k for t in tabs for k in t))
-        return {k: np.concatenate([t.get(k, np.zeros(next(iter(t.values())).size if t else 0)) for t in tabs]) for k in keys}
+                      top: int = 20, threshold: float = 0.02, launch_cv: float = LAUNCH_CV_DEFAULT,
+                      alpha: float = 0.05) -> dict:
+    def runs_of(tabs):
+        return [next(iter(t.values())).size if t else 0 for t in tabs]
 
-    pb, pc = pool(ops_b), pool(ops_c)
-    both = [k for k in pb if k in pc]
-    only_b = [k for k in pb if k not in pc]
-    only_c = [k for k in pc if k not in pb]
+    nb, nc = runs_of(ops_b), runs_of(ops_c)
+
+    def cols(tabs, sizes, key):
+        return [t.get(key, np.zeros(n)) for t, n in zip(tabs, sizes)]
+
+    keys_b = list(dict.fromkeys(k for t in ops_b for k in t))
+    keys_c = list(dict.fromkeys(k for t in ops_c for k in t))
+    both = [k for k in keys_b if k in keys_c]
+    only_b = [k for k in keys_b if k not in keys_c]
+    only_c = [k for k in keys_c if k not in keys_b]
     renamed = []
     fam_c: dict[str, list[str]] = {}
     for k in only_c:
@@ -231,32 +258,46 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
             renamed.append((k, new))
             only_b.remove(k)
             only_c.remove(new)
+
+    def mean_of(c):
+        return float(np.concatenate(c).mean()) if c else 0.0
+
     rows = []
-    pairs = [(k, k) for k in both] + renamed
-    pvals = []
-    for kb, kc in pairs:
-        xb, xc = pb[kb], pc[kc]
-        mw = mann_whitney(xb, xc) if xb.size >= 2 and xc.size >= 2 else {"p_value": 1.0}
-        pvals.append(mw["p_value"])
-        b_mean, c_mean = float(xb.mean()), float(xc.mean())
+    for kb, kc in [(k, k) for k in both] + renamed:
+        xb, xc = cols(ops_b, nb, kb), cols(ops_c, nc, kc)
+        b_mean, c_mean = mean_of(xb), mean_of(xc)
         rows.append({"baseline_operator": kb, "candidate_operator": kc, "match": "same" if kb == kc else "renamed",
                      "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
-                     "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None, "p_value": mw["p_value"]})
-    for r, q in zip(rows, _bh(pvals)):
-        r["q_value"] = q
-        r["significant"] = q < 0.05
-    rows.sort(key=lambda r: -abs(r["baseline_ms"] - r["candidate_ms"]))
+                     "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None, "_cols": (xb, xc)})
+    rows.sort(key=lambda r: -max(r["baseline_ms"], r["candidate_ms"]))
+    shown = rows[:top]
+    tested = []
+    for r in shown:
+        xb, xc = r.pop("_cols")
+        ct = _line_contrast(xb, xc, level=level, launch_cv=launch_cv)
+        r.update(ci_low=math.exp(ct["low"]) if ct else None, ci_high=math.exp(ct["high"]) if ct else None,
+                 p_value=ct["p_value"] if ct else None, q_value=None, significant=False,
+                 status="not in every launch" if ct is None else None)
+        if ct is not None:
+            tested.append(r)
+    for r in rows[top:]:
+        r.pop("_cols")
+    for r, q in zip(tested, bh([r["p_value"] for r in tested])):
+        v = verdict(r["ci_low"], r["ci_high"], threshold)
+        r.update(q_value=q, significant=q <= alpha,
+                 status=v if v in ("faster", "slower") and q <= alpha else "no significant change")
     return {
-        "matched": rows[:top],
+        "matched": shown,
         "matched_total": len(rows),
         "renamed": [{"baseline": a, "candidate": b} for a, b in renamed],
-        "removed": sorted(({"operator": k, "baseline_ms": ms(float(pb[k].mean()))} for k in only_b),
+        "removed": sorted(({"operator": k, "baseline_ms": ms(mean_of(cols(ops_b, nb, k)))} for k in only_b),
                           key=lambda r: -r["baseline_ms"])[:top],
-        "added": sorted(({"operator": k, "candidate_ms": ms(float(pc[k].mean()))} for k in only_c),
+        "added": sorted(({"operator": k, "candidate_ms": ms(mean_of(cols(ops_c, nc, k)))} for k in only_c),
                         key=lambda r: -r["candidate_ms"])[:top],
         "removed_total": len(only_b),
         "added_total": len(only_c),
-        "method": "matched by operator type; Mann–Whitney on per-run times; Benjamini–Hochberg q-values",
+        "method": (f"matched by operator type; the top {top} by time: launch-level interval of the mean time per run, "
+                   "Benjamini–Hochberg q-values across them"),
     }
 
 
