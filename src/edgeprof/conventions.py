@@ -18,7 +18,7 @@ import re
 SCHEMA_VERSION = 1
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
-         "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection")
+         "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan")
 
 # --------------------------------------------------------------------------------------------------
 # units and numbers: nanoseconds inside, milliseconds in reports and files
@@ -58,7 +58,7 @@ def fmt_ratio(x: float) -> str:
 # --------------------------------------------------------------------------------------------------
 
 SPEEDUP = "speedup = baseline / candidate (> 1: candidate faster)"
-VERDICTS = ("faster", "slower", "equivalent", "inconclusive")
+VERDICTS = ("faster", "slower", "equivalent", "inconclusive", "not_comparable")
 
 
 def speedup(baseline: float | None, candidate: float | None) -> float | None:
@@ -96,6 +96,7 @@ EVIDENCE_NAMES = {
     "metrics_json": "metrics JSON",
     "xnntrace": "xnntrace log",
     "validate": "run-folder validation",
+    "manifest": "run manifest",
     "anemll_json": "anemll-profile JSON",
     "costplan_json": "ane-costplan JSON",
     "mil_static": "Core ML model (static)",

@@ -88,9 +88,15 @@ def findings(report: dict) -> list[dict]:
                 _slower_checklist(report, cmp))
         elif verdict == "inconclusive":
             mde = cmp.get("minimum_detectable_effect")
+            plan = (cmp.get("plan") or {}).get("statement")
             add("inconclusive", "medium", f"not enough evidence to call {c} faster or slower than {b}"
                 + (f": with this noise only a change of about {100 * mde:.0f} % would be detected" if mde else "")
-                + "; record more runs, or several launches per configuration", lat_ev)
+                + (f"; {plan}" if plan else "; record more runs, or several launches per configuration"), lat_ev)
+        elif verdict == "not_comparable":
+            comp = cmp.get("comparability") or {}
+            add("not_comparable", "high", f"{c} vs {b}: {comp.get('statement', 'not comparable')}", "manifest",
+                [f"{r['aspect']}: {', '.join(r['baseline'])} vs {', '.join(r['candidate'])}"
+                 for r in comp.get("rows", []) if r["critical"]])
         bc = cmp.get("by_category") or {}
         shift = bc.get("bottleneck") or {}
         if shift.get("shift"):

@@ -21,27 +21,29 @@ from .example import example
 from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
 from .latency import latency
 from .load import load_etdump
+from .plan import plan
 from .report import report
-from .run import run
 from .results import (
     AnalyzeResult,
-    Collection,
     AneAnalysis,
     AneDiff,
     AneFolder,
     Breakdown,
+    Collection,
     Comparison,
     ExecutedEvidence,
     Interval,
     KernelTable,
     KernelView,
     LatencyReport,
+    PlanResult,
     Report,
     Result,
     Speedup,
     TraceResult,
     Validation,
 )
+from .run import run
 from .trace import trace
 from .validate import validate
 
@@ -61,7 +63,7 @@ __all__ = [
     "Workspace", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
     "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
     "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
-    "trace", "example", "run", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
-    "Collection", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
+    "trace", "example", "run", "plan", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
+    "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult",
 ]

@@ -91,6 +91,14 @@ def check_distinct(ws: Workspace, b_files: list[Path], c_files: list[Path]) -> N
                                  "same runs")
 
 
+def _facts(ws: Workspace, f: Path) -> dict:
+    from ..io.manifest import launch_facts
+    from ..io.runfolder import etdump_of_timeline
+
+    manifest, _, _ = ws.manifest(f.parent)
+    return launch_facts(manifest, etdump_of_timeline(f) if f.suffix == ".csv" else f)
+
+
 def _arm_name(series, given: str | None) -> str:
     if given:
         return given
@@ -105,19 +113,28 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
             candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
             resamples: int = 2000, warmup="auto", categories: bool = True, taxonomy=None, top: int = 20,
             roles: Roles | None = None, write: bool = False, output_dir=None, out=None,
+            launch_cv: float | None = None, allow_different: bool = False,
             ws: Workspace | None = None) -> Comparison:
     """Compare end-to-end latency: speedup = baseline / candidate with its interval and a verdict; with
     profiles (ETDumps or timeline CSVs) also by category and operator, with the bottleneck statement.
 
     ``baseline``/``candidate``: one or more inputs each (several files = several process launches). ``write``
     writes ``<baseline>_vs_<candidate>_robust_comparison.json`` beside the baseline (``output_dir``, ``out``).
+    ``launch_cv``: the launch-to-launch SD assumed when an arm has a single launch (None: the default; 0: none).
+    What both arms recorded is compared first; a different device or thread count besides the variable under
+    test makes the verdict ``not_comparable`` unless ``allow_different``.
     """
+    from ..analysis.comparability import comparability
     from ..analysis.compare import Arm, compare_latency
+    from ..analysis.launches import LAUNCH_CV_DEFAULT
 
     if not 0 <= threshold < 1:
         raise UsageError(f"threshold must be in [0, 1), got {threshold}")
     if not 0.5 < level < 1:
         raise UsageError(f"level must be in (0.5, 1), got {level}")
+    if launch_cv is not None and not 0 <= launch_cv < 2:
+        raise UsageError(f"launch_cv must be in [0, 2), got {launch_cv}")
+    cv, cv_source = (LAUNCH_CV_DEFAULT, "default") if launch_cv is None else (float(launch_cv), "given")
     ws = workspace(ws, run_dir)
     b_files = [f for spec in as_list(baseline) for f in ws.resolve(spec, run_dir, threads)]
     c_files = [f for spec in as_list(candidate) for f in ws.resolve(spec, run_dir, threads)]
@@ -128,7 +145,20 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     if b_arm.name == c_arm.name:
         b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
     result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,
-                             warmup=warmup)
+                             warmup=warmup, launch_cv=cv, launch_cv_source=cv_source)
+    comp = comparability([_facts(ws, f) for f in b_files], [_facts(ws, f) for f in c_files])
+    result["comparability"] = comp
+    if not comp["comparable"]:
+        if allow_different:
+            result["warnings"].append(f"{comp['statement'].replace(' — compare like with like, or pass --allow-different', '')}"
+                                      " (compared anyway: --allow-different)")
+        else:
+            result["verdict_if_comparable"] = result["verdict"]
+            result["verdict"] = "not_comparable"
+            result["summary_line"] = f"{comp['statement']}; " + result["summary_line"].replace(
+                f"verdict: {result['verdict_if_comparable']}", "verdict: not_comparable")
+    elif comp["other_differences"]:
+        result["warnings"].append(comp["statement"])
     result["warnings"] = [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)] + result["warnings"]
     stem_b = bs[0].timeline_stem if len(bs) == 1 else b_arm.name
     stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
@@ -143,7 +173,8 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
             [s.profile for s in bs], [s.profile for s in cs], b_name=b_arm.name, c_name=c_arm.name,
             b_skip=[x["warmup_dropped"] for x in result["baseline"]["launches"]],
             c_skip=[x["warmup_dropped"] for x in result["candidate"]["launches"]],
-            taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top)
+            taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top,
+            launch_cv=cv)
     cmp = Comparison(result)
     if write:
         from ..render.atomic import write_text

@@ -12,7 +12,8 @@ from pathlib import Path
 from ..conventions import fit_name
 from ..errors import InputError, UsageError
 from ..io.files import exists, is_dir
-from ..io.runfolder import display_path, recorded_device, recorded_environment, recorded_runners
+from ..io.manifest import recorded_device, recorded_environment, recorded_runners
+from ..io.runfolder import display_path
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
 from ._common import taxonomy_of, workspace
@@ -114,7 +115,8 @@ def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: lis
 
 def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = None, candidate_name: str | None = None,
            threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = 0.02, top: int = 15,
-           taxonomy=None, out=None, html=None, write: bool = False, ws: Workspace | None = None) -> Report:
+           taxonomy=None, out=None, html=None, write: bool = False, launch_cv: float | None = None,
+           allow_different: bool = False, ws: Workspace | None = None) -> Report:
     """Everything about a run folder (or one or two ETDumps / timeline CSVs) for the Markdown/HTML report:
     metadata as recorded, latency per configuration, the comparison and categories when there is a baseline
     and a candidate, breakdowns, kernel evidence, validation and the findings. What is missing is listed rather
@@ -151,7 +153,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
         b, c = pair
         comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],
                              threshold=threshold, seed=seed, resamples=resamples, taxonomy=tax, top=top,
-                             ws=ws).data
+                             launch_cv=launch_cv, allow_different=allow_different, ws=ws).data
     manifest, mpath, _ = ws.manifest(run_dir if run_dir else Path(configs[0]["files"][0]).parent)
     device, device_src = recorded_device(manifest)
     if device is None:

@@ -354,6 +354,21 @@ class Report(Result):
 
 
 @dataclass
+class PlanResult(Result):
+    """``edgeprof plan``: the design (launches per arm × runs per launch) that resolves a change of a given size."""
+
+    kind: ClassVar[str] = "plan"
+
+    @property
+    def recommended(self) -> dict | None:
+        return self.data["recommended"]
+
+    @property
+    def statement(self) -> str:
+        return self.data["statement"]
+
+
+@dataclass
 class Collection(Result):
     """``edgeprof run``: the run folder written, launches done and failed, the ETDump overhead, the report."""
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from ..errors import InputError, UsageError
 from ..io.files import exists, is_dir, is_file
 from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files, display_path

@@ -107,6 +107,25 @@ def _latency(out, d):
                          f"[{sp['ci_low']:.4g}–{sp['ci_high']:.4g}] ({int(100 * cmp['level'])} % CI, {cmp['ci']['method']}); "
                          f"verdict **{cmp['verdict']}** at a {100 * cmp['threshold']:g} % threshold. "
                          f"{cmp['ci']['scope'][:1].upper() + cmp['ci']['scope'][1:]}."))
+        if cmp.get("regime"):
+            al = cmp.get("launch_allowance") or {}
+            out.append(("p", f"Regime: **{cmp['regime']}**"
+                        + (f" (allowance {100 * al['launch_cv']:g} % launch-to-launch SD per arm, {al['source']})"
+                           if al.get("applied") else "")
+                        + (f"; launch-to-launch SD estimated at {100 * cmp['launch_sd_estimate']:.1f} %"
+                           if cmp.get("launch_sd_estimate") is not None else "") + "."))
+        comp = cmp.get("comparability") or {}
+        diff_rows = [r for r in comp.get("rows", []) if r["differs"]]
+        if comp and comp.get("recorded"):
+            out.append(("p", f"**Comparability:** {comp['statement']}."))
+            if diff_rows:
+                out.append(("table", ["recorded", "baseline", "candidate", ""],
+                            [[r["aspect"].replace("_", " "), ", ".join(r["baseline"]), ", ".join(r["candidate"]),
+                              "invalidates the comparison" if r["critical"] else
+                              "variable under test" if r["aspect"] in comp["variable_under_test"] else "differs"]
+                             for r in diff_rows]))
+        if (cmp.get("plan") or {}).get("statement"):
+            out.append(("p", f"**Plan:** {cmp['plan']['statement']}."))
         warns = [w for w in cmp.get("warnings", []) if w.rstrip(".") != cmp["ci"]["scope"].rstrip(".")]
         if warns:
             out.append(("list", [(w, []) for w in warns]))

@@ -148,7 +148,7 @@ def print_compare(r: dict) -> None:
     out.print(t)
     if r.get("ci"):
         ci, hl, tests = r["ci"], r["hodges_lehmann"], r["tests"]
-        out.print(escape(f"speedup (ratio of medians) {r['speedup']['estimate']:.4g}  "
+        out.print(escape(f"speedup {r['speedup']['estimate']:.4g}  "
                          f"[{int(ci['level'] * 100)}% CI {ci['low']:.4g}–{ci['high']:.4g}]  ({ci['method']})"))
         if hl["low"] is not None:
             out.print(escape(f"Hodges–Lehmann speedup {hl['speedup']:.4g}  [{hl['low']:.4g}–{hl['high']:.4g}]"))
@@ -156,6 +156,21 @@ def print_compare(r: dict) -> None:
         out.print(f"Mann–Whitney p = {tests['mann_whitney']['p_value']:.3g}, Brunner–Munzel p = "
                   f"{'n/a' if bm is None else format(bm, '.3g')}, Cliff's δ = {tests['cliffs_delta']:+.2f}, "
                   f"minimum detectable effect {r['minimum_detectable_effect'] * 100:.1f} %")
+    if r.get("regime"):
+        al = r.get("launch_allowance") or {}
+        out.print(escape(f"regime: {r['regime']}" + (f" (allowance {100 * al['launch_cv']:g} % launch SD per arm, "
+                                                      f"{al['source']})" if al.get("applied") else "")
+                         + (f"; launch SD estimated {100 * r['launch_sd_estimate']:.1f} %"
+                            if r.get("launch_sd_estimate") is not None else "")))
+    comp = r.get("comparability") or {}
+    if comp.get("recorded"):
+        out.print(escape(f"comparability: {comp['statement']}"))
+        for row in comp["rows"]:
+            if row["differs"]:
+                out.print(escape(f"  {row['aspect']}: {', '.join(row['baseline'])} vs {', '.join(row['candidate'])}"
+                                 + (" (invalidates)" if row["critical"] else "")))
+    if (r.get("plan") or {}).get("statement"):
+        out.print(escape(f"plan: {r['plan']['statement']}"))
     if r.get("by_category"):
         print_categories(r["by_category"])
     for w in r["warnings"]:
@@ -217,24 +232,33 @@ def print_categories(bc: dict) -> None:
         if bc.get("note"):
             out.print(escape(bc["note"]))
         return
-    t = Table(title="by category (ms per run; speedup = baseline / candidate)", title_justify="left")
-    for col in ("category / overhead", "baseline ms", "candidate ms", "speedup [95% CI]", "share base → cand", "status"):
+    t = Table(title="by category (ms per run; speedup = baseline / candidate; q: Benjamini–Hochberg)", title_justify="left")
+    for col in ("category / overhead", "baseline ms", "candidate ms", "speedup [95% CI]", "q", "share base → cand",
+                "status"):
         t.add_column(col, justify="left" if col in ("category / overhead", "status") else "right")
     for c in bc["categories"]:
         ci = fmt_ci(c['ci_low'], c['ci_high'], 3) if c["ci_low"] is not None else ""
         sp = f"{c['speedup']:.3g}{ci}" if c["speedup"] is not None else "—"
         colour = {"faster": "green", "slower": "red"}.get(c["status"], "")
         t.add_row(c["line"].replace("_", " "), f"{fmt_ms(c['baseline_ms'])}", f"{fmt_ms(c['candidate_ms'])}", escape(sp),
+                  "—" if c.get("q_value") is None else f"{c['q_value']:.2g}",
                   f"{fmt_pct(c['baseline_share'])} → {fmt_pct(c['candidate_share'])} %",
                   f"[{colour}]{c['status']}[/{colour}]" if colour else c["status"])
     out.print(t)
     out.print(f"[bold]{escape(bc['bottleneck']['statement'])}[/bold]")
     o = bc["operators"]
-    changed = [m for m in o["matched"] if m["significant"]][:8]
-    if changed:
-        out.print("operators that changed (Benjamini–Hochberg q < 0.05): " + escape(", ".join(
-            f"{m['baseline_operator']}{' → ' + m['candidate_operator'] if m['match'] == 'renamed' else ''} "
-            f"{fmt_ms(m['baseline_ms'], 3)} → {fmt_ms(m['candidate_ms'], 3)} ms" for m in changed)))
+    rows = [m for m in o["matched"] if m.get("speedup") is not None][:10]
+    if rows:
+        t = Table(title=f"top operators (q: Benjamini–Hochberg across these {len(o['matched'])})", title_justify="left")
+        for col in ("operator", "baseline ms", "candidate ms", "speedup [95% CI]", "q", "status"):
+            t.add_column(col, justify="left" if col in ("operator", "status") else "right")
+        for m in rows:
+            ci = fmt_ci(m["ci_low"], m["ci_high"], 3) if m.get("ci_low") is not None else ""
+            name = m["baseline_operator"] + (" → " + m["candidate_operator"] if m["match"] == "renamed" else "")
+            t.add_row(escape(name), fmt_ms(m["baseline_ms"], 3), fmt_ms(m["candidate_ms"], 3),
+                      escape(f"{m['speedup']:.3g}{ci}"), "—" if m.get("q_value") is None else f"{m['q_value']:.2g}",
+                      m.get("status") or "—")
+        out.print(t)
     if o["renamed"] or o["added_total"] or o["removed_total"]:
         out.print(escape(f"{len(o['renamed'])} renamed, {o['removed_total']} removed, {o['added_total']} added operators"
                          + (": " + ", ".join(f"{r['baseline']} → {r['candidate']}" for r in o["renamed"][:4]) if o["renamed"] else "")))

@@ -1,0 +1,153 @@
+"""What a run recorded about itself in ``manifest.json`` — the device, the runners, the environment of an
+``edgeprof run`` collection and each launch's facts — never the analysis host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .runfolder import describe
+
+_DEVICE_KEYS = ("device", "device_name", "device_model", "soc", "chip", "cpu_model", "hardware")
+
+
+def recorded_device(manifest: dict | None) -> tuple[str | None, str | None]:
+    """(device, where) as the run recorded it."""
+    if not isinstance(manifest, dict):
+        return None, None
+    for holder, where in ((manifest, "manifest.json"), (manifest.get("config"), "manifest.json config"),
+                          (manifest.get("metadata"), "manifest.json metadata")):
+        if isinstance(holder, dict):
+            for k in _DEVICE_KEYS:
+                v = holder.get(k)
+                if isinstance(v, (str, int, float)) and str(v).strip():
+                    return str(v), f"{where} ({k})"
+                if isinstance(v, dict) and v:
+                    return ", ".join(f"{a}={b}" for a, b in v.items() if isinstance(b, (str, int, float))), f"{where} ({k})"
+    return None, None
+
+
+def recorded_runners(manifest: dict | None) -> dict:
+    """Runner paths the run recorded, by experiment (or config key)."""
+    cfg = manifest.get("config") if isinstance(manifest, dict) else None
+    out = {}
+    if isinstance(cfg, dict):
+        for k, v in cfg.items():
+            if "runner" in k.lower() and isinstance(v, str):
+                out[k] = v
+        for exp in cfg.get("experiments", []) if isinstance(cfg.get("experiments"), list) else []:
+            if isinstance(exp, dict) and isinstance(exp.get("runner_path"), str):
+                out[str(exp.get("name", len(out)))] = exp["runner_path"]
+    return out
+
+
+
+def recorded_environment(manifest: dict | None) -> list[tuple[str, str]]:
+    """What ``edgeprof run`` recorded about the machine and the collection, as (label, value) rows: CPU and its
+    feature flags, cores, versions, the collection's status and order, and how load, governor and temperature
+    moved across the launches. Empty for a manifest that recorded none of it."""
+    if not isinstance(manifest, dict):
+        return []
+    rows: list[tuple[str, str]] = []
+    machines = manifest.get("machines") if isinstance(manifest.get("machines"), dict) else {}
+    for key, m in machines.items():
+        if not isinstance(m, dict):
+            continue
+        where = "" if len(machines) == 1 else f" ({key})"
+        cpu = m.get("cpu_model") or ", ".join(map(str, m.get("cpu_parts") or [])) or None
+        flags = m.get("cpu_flags") if isinstance(m.get("cpu_flags"), list) else []
+        if cpu or flags:
+            rows.append((f"CPU{where}", (cpu or "model not readable") + (f"; flags: {', '.join(map(str, flags))}"
+                                                                            if flags else "")))
+        if isinstance(m.get("cores"), int):
+            rows.append((f"Cores{where}", str(m["cores"])))
+        v = m.get("versions") if isinstance(m.get("versions"), dict) else {}
+        if v:
+            rows.append((f"Software{where}", ", ".join(f"{k} {x}" for k, x in v.items() if x)))
+    results = [r for r in manifest.get("results", []) if isinstance(r, dict)] if isinstance(
+        manifest.get("results"), list) else []
+    if manifest.get("tool") == "edgeprof" and results:
+        failed = sum(1 for r in results if r.get("status") != "ok")
+        cfg = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+        rows.append(("Collection", f"{manifest.get('status', '?')}: {len(results) - failed} launch(es) recorded"
+                     + (f", {failed} failed" if failed else "") + f"; interleaved, seed {cfg.get('seed', '?')}"))
+        loads, govs, temps = [], set(), []
+        for r in results:
+            fp = r.get("fingerprint") if isinstance(r.get("fingerprint"), dict) else {}
+            for side in ("before", "after"):
+                st = fp.get(side) if isinstance(fp.get(side), dict) else {}
+                la = st.get("loadavg")
+                if isinstance(la, list) and la and isinstance(la[0], (int, float)):
+                    loads.append(float(la[0]))
+                if isinstance(st.get("governor"), str):
+                    govs.add(st["governor"])
+                t = st.get("temperatures_c")
+                if isinstance(t, dict):
+                    temps += [float(x) for x in t.values() if isinstance(x, (int, float))]
+        if loads:
+            rows.append(("Load (1-min average, across launches)", f"{min(loads):.2f}–{max(loads):.2f}"))
+        if govs:
+            rows.append(("CPU governor", ", ".join(sorted(govs))))
+        if temps:
+            rows.append(("Temperature (hottest zone, across launches)", f"{min(temps):.1f}–{max(temps):.1f} °C"))
+    ov = manifest.get("overhead")
+    if isinstance(ov, dict) and isinstance(ov.get("statement"), str):
+        rows.append(("ETDump overhead", ov["statement"].split(": ", 1)[-1]))
+    return rows
+
+
+def launch_facts(manifest: dict | None, etdump: Path) -> dict:
+    """What the run recorded about the launch that wrote ``etdump``, for the comparability check: experiment
+    and threads (from the name when nothing else says), and from an ``edgeprof run`` manifest the device, CPU
+    model and flags, threads in effect, core mask, governor, runtime versions, the runner's and the program's
+    hashes. Unknown facts are None."""
+    rf = describe(etdump)
+    facts: dict = {"experiment": rf.experiment, "threads": rf.threads, "device": None, "cpu_model": None,
+                   "cpu_flags": None, "threads_in_effect": None, "core_mask": None, "governor": None,
+                   "runtime": None, "runner": None, "program": None}
+    if not isinstance(manifest, dict):
+        return facts
+    dev, _ = recorded_device(manifest)
+    facts["device"] = dev
+    results = manifest.get("results") if isinstance(manifest.get("results"), list) else []
+    entry = None
+    for r in results:
+        m = r.get("metrics") if isinstance(r, dict) and isinstance(r.get("metrics"), dict) else {}
+        for key in ("etdump", "etdump_rel"):
+            p = m.get(key)
+            if isinstance(p, str) and (p == str(etdump) or Path(p).name == etdump.name):
+                entry = r
+                break
+        if entry:
+            break
+    if entry is None:
+        return facts
+    m = entry.get("metrics") or {}
+    facts["experiment"] = entry.get("experiment") if isinstance(entry.get("experiment"), str) else facts["experiment"]
+    facts["threads"] = entry.get("threads") if isinstance(entry.get("threads"), int) else facts["threads"]
+    facts["threads_in_effect"] = m.get("threads_in_effect")
+    v = m.get("versions") if isinstance(m.get("versions"), dict) else None
+    cfg = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    exp = next((e for e in cfg.get("experiments", []) if isinstance(e, dict) and e.get("name") == facts["experiment"]),
+               {}) if isinstance(cfg.get("experiments"), list) else {}
+    machines = manifest.get("machines") if isinstance(manifest.get("machines"), dict) else {}
+    machine = machines.get(f"adb:{exp['device']}" if exp.get("device") else "host") or {}
+    if isinstance(machine, dict):
+        facts["cpu_model"] = machine.get("cpu_model") or (", ".join(machine.get("cpu_parts", [])) or None)
+        flags = machine.get("cpu_flags")
+        facts["cpu_flags"] = ", ".join(flags) if isinstance(flags, list) else None
+        if v is None and isinstance(machine.get("versions"), dict):
+            v = machine["versions"]
+        if exp.get("device") and machine.get("model"):
+            facts["device"] = machine.get("model")
+    if v:
+        facts["runtime"] = ", ".join(f"{k} {x}" for k, x in sorted(v.items()) if k in ("executorch", "torch") and x)
+    runner = exp.get("runner")
+    rsha = runner.get("sha256") if isinstance(runner, dict) else None
+    facts["runner"] = (f"sha256 {rsha[:12]}" if isinstance(rsha, str) else None) or exp.get("runner_path")
+    msha = exp.get("model_sha256")
+    facts["program"] = f"sha256 {msha[:12]}" if isinstance(msha, str) else None
+    facts["core_mask"] = exp.get("cpu_affinity")
+    fp = entry.get("fingerprint") if isinstance(entry.get("fingerprint"), dict) else {}
+    before = fp.get("before") if isinstance(fp.get("before"), dict) else {}
+    facts["governor"] = before.get("governor")
+    return facts
