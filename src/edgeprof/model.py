@@ -69,6 +69,7 @@ class Profile:
     allocators: list[tuple[int, str]] = field(default_factory=list)  # (run_data_index, allocator name)
     version: int = 0
     file_size: int = 0
+    sha256: str = ""  # of the file's bytes as read (the content identity the history store keys launches by)
     etrecord: ETRecordInfo | None = None
     warnings: list[str] = field(default_factory=list)
 

@@ -94,6 +94,24 @@ def per_run_lines(profile: Profile, lines: EventLines) -> tuple[np.ndarray, np.n
     return m, e2e, runs["run_index"].to_list()
 
 
+def per_run_operators(prof: Profile, lines: EventLines, skip: int = 0) -> dict[str, np.ndarray]:
+    """Per operator type: time (ns) in each run after the skipped warm-up runs."""
+    ev = prof.events
+    run = ev["run_index"].to_numpy()
+    leaf = lines.leaf & (run >= skip)
+    n_runs = prof.n_runs - skip
+    if n_runs <= 0:
+        return {}
+    type_code = {t: i for i, t in enumerate(dict.fromkeys(lines.types))}
+    tid = np.array([type_code[t] for t in lines.types], dtype=np.int64)[lines.name_ids]
+    dur = ev["duration_ns"].fill_null(0).to_numpy()
+    m = np.zeros((len(type_code), n_runs))
+    np.add.at(m, (tid[leaf], run[leaf] - skip), dur[leaf])
+    names = list(type_code)
+    present = np.flatnonzero(np.bincount(tid[leaf], minlength=len(names)))
+    return {names[i]: m[i] for i in present}
+
+
 def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, name: str = "") -> dict:
     """Category table, top operators, portable vs delegated, portable hotspots and graph breaks."""
     ev = profile.events

@@ -23,7 +23,7 @@ import numpy as np
 from ..conventions import ms, verdict
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
-from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines
+from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines, per_run_operators
 from .launches import LAUNCH_CV_DEFAULT, bh, contrast, mean_stats
 
 # A bottleneck shift (the profiling workflow's rule): GEMM or convolution time shrinks (its speedup interval is
@@ -41,26 +41,8 @@ def _per_launch(profiles: list[Profile], skips: list[int], taxonomy: Taxonomy):
     for prof, skip in zip(profiles, skips):
         lines = EventLines(prof, taxonomy)
         m, e, _ = per_run_lines(prof, lines)
-        out.append((m[skip:].astype(np.float64), e[skip:].astype(np.float64), _op_runs(prof, lines, skip)))
+        out.append((m[skip:].astype(np.float64), e[skip:].astype(np.float64), per_run_operators(prof, lines, skip)))
     return out
-
-
-def _op_runs(prof: Profile, lines: EventLines, skip: int) -> dict[str, np.ndarray]:
-    """Per operator type: time (ns) in each run after the skipped warm-up runs."""
-    ev = prof.events
-    run = ev["run_index"].to_numpy()
-    leaf = lines.leaf & (run >= skip)
-    n_runs = prof.n_runs - skip
-    if n_runs <= 0:
-        return {}
-    type_code = {t: i for i, t in enumerate(dict.fromkeys(lines.types))}
-    tid = np.array([type_code[t] for t in lines.types], dtype=np.int64)[lines.name_ids]
-    dur = ev["duration_ns"].fill_null(0).to_numpy()
-    m = np.zeros((len(type_code), n_runs))
-    np.add.at(m, (tid[leaf], run[leaf] - skip), dur[leaf])
-    names = list(type_code)
-    present = np.flatnonzero(np.bincount(tid[leaf], minlength=len(names)))
-    return {names[i]: m[i] for i in present}
 
 
 def _family(type_name: str) -> tuple[str, str]:

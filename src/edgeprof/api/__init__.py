@@ -18,6 +18,8 @@ from .ane import ane, ane_diff, ane_folder, is_model_bundle, load_ane_report
 from .breakdown import breakdown, breakdowns, load_profile
 from .compare import Roles, assign_roles, compare, explicit_roles, kit_roles
 from .example import example
+from .history import export, history
+from .ingest import ingest
 from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
 from .latency import latency
 from .load import load_etdump
@@ -30,6 +32,9 @@ from .results import (
     AneFolder,
     Breakdown,
     Collection,
+    ExportResult,
+    HistoryResult,
+    IngestResult,
     Comparison,
     ExecutedEvidence,
     Interval,
@@ -63,7 +68,7 @@ __all__ = [
     "Workspace", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
     "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
     "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
-    "trace", "example", "run", "plan", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
+    "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult",
 ]

@@ -14,6 +14,8 @@ names) are ExecuTorch's:
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from .._ids import dense_rows
@@ -404,6 +406,7 @@ def read_etdump(path, *, allow_empty: bool = False):
 
     data = read_bytes(path)
     size = len(data)
+    digest = hashlib.sha256(data).hexdigest()
     try:
         dec = decode(data, path)
     except (CorruptETDumpError, NotAnETDumpError):
@@ -416,6 +419,7 @@ def read_etdump(path, *, allow_empty: bool = False):
     except (ValueError, IndexError, OverflowError) as e:  # defensive, as above (the fuzz target calls it bare)
         raise CorruptETDumpError(path, f"inconsistent ETDump ({type(e).__name__}: {e})") from None
     del dec
+    prof.sha256 = digest
     release_free_memory()
     if not allow_empty:
         check_has_runs(prof, path)

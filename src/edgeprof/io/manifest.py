@@ -151,3 +151,29 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
     before = fp.get("before") if isinstance(fp.get("before"), dict) else {}
     facts["governor"] = before.get("governor")
     return facts
+
+
+_COMMIT_KEYS = ("commit", "git_commit", "git_sha", "revision")
+_TIME_KEYS = ("time", "timestamp", "generated_at", "started_at", "created_at")
+
+
+def recorded_revision(manifest: dict | None) -> dict:
+    """The source revision a run recorded: ``commit``, ``branch`` and ``time`` (ISO text) from the manifest's top
+    level or its ``git`` object (``{"commit"|"sha", "branch"}``); None where not recorded."""
+    out: dict = {"commit": None, "branch": None, "time": None}
+    if not isinstance(manifest, dict):
+        return out
+    git = manifest.get("git") if isinstance(manifest.get("git"), dict) else {}
+    for holder in (manifest, git):
+        for k in _COMMIT_KEYS + ("sha",):
+            v = holder.get(k)
+            if out["commit"] is None and isinstance(v, (str, int)) and str(v).strip() and not (holder is manifest and k == "sha"):
+                out["commit"] = str(v).strip()
+        v = holder.get("branch")
+        if out["branch"] is None and isinstance(v, str) and v.strip():
+            out["branch"] = v.strip()
+        for k in _TIME_KEYS:
+            v = holder.get(k)
+            if out["time"] is None and isinstance(v, str) and v.strip():
+                out["time"] = v.strip()
+    return out

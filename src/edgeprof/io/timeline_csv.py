@@ -11,6 +11,8 @@ guarantees that).
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -31,9 +33,11 @@ def read_timeline_csv(path):
     path = Path(path)
     check_regular(path)
     try:
-        head = pl.read_csv(path, n_rows=0)
+        data = path.read_bytes()  # read once: parsed from memory below, and hashed for the history store
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
+    try:
+        head = pl.read_csv(io.BytesIO(data), n_rows=0)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
         raise InputError(path, f"not a readable CSV ({str(e).splitlines()[0]})") from None
     missing = {"name", "duration_ms"} - set(head.columns)
@@ -44,7 +48,7 @@ def read_timeline_csv(path):
             "delegate_backend": pl.String, "op_types": pl.String, "block": pl.String}
     cols = [c for c in want if c in head.columns]
     try:
-        df = pl.read_csv(path, columns=cols, schema_overrides={c: want[c] for c in cols})
+        df = pl.read_csv(io.BytesIO(data), columns=cols, schema_overrides={c: want[c] for c in cols})
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(path, f"malformed timeline CSV ({str(e).splitlines()[0]})") from None
     if "run_index" not in df.columns:
@@ -112,7 +116,8 @@ def read_timeline_csv(path):
         "de_value": {"value_type": np.empty(0, np.int16), "is_output": np.empty(0, bool), "int_value": np.empty(0),
                      "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
     }
-    prof = build_profile(dec, path, file_size=path.stat().st_size)
+    prof = build_profile(dec, path, file_size=len(data))
+    prof.sha256 = hashlib.sha256(data).hexdigest()
     prof.warnings[:0] = warnings
     # keep the CSV's run numbers (they need not start at 0)
     if not np.array_equal(runs_sorted, np.arange(runs_sorted.size)):

@@ -299,7 +299,9 @@ _NUM = re.compile(r"^[−+\-]?[\d.,]+(?:e[+-]?\d+)?(?: \[[^\]]+\])?%?$")
 
 CAPTIONS = {"latency_trend": "Latency of every run (warm-up shaded, outliers ringed)",
             "distribution": "Latency distribution per configuration",
-            "stacked": "Where the time goes: share of each run by category"}
+            "stacked": "Where the time goes: share of each run by category",
+            "history_trend": "The metric per commit with its launch-aware 95 % interval; lines mark the changes",
+            "history_shares": "Each category's share of the end-to-end mean, per commit"}
 
 
 def _chart(kind: str, arg) -> str:
@@ -313,6 +315,10 @@ def _chart(kind: str, arg) -> str:
         return svg.hbars(arg["items"], arg["title"])
     if kind == "timeline":
         return svg.timeline(arg["segments"], arg["title"])
+    if kind.startswith("history_"):
+        from .history import chart
+
+        return chart(kind, arg)
     raise ValueError(kind)
 
 

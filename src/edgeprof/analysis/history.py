@@ -1,0 +1,220 @@
+"""A metric over commits, its change points, and what moved at each change (pure).
+
+**Points.** Every commit of a series (one model, experiment, device and thread count) is one point: the
+launches of that commit combined on the log scale, each weighted by ``1/(τ² + v)`` (``v`` its variance within
+the launch, ``τ²`` the launch-to-launch variance of the series). ``τ²`` is measured, in this order: by REML over
+the commits that have several launches; else from the spread of consecutive single-launch commits (the robust
+scale of first differences, so rare steps do not inflate it, minus the within-launch part); else — fewer than
+six points — the launch allowance of :mod:`.launches`. The interval of a point is normal with variance
+``1/Σ 1/(τ² + v)``: launch-aware, so a commit measured once is not shown as precise.
+
+**Change points.** Candidates come from PELT with an L2 cost (``ruptures``) on the points' log values, with the
+penalty ``β·σ̂²·log n`` (σ̂ the robust point-to-point noise). PELT was chosen over binary segmentation and a
+kernel cost by the detection benchmark (``bench/bench_history.py``: precision and recall on a generated
+history built from real profiles). Each candidate is then **gated**: the log difference of the mean level in
+the windows after and before it (up to ``WINDOW`` points each, bounded by the neighbouring candidates) needs a
+t interval (pooled spread of the points, floored by the points' own launch-aware variance) that excludes no
+change *and* a size of at least the threshold. A change is **confirmed** when at least two commits follow the
+change's commit (its new level seen three times); a newer one is *pending* unless ``eager``.
+
+**Attribution.** At a change, each category's and operator's mean time per run moves by Δ (ms, the same
+windows); means add up, so Σ Δ over categories is the end-to-end mean's change, and each line's share of it
+ranks the cause. Lines are listed largest |Δ| first, with their own interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .launches import LAUNCH_CV_DEFAULT, V_FLOOR, reml_tau2
+
+WINDOW = 20
+CONFIRM_AFTER = 2  # commits after the change's commit before it is confirmed
+PENALTY_BETA = 2.0
+# the gate's p-value: a candidate's split was chosen where the data differ most, so its plain t test is
+# optimistic; the benchmark calibrates this level against false changes on the generated history
+ALPHA = 0.001
+MIN_SIZE = 3
+MIN_POINTS_FOR_SPREAD = 6
+Z = 1.959963984540054
+# ruptures' methods the benchmark compares; DETECTOR is the one history uses
+DETECTORS = ("pelt-l2", "binseg-l2", "pelt-rbf")
+DETECTOR = "pelt-l2"
+
+
+@dataclass
+class Series:
+    """Per-launch rows of one series, in time order of their commits."""
+
+    keys: list  # commit key of each launch (commit, or the launch id when no commit is known)
+    y: np.ndarray  # log value per launch
+    v: np.ndarray  # its within-launch variance
+
+
+def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float = LAUNCH_CV_DEFAULT) -> dict:
+    """Points (one per distinct key, in first-appearance order) with launch-aware intervals.
+
+    Returns ``{"keys", "estimate" (log), "var", "launches", "tau", "tau_source"}``."""
+    y = np.asarray(y, dtype=float)
+    v = np.maximum(np.nan_to_num(np.asarray(v, dtype=float), nan=0.0), V_FLOOR)
+    order = list(dict.fromkeys(keys))
+    idx = {k: i for i, k in enumerate(order)}
+    g = np.array([idx[k] for k in keys], dtype=np.int64)
+    groups = [(y[g == i], v[g == i]) for i in range(len(order))]
+    multi = [(a, b) for a, b in groups if a.size > 1]
+    if multi:
+        tau2, source = reml_tau2(multi), f"REML over {len(multi)} commits with several launches"
+    elif len(order) >= MIN_POINTS_FOR_SPREAD:
+        first = np.array([a[0] for a, _ in groups])
+        d = np.diff(first)
+        s = 1.482602218505602 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
+        tau2 = max(s * s - float(np.median(v)), 0.0)
+        source = "spread of consecutive commits (robust)"
+    else:
+        tau2, source = launch_cv ** 2, f"allowance ({100 * launch_cv:g} % launch SD; too few commits to measure)"
+    est = np.empty(len(order))
+    var = np.empty(len(order))
+    for i, (a, b) in enumerate(groups):
+        w = 1.0 / (tau2 + b)
+        est[i] = float((w * a).sum() / w.sum())
+        var[i] = 1.0 / float(w.sum())
+    return {"keys": order, "estimate": est, "var": var, "launches": [int(a.size) for a, _ in groups],
+            "tau": math.sqrt(tau2), "tau_source": source}
+
+
+def robust_sigma(y: np.ndarray) -> float:
+    """Point-to-point noise: the MAD of first differences over √2 (steps are rare, so they barely move it)."""
+    if y.size < 3:
+        return float(np.std(y)) if y.size > 1 else 0.0
+    d = np.diff(y)
+    return 1.482602218505602 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
+
+
+def candidates(y: np.ndarray, *, detector: str = DETECTOR, beta: float = PENALTY_BETA) -> list[int]:
+    """Indices where a new segment starts (0 < c < n), from ``ruptures``."""
+    import ruptures as rpt
+
+    n = y.size
+    if n < 2 * MIN_SIZE:
+        return []
+    sigma = max(robust_sigma(y), 1e-9)
+    pen = beta * sigma * sigma * math.log(n)
+    signal = y.reshape(-1, 1)
+    if detector == "pelt-l2":
+        algo = rpt.Pelt(model="l2", min_size=MIN_SIZE, jump=1).fit(signal)
+        bkps = algo.predict(pen=pen)
+    elif detector == "binseg-l2":
+        algo = rpt.Binseg(model="l2", min_size=MIN_SIZE, jump=1).fit(signal)
+        bkps = algo.predict(pen=pen)
+    elif detector == "pelt-rbf":
+        algo = rpt.Pelt(model="rbf", min_size=MIN_SIZE, jump=1, params={"gamma": 1.0 / (2 * 9 * sigma * sigma)}).fit(signal)
+        bkps = algo.predict(pen=beta * math.log(n))
+    else:
+        raise ValueError(f"unknown detector {detector!r}")
+    return [int(b) for b in bkps if 0 < b < n]
+
+
+def _windows(c: int, cps: list[int], n: int, window: int) -> tuple[slice, slice]:
+    prev = max([p for p in cps if p < c], default=0)
+    nxt = min([p for p in cps if p > c], default=n)
+    return slice(max(prev, c - window), c), slice(c, min(nxt, c + window))
+
+
+def level_change(y: np.ndarray, var: np.ndarray, before: slice, after: slice, level: float = 0.95) -> dict:
+    """Mean level after − before (log), with a t interval from the points' pooled spread (floored by their own
+    variance)."""
+    from scipy.special import ndtr, stdtr, stdtrit
+
+    a, b = y[after], y[before]
+    na, nb = a.size, b.size
+    d = float(a.mean() - b.mean())
+    df = na + nb - 2
+    if df >= 1:
+        s2 = float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()) / df
+        crit = float(stdtrit(df, 0.5 + level / 2))
+    else:
+        s2, crit = 0.0, Z
+    s2 = max(s2, float(np.concatenate([var[after], var[before]]).mean()))
+    se = math.sqrt(s2 * (1 / na + 1 / nb))
+    p = float(2 * stdtr(df, -abs(d) / se)) if df >= 1 and se > 0 else (float(2 * ndtr(-abs(d) / se)) if se > 0 else 0.0)
+    return {"estimate": d, "se": se, "low": d - crit * se, "high": d + crit * se, "df": df, "p_value": p,
+            "before": (before.start, before.stop), "after": (after.start, after.stop)}
+
+
+def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = False, detector: str = DETECTOR,
+           beta: float = PENALTY_BETA, window: int = WINDOW, level: float = 0.95, alpha: float = ALPHA) -> list[dict]:
+    """Gated, confirmed (or pending) changes of a point series (log values ``y`` with variances ``var``)."""
+    y = np.asarray(y, dtype=float)
+    var = np.asarray(var, dtype=float)
+    n = y.size
+    cps = candidates(y, detector=detector, beta=beta)
+    if eager and n >= 3:  # the newest commit(s) against the level before them, even if PELT cannot cut there
+        for c in (n - 1, n - 2):
+            if c > 0 and c not in cps and all(abs(c - p) >= 1 for p in cps):
+                test = level_change(y, var, *_windows(c, [p for p in cps if p < c], n, window), level=level)
+                if test["low"] > math.log1p(threshold) or test["high"] < -math.log1p(threshold):
+                    cps = sorted(cps + [c])
+                    break
+    d = math.log1p(threshold)
+
+    def passes(t: dict) -> bool:
+        return t["p_value"] < alpha and abs(t["estimate"]) >= d
+
+    # prune: drop the weakest candidate that fails the gate and test the rest again (windows widen as
+    # neighbours go), until every remaining candidate passes
+    while True:
+        tests = {c: level_change(y, var, *_windows(c, cps, n, window), level=level) for c in cps}
+        failing = [c for c in cps if not passes(tests[c])]
+        if not failing:
+            break
+        weakest = min(failing, key=lambda c: abs(tests[c]["estimate"]) / max(tests[c]["se"], 1e-12))
+        cps = [c for c in cps if c != weakest]
+    out = []
+    for c in cps:
+        t = tests[c]
+        after_commits = n - 1 - c
+        status = "confirmed" if after_commits >= CONFIRM_AFTER else ("eager" if eager else "pending")
+        out.append({"index": c, **t, "status": status, "commits_after": after_commits,
+                    "direction": "regression" if t["estimate"] > 0 else "improvement"})
+    return out
+
+
+def _lines_change(values: np.ndarray, before: slice, after: slice, level: float = 0.95) -> list[dict]:
+    """Per column of ``values`` (points × lines, ms): Δ mean after − before with a pooled t interval."""
+    from scipy.special import stdtrit
+
+    a, b = values[after], values[before]
+    na, nb = a.shape[0], b.shape[0]
+    delta = a.mean(axis=0) - b.mean(axis=0)
+    df = na + nb - 2
+    if df >= 1:
+        s2 = (((a - a.mean(axis=0)) ** 2).sum(axis=0) + ((b - b.mean(axis=0)) ** 2).sum(axis=0)) / df
+        crit = float(stdtrit(df, 0.5 + level / 2))
+    else:
+        s2, crit = np.zeros(values.shape[1]), float("inf")
+    se = np.sqrt(s2 * (1 / na + 1 / nb))
+    return [{"delta_ms": float(delta[j]), "low_ms": float(delta[j] - crit * se[j]), "high_ms": float(delta[j] + crit * se[j]),
+             "before_ms": float(b[:, j].mean()), "after_ms": float(a[:, j].mean())} for j in range(values.shape[1])]
+
+
+def attribute(change: dict, e2e_mean_ms: np.ndarray, cats: tuple[list[str], np.ndarray],
+              ops: tuple[list[str], np.ndarray], *, top: int = 5) -> dict:
+    """Which categories and operators moved at ``change`` (windows as in the change), ranked by |Δ ms|, each
+    with its share of the end-to-end mean's change."""
+    before, after = slice(*change["before"]), slice(*change["after"])
+    e2e = _lines_change(e2e_mean_ms.reshape(-1, 1), before, after)[0]
+    total = e2e["delta_ms"]
+    out = {"e2e_mean_delta_ms": total, "e2e_mean_before_ms": e2e["before_ms"], "e2e_mean_after_ms": e2e["after_ms"]}
+    for key, (names, mat) in (("categories", cats), ("operators", ops)):
+        rows = []
+        if names:
+            for name, r in zip(names, _lines_change(mat, before, after)):
+                r.update(name=name, share_of_change_pct=100.0 * r["delta_ms"] / total if total else None,
+                         significant=bool(r["low_ms"] > 0 or r["high_ms"] < 0))
+                rows.append(r)
+        rows.sort(key=lambda r: -abs(r["delta_ms"]))
+        out[key] = rows[:top]
+    return out

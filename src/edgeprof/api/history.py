@@ -1,0 +1,221 @@
+"""``edgeprof history`` and ``edgeprof export``: a metric per commit from a history store, its changes and their
+causes; a store's tables copied to another store."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from pathlib import Path
+
+from ..analysis.launches import LAUNCH_CV_DEFAULT
+from ..errors import UsageError
+from .results import ExportResult, HistoryResult
+
+SERIES_KEYS = ("model", "experiment", "device", "threads")
+Z = 1.959963984540054
+
+
+def _metric(metric: str) -> tuple[str, str | None]:
+    from ..store.schema import E2E_METRICS
+
+    if metric in E2E_METRICS:
+        return metric, None
+    for kind in ("category", "op"):
+        if metric.startswith(kind + ":") and metric[len(kind) + 1:].strip():
+            return kind, metric[len(kind) + 1:].strip()
+    raise UsageError(f"--metric must be one of {', '.join(E2E_METRICS)}, category:NAME or op:NAME; got {metric[:60]!r}")
+
+
+def _where(filters: dict) -> tuple[str, list]:
+    sql, params = [], []
+    for col, v in filters.items():
+        if v is None:
+            continue
+        sql.append(f'"{col}" = ?')
+        params.append(v)
+    return (" WHERE " + " AND ".join(sql)) if sql else "", params
+
+
+def history(store, *, model: str | None = None, experiment: str | None = None, device: str | None = None,
+            threads: int | None = None, branch: str | None = None, metric: str = "median_ms",
+            threshold: float = 0.02, eager: bool = False, launch_cv: float = LAUNCH_CV_DEFAULT,
+            since: str | None = None, top: int = 5, lock_timeout: float = 60.0, detector: str | None = None,
+            beta: float | None = None, alpha: float | None = None) -> HistoryResult:
+    """Per series (model × experiment × device × threads) matching the filters: one point per commit in time
+    order with a launch-aware interval, the gated changes with their attribution (see
+    :mod:`edgeprof.analysis.history`), and ``regression`` — whether the newest confirmed change at or after
+    ``since`` (a commit or an ISO time) is a slowdown. ``detector``/``beta`` choose the change-point candidates
+    (the benchmark compares them; the defaults are the chosen ones)."""
+    from ..store.backends import open_store
+
+    kind, name = _metric(metric)
+    if threshold < 0:
+        raise UsageError("--threshold must not be negative")
+    where, params = _where({"model": model, "experiment": experiment, "device": device, "threads": threads,
+                            "branch": branch})
+    with open_store(store, lock_timeout=lock_timeout) as st:
+        launches = st.query(f"SELECT * FROM launches{where} ORDER BY time, launch_id", params)
+        sub = f"SELECT launch_id FROM launches{where}"
+        cats = st.query(f"SELECT launch_id, category, mean_ms, mean_log, mean_log_var FROM categories "
+                        f"WHERE launch_id IN ({sub})", params)
+        ops = st.query(f"SELECT launch_id, operator, category, mean_ms, mean_log, mean_log_var FROM operators "
+                       f"WHERE launch_id IN ({sub})", params)
+    if launches.height == 0:
+        raise UsageError(f"{store}: no launches match the filters" if where else f"{store}: the store holds no launches")
+    series = []
+    for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
+        s = _series(dict(zip(SERIES_KEYS, key)), rows, cats, ops, kind, name, threshold=threshold, eager=eager,
+                    launch_cv=launch_cv, top=top, detector=detector, beta=beta, alpha=alpha)
+        if s is not None:
+            series.append(s)
+    if not series:
+        avail = sorted(set((cats if kind == "category" else ops)["category" if kind == "category" else "operator"]
+                           .to_list()))[:12]
+        raise UsageError(f"no launch has {metric!r}; stored: {', '.join(avail) or 'nothing'}")
+    regression = []
+    for s in series:
+        gate = [c for c in s["changes"] if c["status"] in ("confirmed", "eager") and _after_since(c, s, since)]
+        if gate and gate[-1]["direction"] == "regression":
+            regression.append(f"{s['label']}: {gate[-1]['statement']}")
+    return HistoryResult({"store": str(store), "metric": metric, "threshold": threshold, "eager": eager,
+                          "since": since, "series": series, "regressions": regression,
+                          "method": _method_text()})
+
+
+def _method_text() -> str:
+    from ..analysis.history import CONFIRM_AFTER, DETECTOR, WINDOW
+
+    return (f"points: launches of a commit combined with launch-to-launch variance; changes: {DETECTOR} candidates "
+            f"gated by a t interval on the mean level in up to {WINDOW} commits either side (beyond the threshold "
+            f"and excluding no change), confirmed after {CONFIRM_AFTER} more commits")
+
+
+def _after_since(change: dict, s: dict, since: str | None) -> bool:
+    if since is None:
+        return True
+    pts = s["points"]
+    i = change["index"]
+    keys = [p["commit"] for p in pts]
+    if since in keys:
+        return i >= keys.index(since)
+    from .ingest import parse_time
+
+    t = parse_time(since, what="--since").isoformat()
+    return pts[i]["time"] >= t
+
+
+def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, threshold: float, eager: bool,
+            launch_cv: float, top: int, detector: str | None = None, beta: float | None = None, alpha: float | None = None) -> dict | None:
+    import numpy as np
+    import polars as pl
+
+    from ..analysis.history import attribute, commit_points, detect
+
+    rows = rows.sort(["time", "launch_id"])
+    ids = rows["launch_id"].to_list()
+    if kind == "category" or kind == "op":
+        table, col = (cats, "category") if kind == "category" else (ops, "operator")
+        m = table.filter(pl.col(col).str.to_lowercase() == name.lower()) if kind == "category" else \
+            table.filter(pl.col(col) == name)
+        m = m.group_by("launch_id").agg(pl.col("mean_ms").sum(), pl.col("mean_log").first(),
+                                        pl.col("mean_log_var").first(), pl.len().alias("n"))
+        # an operator type spread over several rows of a launch cannot happen (types are unique per launch)
+        joined = rows.select("launch_id").join(m, on="launch_id", how="left")
+        value, y, v = joined["mean_ms"], joined["mean_log"], joined["mean_log_var"]
+    else:
+        stem = kind.removesuffix("_ms")
+        value, y, v = rows[kind], rows[f"{stem}_log"], rows[f"{stem}_log_var"]
+    ok = y.is_not_null().to_numpy() & np.isfinite(y.fill_null(float("nan")).to_numpy())
+    if not ok.any():
+        return None
+    rows = rows.filter(pl.Series(ok))
+    y_arr = y.to_numpy()[ok].astype(float)
+    v_arr = v.fill_null(0.0).to_numpy()[ok].astype(float)
+    keys = [c if c is not None else f"launch:{i[:12]}" for c, i in zip(rows["commit"].to_list(), rows["launch_id"].to_list())]
+    pts = commit_points(keys, y_arr, v_arr, launch_cv=launch_cv)
+    order = pts["keys"]
+    k_index = {k: j for j, k in enumerate(order)}
+    g = np.array([k_index[k] for k in keys])
+    n = len(order)
+    # per point: end-to-end mean ms and each category's / operator's mean ms (averaged over its launches)
+    e2e = np.bincount(g, weights=rows["mean_ms"].fill_null(0).to_numpy(), minlength=n) / np.bincount(g, minlength=n)
+    lid_point = dict(zip(rows["launch_id"].to_list(), g.tolist()))
+    counts = np.bincount(g, minlength=n)
+
+    def matrix(table, col):
+        t = table.filter(pl.col("launch_id").is_in(list(lid_point)))
+        names = sorted(set(t[col].to_list()))
+        col_i = {x: j for j, x in enumerate(names)}
+        mat = np.zeros((n, len(names)))
+        if names:
+            pi = np.array([lid_point[x] for x in t["launch_id"].to_list()])
+            ci = np.array([col_i[x] for x in t[col].to_list()])
+            np.add.at(mat, (pi, ci), t["mean_ms"].fill_null(0).to_numpy())
+        return names, mat / counts[:, None]
+
+    cat_names, cat_mat = matrix(cats, "category")
+    op_names, op_mat = matrix(ops, "operator")
+    first_rows = {}
+    for j, k in enumerate(keys):
+        first_rows.setdefault(k, j)
+    times = rows["time"].to_list()
+    branches = rows["branch"].to_list()
+    points = []
+    for j, k in enumerate(order):
+        est, var = pts["estimate"][j], pts["var"][j]
+        se = math.sqrt(var)
+        r0 = first_rows[k]
+        shares = {c: 100.0 * cat_mat[j, i] / e2e[j] for i, c in enumerate(cat_names) if e2e[j] > 0 and cat_mat[j, i]}
+        points.append({"commit": k, "branch": branches[r0], "time": times[r0].isoformat() if times[r0] else None,
+                       "launches": pts["launches"][j], "estimate_ms": math.exp(est), "ci_low_ms": math.exp(est - Z * se),
+                       "ci_high_ms": math.exp(est + Z * se), "e2e_mean_ms": float(e2e[j]), "shares_pct": shares})
+    changes = []
+    opts = {k: v for k, v in (("detector", detector), ("beta", beta), ("alpha", alpha)) if v is not None}
+    for c in detect(pts["estimate"], pts["var"], threshold=threshold, eager=eager, **opts):
+        i = c["index"]
+        att = attribute(c, e2e, (cat_names, cat_mat), (op_names, op_mat), top=top)
+        pct = 100 * (math.exp(c["estimate"]) - 1)
+        lo, hi = 100 * (math.exp(c["low"]) - 1), 100 * (math.exp(c["high"]) - 1)
+        cause = att["categories"][0]["name"] if att["categories"] else None
+        statement = (f"{kind if name is None else kind + ':' + name} {'+' if pct >= 0 else ''}{pct:.1f} % "
+                     f"[{lo:+.1f}, {hi:+.1f}] at {order[i]} (after {order[i - 1]})"
+                     + (f"; largest mover {cause} ({att['categories'][0]['delta_ms']:+.3g} ms, "
+                        f"{att['categories'][0]['share_of_change_pct']:.0f} % of the change)"
+                        if cause and att["categories"][0]["share_of_change_pct"] is not None else ""))
+        changes.append({"index": i, "commit_before": order[i - 1], "commit_after": order[i],
+                        "time_after": points[i]["time"], "direction": c["direction"], "status": c["status"],
+                        "commits_after": c["commits_after"], "change_pct": pct, "ci_pct": [lo, hi],
+                        "speedup": math.exp(-c["estimate"]), "before_points": list(c["before"]),
+                        "after_points": list(c["after"]), "attribution": att, "statement": statement})
+    label = " · ".join(f"{k}={ident[k]}" for k in SERIES_KEYS if ident[k] is not None)
+    return {**ident, "label": label, "points": points, "changes": changes, "tau": pts["tau"],
+            "tau_source": pts["tau_source"], "excluded_launches": int((~ok).sum())}
+
+
+def export(store, target, *, lock_timeout: float = 60.0) -> ExportResult:
+    """Copy every launch of ``store`` that ``target`` lacks (a Parquet dataset ``DIR/`` or a DuckDB file)."""
+    from ..store.backends import open_store
+    from ..store.schema import TABLES
+
+    if Path(store).resolve() == Path(target).resolve():
+        raise UsageError("export needs a target other than the store itself")
+    with open_store(store, lock_timeout=lock_timeout) as src:
+        ids = src.query("SELECT launch_id FROM launches")["launch_id"].to_list()
+        with open_store(target, write=True, lock_timeout=lock_timeout) as dst:
+            lock = dst.lock() if dst.kind == "parquet" else contextlib.nullcontext()
+            with lock:
+                have = dst.existing(ids)
+                new = [i for i in ids if i not in have]
+                if new:
+                    frames = {}
+                    for t in TABLES:
+                        frames[t] = src.query(f'SELECT * FROM "{t}" WHERE launch_id IN (SELECT unnest(?))', [new])
+                    from ..store.schema import polars_schema
+
+                    frames = {t: f.cast(polars_schema(t)) for t, f in frames.items()}  # type: ignore[arg-type]
+                    dst.write(frames)
+                counts = dst.counts()
+            kind = dst.kind
+    return ExportResult({"store": str(store), "target": str(target), "target_kind": kind, "launches_copied": len(new),
+                         "launches_already_there": len(ids) - len(new), "counts": counts})
+

@@ -1,0 +1,253 @@
+"""``edgeprof ingest``: launches (ETDumps, timeline CSVs, run folders) into a history store.
+
+Each file is read once, summarised (:mod:`edgeprof.analysis.launch_summary`) and stored under the SHA-256 of
+its bytes, so ingesting the same profile again adds nothing. Its identity — model, device, experiment, thread
+count, commit, branch, time, labels — comes from the flags, else the run folder's ``manifest.json``, else the
+git checkout named by ``git``, else the kit's file naming (time: the ingest time when nothing recorded one).
+Files are read here (one process), on a local Dask cluster (``workers``) or on a Dask scheduler's workers
+(``scheduler``); the rows of a batch are written at once (one transaction; for a Parquet dataset, parts staged
+by the workers in parallel and renamed into place together). A file that cannot be read is reported and
+skipped; the rest are stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time as _time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import __version__
+from ..errors import EdgeprofError, InputError, UsageError
+from ..io.files import display
+from ..io.workspace import Workspace
+from ._common import as_list, taxonomy_of, workspace
+from .results import IngestResult
+
+
+def parse_time(text: str, *, what: str = "--time") -> datetime:
+    """An ISO 8601 time as naive UTC (a time without a zone is taken as UTC)."""
+    s = text.strip()
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    try:
+        t = datetime.fromisoformat(s)
+    except ValueError:
+        raise UsageError(f"{what}: not an ISO 8601 time: {text[:60]!r}") from None
+    if t.tzinfo is not None:
+        t = t.astimezone(timezone.utc).replace(tzinfo=None)
+    return t
+
+
+def parse_labels(items) -> dict:
+    out = {}
+    for item in items or ():
+        if isinstance(item, tuple):
+            k, v = item
+        else:
+            if "=" not in item:
+                raise UsageError(f"--label takes KEY=VALUE, got {item[:60]!r}")
+            k, v = item.split("=", 1)
+        if not k.strip():
+            raise UsageError("--label needs a key before '='")
+        out[k.strip()] = v
+    return out
+
+
+def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: datetime) -> tuple[dict, list[str]]:
+    """The launch's columns that are not measurements, and warnings about what could not be used."""
+    from ..io.manifest import launch_facts, recorded_device, recorded_revision
+
+    warnings = []
+    manifest, _, _ = ws.manifest(path.parent)
+    rev = recorded_revision(manifest)
+    rf = ws.describe(path)
+    model = flags.get("model")
+    if model is None and isinstance(manifest, dict) and isinstance(manifest.get("model"), str):
+        model = Path(manifest["model"]).stem or None
+    model = model or rf.model or path.stem.split("_t")[0]
+    device = flags.get("device") or recorded_device(manifest)[0] or rf.platform or "unknown"
+    t = None
+    for source, value in (("--time", flags.get("time")), ("manifest.json", rev["time"]), ("git", git_rev.get("time"))):
+        if value:
+            try:
+                t = parse_time(value, what=source) if isinstance(value, str) else value
+                break
+            except UsageError as e:
+                if source == "--time":
+                    raise
+                warnings.append(f"{display(path)}: {e}; not used")
+    facts = launch_facts(manifest, path)
+    env = {k: v for k, v in facts.items() if k not in ("experiment", "threads") and v is not None}
+    fingerprint = hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:12] if env else None
+    t = t or now
+    ident = {
+        "model": model, "device": device, "date": t.date().isoformat(), "time": t,
+        "experiment": flags.get("experiment") or facts["experiment"] or rf.experiment,
+        "platform": rf.platform, "fingerprint": fingerprint,
+        "threads": flags.get("threads") if flags.get("threads") is not None else (facts["threads"] or rf.threads),
+        "commit": flags.get("commit") or rev["commit"] or git_rev.get("commit"),
+        "branch": flags.get("branch") or rev["branch"] or git_rev.get("branch"),
+        "labels": json.dumps(flags.get("labels") or {}, sort_keys=True),
+        "source": str(path), "source_kind": "timeline_csv" if path.suffix == ".csv" else "etdump",
+        "edgeprof_version": __version__, "ingested_at": now,
+    }
+    return ident, warnings
+
+
+def summarise_file(ws: Workspace, path: Path, taxonomy) -> tuple[str, dict]:
+    """(launch id, store rows) of one launch file, read through ``ws`` — run where the file is read (this
+    process or a Dask worker)."""
+    from ..analysis.launch_summary import launch_record, summarise
+
+    prof = ws.profile(path, keep=False)
+    rec = launch_record(summarise(prof, taxonomy))
+    rec["launch"]["taxonomy_version"] = taxonomy.version
+    return prof.sha256, rec
+
+
+def _remote(path: str, ident: dict, root: str, etrecord, taxonomy, existing, dataset: str | None):
+    """A worker's task: read and summarise one file; for a Parquet dataset also stage its parts (the client
+    renames them into place). Errors come back as values, so one bad file does not fail the batch."""
+    try:
+        lid, rec = summarise_file(Workspace(root, etrecord=etrecord), Path(path), taxonomy)
+    except EdgeprofError as e:
+        return {"path": path, "error": str(e)}
+    if lid in existing:
+        return {"path": path, "launch_id": lid, "skipped": "already stored"}
+    out = {"path": path, "launch_id": lid}
+    if dataset is None:
+        out["record"] = rec
+        return out
+    from ..store.backends import dataset_parts, stage_parts
+    from ..store.rows import frames
+
+    out["staged"] = [(str(a), str(b)) for a, b in stage_parts(dataset_parts(Path(dataset), frames(
+        [({**ident, "launch_id": lid}, rec)]), lid[:16]))]
+    return out
+
+
+def ingest(inputs, *, store, commit: str | None = None, branch: str | None = None, model: str | None = None,
+           device: str | None = None, experiment: str | None = None, time: str | None = None, labels=None,
+           git=None, run_dir=None, threads: int | None = None, etrecord=None, taxonomy=None,
+           workers: int | None = None, scheduler: str | None = None, lock_timeout: float = 60.0,
+           ws: Workspace | None = None) -> IngestResult:
+    """Store the launches named by ``inputs`` in the history store ``store`` (a ``.duckdb`` file, or ``DIR/``
+    for a Parquet dataset). See the module docstring; returns what was added, skipped and refused."""
+    from ..io.git import git_revision
+    from ..store.backends import commit_parts, discard_parts, is_parquet_target, open_store
+
+    if workers is not None and scheduler is not None:
+        raise UsageError("give --workers N (a local cluster) or --scheduler ADDRESS, not both")
+    started = _time.perf_counter()
+    tax = taxonomy_of(taxonomy)
+    ws = workspace(ws, run_dir, etrecord=etrecord)
+    flags = {"commit": commit, "branch": branch, "model": model, "device": device, "experiment": experiment,
+             "time": time, "labels": parse_labels(labels), "threads": threads}
+    if time:
+        parse_time(time)
+    git_rev = git_revision(git) if git else {}
+    now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    errors: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    files: list[Path] = []
+    for spec in as_list(inputs):
+        try:
+            files.extend(ws.resolve(spec, run_dir, threads))
+        except InputError as e:
+            errors.append((str(spec), str(e)))
+    files = list(dict.fromkeys(files))
+    idents = {}
+    for f in files:
+        idents[f], w = identity(ws, f, flags=flags, git_rev=git_rev, now=now)
+        warnings.extend(w)
+
+    parquet = is_parquet_target(store)
+    known = _known_ids(store)  # what is stored already (no lock held while the files are read)
+    results, engine = _summaries(files, idents, ws, tax, etrecord, workers, scheduler, known,
+                                 Path(store) if parquet else None)
+    st = open_store(store, write=True, lock_timeout=lock_timeout)  # a DuckDB file: waits here for its lock
+    added, skipped, records, staged = [], [], [], []
+    seen: set[str] = set()
+    for f, r in zip(files, results):
+        if "error" in r:
+            errors.append((str(f), r["error"]))
+            continue
+        lid = r["launch_id"]
+        if r.get("skipped") or lid in seen:
+            skipped.append({"source": str(f), "launch_id": lid, "why": r.get("skipped") or "same content as another input"})
+            discard_parts([(Path(a), Path(b)) for a, b in r.get("staged", [])])
+            continue
+        seen.add(lid)
+        records.append(({**idents[f], "launch_id": lid}, r.get("record")))
+        staged.append(r.get("staged"))
+    try:
+        lock = st.lock() if parquet else contextlib.nullcontext()
+        with lock:
+            if parquet:
+                st.refresh()
+            existing = st.existing([i["launch_id"] for i, _ in records])  # another ingest may have stored them meanwhile
+            keep = [k for k, (i, _) in enumerate(records) if i["launch_id"] not in existing]
+            for k, (i, _) in enumerate(records):
+                if k not in keep:
+                    skipped.append({"source": i["source"], "launch_id": i["launch_id"], "why": "already stored"})
+                    discard_parts([(Path(a), Path(b)) for a, b in staged[k] or []])
+            records = [records[k] for k in keep]
+            if records:
+                if parquet and staged and staged[0] is not None:  # the workers staged the parts
+                    parts = [(Path(a), Path(b)) for k in keep for a, b in staged[k]]
+                    commit_parts([p for p in parts if "/launches/" not in p[1].as_posix()]
+                                 + [p for p in parts if "/launches/" in p[1].as_posix()])
+                    st.refresh()
+                else:
+                    from ..store.rows import frames
+
+                    st.write(frames(records))
+            added = [{"source": i["source"], "launch_id": i["launch_id"], "model": i["model"], "device": i["device"],
+                      "commit": i["commit"], "time": i["time"].isoformat()} for i, _ in records]
+            counts = st.counts()
+    finally:
+        st.close()
+    return IngestResult({
+        "store": str(store), "store_kind": st.kind, "engine": engine, "added": added, "skipped": skipped,
+        "errors": [{"input": display(a), "message": display(m)} for a, m in errors], "counts": counts,
+        "seconds": round(_time.perf_counter() - started, 3), "warnings": warnings,
+    }, error_lines=[m for _, m in errors])
+
+
+
+def _known_ids(store) -> set[str]:
+    """Launch ids already in the store (best effort: empty when it does not exist yet or a writer holds it)."""
+    from ..store.backends import is_parquet_target, open_store
+
+    try:
+        with open_store(store, write=is_parquet_target(store), lock_timeout=0) as st:
+            return {r[0] for r in st.con.execute("SELECT launch_id FROM launches").fetchall()}
+    except InputError:
+        return set()
+
+
+def _summaries(files, idents, ws: Workspace, tax, etrecord, workers, scheduler, known: set[str],
+               dataset: Path | None) -> tuple[list[dict], str]:
+    """Per file: {launch_id, record | staged | skipped} or {error}; and where the work ran."""
+    if workers is None and scheduler is None:
+        out = []
+        for f in files:
+            try:
+                lid, rec = summarise_file(ws, f, tax)
+                out.append({"path": str(f), "launch_id": lid, "record": rec} if lid not in known else
+                           {"path": str(f), "launch_id": lid, "skipped": "already stored"})
+            except EdgeprofError as e:
+                out.append({"path": str(f), "error": str(e)})
+        return out, "local (1 process)"
+    from ..collect.cluster import dask_client
+
+    with dask_client(workers=workers, scheduler=scheduler) as (client, engine):
+        existing = client.scatter(known, broadcast=True)
+        futures = client.map(_remote, [str(f) for f in files], [idents[f] for f in files],
+                             [str(ws.root_for(f)) for f in files],
+                             etrecord=str(etrecord) if etrecord else None, taxonomy=tax, existing=existing,
+                             dataset=str(dataset) if dataset is not None else None, pure=False)
+        return client.gather(futures), engine

@@ -1,0 +1,147 @@
+"""``edgeprof ingest``, ``edgeprof history`` and ``edgeprof export``."""
+
+from __future__ import annotations
+
+import click
+
+from ._base import CONTEXT, echo_json, fail_on_errors, main, run_guarded, taxonomy_option, warn
+
+STORE_HELP = "History store: a DuckDB file (history.duckdb) or DIR/ for a Hive-partitioned Parquet dataset."
+LOCK_HELP = "Seconds to wait for another ingest holding the store before giving up."
+
+
+@main.command("ingest", context_settings=CONTEXT)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--store", required=True, type=click.Path(path_type=str), help=STORE_HELP)
+@click.option("--commit", default=None, help="Commit the launches measured [default: manifest.json, else --git].")
+@click.option("--branch", default=None, help="Branch [default: manifest.json, else --git].")
+@click.option("--model", default=None, help="Model name [default: manifest.json's model, else the file naming].")
+@click.option("--device", default=None, help="Device name [default: manifest.json's device, else the platform folder].")
+@click.option("--experiment", default=None, help="Experiment name [default: the run folder layout].")
+@click.option("--threads", type=click.IntRange(1, 4096), default=None, help="Thread count [default: _t<N> in the name].")
+@click.option("--time", "when", default=None, help="ISO 8601 time of the measurement [default: manifest, git, now].")
+@click.option("--label", "labels", multiple=True, help="KEY=VALUE stored with every launch (repeatable).")
+@click.option("--git", "git_dir", type=click.Path(path_type=str), default=None,
+              help="Take commit, branch and commit time from the git checkout at this folder.")
+@click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder INPUTS are experiments of.")
+@click.option("--etrecord", type=click.Path(path_type=str), default=None, help="ETRecord for every ETDump.")
+@click.option("--workers", type=click.IntRange(1, 512), default=None,
+              help="Read and summarise on a local Dask cluster of N worker processes (edgeprof[dask]).")
+@click.option("--scheduler", default=None, help="Read and summarise on the workers of this Dask scheduler "
+                                                "(tcp://HOST:PORT; the files must be readable there).")
+@click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help=LOCK_HELP)
+@taxonomy_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@run_guarded
+def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads, when, labels, git_dir, run_dir,
+               etrecord, workers, scheduler, lock_timeout, taxonomy, as_json):
+    """Store launches (ETDumps, timeline CSVs including the Arm kit's, run folders) in a history store.
+
+    The same file ingested twice is stored once (keyed by its content's SHA-256). A file that cannot be read
+    is reported and skipped (exit 2); the others are stored, all in one transaction.
+
+    \b
+    edgeprof ingest out_model/runs/android --store history.duckdb --commit $GITHUB_SHA --branch main
+    edgeprof ingest runs/ --store history.duckdb --git . --label runner=pixel8
+    edgeprof ingest runs/ --store s3-mount/history/ --workers 8          (Parquet dataset, local cluster)
+    edgeprof ingest /shared/runs --store /shared/history/ --scheduler tcp://10.0.0.5:8786
+    """
+    from .. import api
+    from ..render.history import print_ingest
+
+    result = api.ingest(inputs, store=store, commit=commit, branch=branch, model=model, device=device,
+                        experiment=experiment, threads=threads, time=when, labels=labels, git=git_dir, run_dir=run_dir,
+                        etrecord=etrecord, taxonomy=taxonomy, workers=workers, scheduler=scheduler,
+                        lock_timeout=lock_timeout)
+    for w in result.data["warnings"]:
+        warn(w)
+    if as_json:
+        echo_json(result)
+    else:
+        print_ingest(result.data)
+    fail_on_errors([(None, m) for m in result.error_lines])
+
+
+@main.command("history", context_settings=CONTEXT)
+@click.option("--store", required=True, type=click.Path(path_type=str), help=STORE_HELP)
+@click.option("--model", default=None)
+@click.option("--experiment", default=None)
+@click.option("--device", default=None)
+@click.option("--threads", type=int, default=None)
+@click.option("--branch", default=None, help="Only launches of this branch.")
+@click.option("--metric", default="median_ms", show_default=True,
+              help="median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM) or op:NAME (an operator type).")
+@click.option("--threshold", type=click.FloatRange(0, 10), default=0.02, show_default=True,
+              help="Smallest relative change that counts (0.02 = 2 %).")
+@click.option("--eager", is_flag=True, help="Report changes at the newest commits without waiting for two more commits.")
+@click.option("--launch-cv", type=click.FloatRange(0, 2), default=None,
+              help="Launch-to-launch SD assumed for a series too short to measure it [default: 0.10].")
+@click.option("--since", default=None, help="--fail-on considers changes at or after this commit (or ISO time).")
+@click.option("--fail-on", type=click.Choice(["regression"]), default=None,
+              help="Exit 1 when the newest confirmed change (since --since) of a series is a regression.")
+@click.option("--html", "html_out", type=click.Path(path_type=str), default=None,
+              help="Write the trend page (self-contained HTML) here.")
+@click.option("--markdown", "md_out", type=click.Path(path_type=str), default=None, help="Write it as Markdown here.")
+@click.option("--last", type=click.IntRange(1, 10**6), default=15, show_default=True, help="Commits shown per series.")
+@click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help=LOCK_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print every point and change as JSON on stdout.")
+@run_guarded
+def history_cmd(store, model, experiment, device, threads, branch, metric, threshold, eager, launch_cv, since, fail_on,
+                html_out, md_out, last, lock_timeout, as_json):
+    """A metric per commit from a history store, its change points and what moved at each.
+
+    One series per model × experiment × device × thread count; one point per commit (time order) with a
+    launch-aware 95 % interval. Changes are found by PELT change points, gated by size (--threshold) and by a
+    t interval on the levels either side, confirmed once two more commits show the new level (--eager: at
+    once), and attributed to the categories and operators that moved.
+
+    \b
+    edgeprof history --store history.duckdb --model mobilenet_v3 --device pixel8 --html trend.html
+    edgeprof history --store history.duckdb --metric category:GEMM --json
+    edgeprof history --store history.duckdb --fail-on regression --since $BASE_SHA     (CI gate)
+    """
+    from .. import api
+    from ..analysis.launches import LAUNCH_CV_DEFAULT
+    from ..errors import CheckFailed
+    from ..render import history as render
+    from ..render.atomic import write_text
+
+    result = api.history(store, model=model, experiment=experiment, device=device, threads=threads, branch=branch,
+                         metric=metric, threshold=threshold, eager=eager,
+                         launch_cv=LAUNCH_CV_DEFAULT if launch_cv is None else launch_cv, since=since,
+                         lock_timeout=lock_timeout)
+    d = result.data
+    if html_out:
+        write_text(html_out, render.html(d))
+    if md_out:
+        write_text(md_out, render.markdown(d))
+    if as_json:
+        echo_json(result)
+    else:
+        render.print_history(d, last=last)
+    if fail_on == "regression" and d["regressions"]:
+        raise CheckFailed("regression: " + "; ".join(d["regressions"]))
+
+
+@main.command("export", context_settings=CONTEXT)
+@click.option("--store", required=True, type=click.Path(path_type=str), help=STORE_HELP)
+@click.option("--to", "target", required=True, type=click.Path(path_type=str),
+              help="Target store: DIR/ (Parquet dataset) or a DuckDB file. Launches already there are skipped.")
+@click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help=LOCK_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@run_guarded
+def export_cmd(store, target, lock_timeout, as_json):
+    """Copy a history store's tables to a Parquet dataset (model=/device=/date=) or another DuckDB file.
+
+    \b
+    edgeprof export --store history.duckdb --to /shared/history/
+    """
+    from .. import api
+
+    result = api.export(store, target, lock_timeout=lock_timeout)
+    if as_json:
+        echo_json(result)
+    else:
+        d = result.data
+        click.echo(f"{d['launches_copied']} launch(es) copied to {d['target']} ({d['target_kind']}); "
+                   f"{d['launches_already_there']} were there already")

@@ -1,0 +1,109 @@
+"""A history for people: the trend page (self-contained HTML, also as Markdown) and the terminal tables of
+``edgeprof history`` and ``edgeprof ingest``. The page and the Markdown come from one list of blocks (the
+report's renderer), so they say the same things with the same numbers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from ..conventions import fmt_ms
+from . import report
+
+CHARTS = {"history_trend", "history_shares"}
+
+
+def _change_rows(s: dict) -> list[list]:
+    rows = []
+    for c in s["changes"]:
+        att = c["attribution"]
+        cats = ", ".join(f"{x['name']} {x['delta_ms']:+.3g} ms ({x['share_of_change_pct']:.0f} %)"
+                         if x["share_of_change_pct"] is not None else f"{x['name']} {x['delta_ms']:+.3g} ms"
+                         for x in att["categories"][:3])
+        ops = ", ".join(f"`{x['name']}` {x['delta_ms']:+.3g} ms" for x in att["operators"][:3])
+        rows.append([c["commit_after"], c["commit_before"], c["direction"], c["status"],
+                     f"{c['change_pct']:+.1f} % [{c['ci_pct'][0]:+.1f}, {c['ci_pct'][1]:+.1f}]", cats, ops])
+    return rows
+
+
+def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tuple]:
+    gen = generated or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out: list[tuple] = [("title", f"edgeprof history: {d['metric']}"),
+                        ("p", f"_store {d['store']} · threshold {100 * d['threshold']:g} % · generated {gen}_"),
+                        ("p", d["method"])]
+    if d["regressions"]:
+        out.append(("verdict", "slower", "**Regression:** " + "; ".join(d["regressions"])))
+    out.append(("h2", "Trend"))
+    out.append(("chart", "history_trend", {"series": d["series"], "metric": d["metric"]}))
+    out.append(("h2", "Changes"))
+    for s in d["series"]:
+        out.append(("h3", s["label"]))
+        out.append(("p", f"{len(s['points'])} commits; launch-to-launch SD {100 * s['tau']:.1f} % ({s['tau_source']})"
+                    + (f"; {s['excluded_launches']} launch(es) without this metric left out" if s["excluded_launches"] else "")))
+        if s["changes"]:
+            out.append(("table", ["commit", "after", "direction", "status", "change", "categories (share of change)",
+                                  "operators"], _change_rows(s)))
+        else:
+            out.append(("p", "No change beyond the threshold."))
+    out.append(("h2", "Where the time goes over commits"))
+    out.append(("chart", "history_shares", {"series": d["series"]}))
+    out.append(("h2", f"Commits (newest {last})"))
+    for s in d["series"]:
+        out.append(("h3", s["label"]))
+        rows = [[p["commit"], p["time"] or "", p["launches"], fmt_ms(p["estimate_ms"]),
+                 f"{fmt_ms(p['ci_low_ms'])}–{fmt_ms(p['ci_high_ms'])}"] for p in s["points"][-last:]]
+        out.append(("table", ["commit", "time", "launches", d["metric"], "95 % interval"], rows[::-1]))
+    return out
+
+
+def chart(kind: str, arg) -> str:
+    from . import svg_history
+
+    if kind == "history_trend":
+        return svg_history.trend(arg["series"], arg["metric"])
+    return svg_history.shares(arg["series"])
+
+
+def html(d: dict, generated: str | None = None) -> str:
+    return report.to_html(blocks(d, generated=generated), f"edgeprof history: {d['metric']}")
+
+
+def markdown(d: dict, generated: str | None = None) -> str:
+    return report.to_markdown(blocks(d, generated=generated))
+
+
+def print_history(d: dict, last: int = 15) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from .terminal import console
+
+    out = console()
+    for s in d["series"]:
+        t = Table(title=f"{s['label']} — {d['metric']} per commit (newest {min(last, len(s['points']))} of "
+                        f"{len(s['points'])})", title_justify="left")
+        for col, kw in (("commit", {}), ("time", {}), ("launches", {"justify": "right"}), ("ms", {"justify": "right"}),
+                        ("95 % interval", {"justify": "right"})):
+            t.add_column(col, **kw)
+        for p in s["points"][-last:]:
+            t.add_row(escape(str(p["commit"])), escape(p["time"] or ""), str(p["launches"]), fmt_ms(p["estimate_ms"]),
+                      f"{fmt_ms(p['ci_low_ms'])}–{fmt_ms(p['ci_high_ms'])}")
+        out.print(t)
+        for c in s["changes"]:
+            color = "red" if c["direction"] == "regression" else "green"
+            out.print(f"[{color}]{c['direction']}[/{color}] ({c['status']}): {escape(c['statement'])}")
+        if not s["changes"]:
+            out.print("no change beyond the threshold")
+    for r in d["regressions"]:
+        out.print(f"[red]regression:[/red] {escape(r)}")
+
+
+def print_ingest(d: dict) -> None:
+    from rich.markup import escape
+
+    from .terminal import console
+
+    out = console()
+    out.print(f"{len(d['added'])} launch(es) added, {len(d['skipped'])} already stored, {len(d['errors'])} failed — "
+              f"{escape(d['store'])} ({d['store_kind']}; {d['engine']}; {d['seconds']:.2f} s)")
+    c = d["counts"]
+    out.print(f"store now holds {c['launches']} launches, {c['runs']} runs, {c['operators']} operator rows")

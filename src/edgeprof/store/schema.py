@@ -1,0 +1,61 @@
+"""The history store's tables, defined once for both backends (an embedded DuckDB file and a Hive-partitioned
+Parquet dataset): column names, DuckDB types and the Polars types the Parquet files are written with.
+
+One row of ``launches`` per launch (one ETDump or timeline CSV), keyed by ``launch_id`` — the SHA-256 of the
+file's bytes, so the same profile ingested twice is stored once. The other tables hang off ``launch_id``.
+Times are ms (column names say so); ``*_log`` is the natural log of the value and ``*_log_var`` the sampling
+variance of that log within the launch (what a launch-aware interval per commit needs).
+In the Parquet dataset every table is partitioned ``model=/device=/date=`` (``date`` = the launch's UTC date);
+partition values are written percent-encoded (``/`` → ``%2F``) as Hive does.
+"""
+
+from __future__ import annotations
+
+STORE_SCHEMA_VERSION = 1
+PARTITIONS = ("model", "device", "date")
+
+_D, _S, _I, _B, _T = "DOUBLE", "VARCHAR", "INTEGER", "BOOLEAN", "TIMESTAMP"
+
+TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "launches": (
+        ("launch_id", _S), ("model", _S), ("device", _S), ("date", _S), ("experiment", _S), ("platform", _S),
+        ("fingerprint", _S), ("threads", _I), ("commit", _S), ("branch", _S), ("time", _T), ("labels", _S),
+        ("source", _S), ("source_kind", _S), ("n_runs", _I), ("latency_source", _S),
+        ("median_ms", _D), ("median_log", _D), ("median_log_var", _D),
+        ("p90_ms", _D), ("p90_log", _D), ("p90_log_var", _D),
+        ("mean_ms", _D), ("mean_log", _D), ("mean_log_var", _D),
+        ("sme_executed", _B), ("kleidiai_executed", _B), ("kleidiai_share", _D),
+        ("taxonomy_version", _S), ("edgeprof_version", _S), ("ingested_at", _T),
+    ),
+    "runs": (("launch_id", _S), ("run_index", _I), ("latency_ms", _D)),
+    "categories": (("launch_id", _S), ("category", _S), ("mean_ms", _D), ("mean_log", _D), ("mean_log_var", _D),
+                   ("share_pct", _D)),
+    "operators": (("launch_id", _S), ("operator", _S), ("category", _S), ("backend", _S), ("calls_per_run", _D),
+                  ("mean_ms", _D), ("mean_log", _D), ("mean_log_var", _D)),
+    "kernels": (("launch_id", _S), ("op", _S), ("category", _S), ("marker", _S), ("implies", _S),
+                ("calls_per_run", _D), ("ms_per_run", _D), ("evidence", _S), ("source", _S)),
+}
+# the metrics ``history --metric`` takes besides ``category:NAME`` and ``op:NAME`` (launches' columns)
+E2E_METRICS = ("median_ms", "p90_ms", "mean_ms")
+
+
+def columns(table: str) -> list[str]:
+    return [c for c, _ in TABLES[table]]
+
+
+def stored_columns(table: str, partitioned: bool) -> list[str]:
+    """The columns a table's files hold: in the Parquet dataset the partition keys live in the folder names."""
+    return [c for c in columns(table) if not (partitioned and c in PARTITIONS)]
+
+
+def polars_schema(table: str, partitioned: bool = False) -> dict:
+    import polars as pl
+
+    types = {_D: pl.Float64, _S: pl.String, _I: pl.Int32, _B: pl.Boolean, _T: pl.Datetime("us")}
+    return {c: types[t] for c, t in TABLES[table] if not (partitioned and c in PARTITIONS)}
+
+
+def create_sql(table: str) -> str:
+    cols = ", ".join(f'"{c}" {t}' + (" PRIMARY KEY" if table == "launches" and c == "launch_id" else "")
+                     for c, t in TABLES[table])
+    return f'CREATE TABLE IF NOT EXISTS "{table}" ({cols})'
