@@ -280,6 +280,12 @@ class Taxonomy:
         self.version = version
         self.classify = lru_cache(maxsize=65536)(self._classify)
 
+    def __getstate__(self) -> dict:  # picklable (a Dask worker gets the rules, and builds its own cache)
+        return {"overrides": self.overrides, "op_overrides": self.op_overrides, "version": self.version}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
+
     def _classify(self, name: str) -> OpClass:
         name = (name or "").strip()
         for rx, spec in self.overrides:

@@ -62,12 +62,9 @@ def plan_steps(rng, n_commits: int, devices, bases: dict, per_device: int = 8, m
         e2e = float(base.e2e_ms.mean())
         shares = {k: float(v.mean()) / e2e for k, v in base.lines_ms.items()}
         big = [k for k, s in sorted(shares.items(), key=lambda kv: -kv[1]) if s >= 0.15 and k.isupper()][:2]
-        pos: list[int] = []
-        while len(pos) < per_device:
-            c = int(rng.integers(20, n_commits - 12))
-            if all(abs(c - p) >= min_gap for p in pos):
-                pos.append(c)
-        pos.sort()
+        slot = (n_commits - 32) / per_device  # one step per slot, jittered: gaps of at least slot − 8 commits
+        pos = [int(20 + slot * (j + 0.5) + rng.integers(-4, 5)) for j in range(per_device)]
+        assert min(b - a for a, b in zip(pos, pos[1:])) >= min(min_gap, slot - 8)
         for j, c in enumerate(pos):
             eff = effects[int(rng.integers(len(effects)))]
             cat = big[j % len(big)] if (j % 3 == 1 and big) else None
@@ -133,29 +130,35 @@ def store_rows(items, taxonomy_version: str = "sim"):
 
 
 def score(series: list[dict], steps: list[Step], tolerance: int = 2) -> dict:
-    """Detection precision/recall (a confirmed change within ``tolerance`` commits of a true step of the same
-    device and direction) and attribution accuracy (category-only steps whose top category is the right one)."""
-    found = matched = 0
-    hit_steps = set()
+    """Detection precision/recall — a confirmed change matches a true step of the same device and direction
+    within ``tolerance`` commits (each step matched once) — recall per step size, and attribution accuracy:
+    of the matched steps confined to one category, how many have that category ranked first."""
+    detected = matched = 0
+    hit: set[int] = set()
     attr_ok = attr_n = 0
+    by_size: dict[float, list[int]] = {}
     for s in series:
-        dev = s["device"]
-        truth = [(i, st) for i, st in enumerate(steps) if st.device == dev]
+        truth = [(i, st) for i, st in enumerate(steps) if st.device == s["device"]]
         for ch in s["changes"]:
             if ch["status"] != "confirmed":
                 continue
-            found += 1
-            best = [(i, st) for i, st in truth if abs(ch["index"] - st.index) <= tolerance
+            detected += 1
+            near = [(i, st) for i, st in truth if i not in hit and abs(ch["index"] - st.index) <= tolerance
                     and (ch["direction"] == "regression") == (st.effect > 0)]
-            if best:
-                matched += 1
-                i, st = min(best, key=lambda x: abs(ch["index"] - x[1].index))
-                if i not in hit_steps and st.category is not None:
-                    attr_n += 1
-                    cats = ch["attribution"]["categories"]
-                    attr_ok += bool(cats and cats[0]["name"] == st.category)
-                hit_steps.add(i)
-    confirmable = [st for st in steps]
-    return {"detected": found, "true_positive": matched, "steps": len(confirmable),
-            "precision": matched / found if found else 1.0, "recall": len(hit_steps) / len(confirmable) if confirmable else 1.0,
-            "attribution_accuracy": attr_ok / attr_n if attr_n else None, "attribution_cases": attr_n}
+            if not near:
+                continue
+            matched += 1
+            i, st = min(near, key=lambda x: abs(ch["index"] - x[1].index))
+            hit.add(i)
+            if st.category is not None:
+                attr_n += 1
+                cats = ch["attribution"]["categories"]
+                attr_ok += bool(cats and cats[0]["name"] == st.category)
+    for i, st in enumerate(steps):
+        b = by_size.setdefault(abs(st.effect), [0, 0])
+        b[0] += 1
+        b[1] += i in hit
+    return {"detected": detected, "true_positive": matched, "steps": len(steps), "found": len(hit),
+            "precision": matched / detected if detected else 1.0, "recall": len(hit) / len(steps) if steps else 1.0,
+            "attribution_accuracy": attr_ok / attr_n if attr_n else None, "attribution_cases": attr_n,
+            "attribution_ok": attr_ok, "by_size": by_size}

@@ -123,6 +123,26 @@ def _windows(c: int, cps: list[int], n: int, window: int) -> tuple[slice, slice]
     return slice(max(prev, c - window), c), slice(c, min(nxt, c + window))
 
 
+def _refine(y: np.ndarray, var: np.ndarray, cps: list[int], window: int) -> list[int]:
+    """Each candidate moved to the split within ±(MIN_SIZE − 1) commits (and between its neighbours) where the
+    level changes most clearly (largest |t|): PELT cannot cut a segment shorter than MIN_SIZE, so a change two
+    commits from the end is found one commit early without this."""
+    n = y.size
+    out: list[int] = []
+    for k, c in enumerate(cps):
+        lo = max(out[-1] + 1 if out else 1, c - MIN_SIZE + 1)
+        hi = min(cps[k + 1] - 1 if k + 1 < len(cps) else n - 1, c + MIN_SIZE - 1)
+        best, best_t = c, -1.0
+        for c2 in range(lo, hi + 1):
+            others = [p for p in cps if p != c]
+            t = level_change(y, var, *_windows(c2, others, n, window))
+            score = abs(t["estimate"]) / max(t["se"], 1e-12)
+            if score > best_t:
+                best, best_t = c2, score
+        out.append(best)
+    return out
+
+
 def level_change(y: np.ndarray, var: np.ndarray, before: slice, after: slice, level: float = 0.95) -> dict:
     """Mean level after − before (log), with a t interval from the points' pooled spread (floored by their own
     variance)."""
@@ -150,12 +170,12 @@ def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = Fa
     y = np.asarray(y, dtype=float)
     var = np.asarray(var, dtype=float)
     n = y.size
-    cps = candidates(y, detector=detector, beta=beta)
+    cps = _refine(y, var, candidates(y, detector=detector, beta=beta), window)
     if eager and n >= 3:  # the newest commit(s) against the level before them, even if PELT cannot cut there
         for c in (n - 1, n - 2):
-            if c > 0 and c not in cps and all(abs(c - p) >= 1 for p in cps):
-                test = level_change(y, var, *_windows(c, [p for p in cps if p < c], n, window), level=level)
-                if test["low"] > math.log1p(threshold) or test["high"] < -math.log1p(threshold):
+            if c > max(cps, default=0):
+                test = level_change(y, var, *_windows(c, cps, n, window), level=level)
+                if test["p_value"] < alpha and abs(test["estimate"]) >= math.log1p(threshold):
                     cps = sorted(cps + [c])
                     break
     d = math.log1p(threshold)

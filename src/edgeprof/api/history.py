@@ -7,7 +7,6 @@ import contextlib
 import math
 from pathlib import Path
 
-from ..analysis.launches import LAUNCH_CV_DEFAULT
 from ..errors import UsageError
 from .results import ExportResult, HistoryResult
 
@@ -38,7 +37,7 @@ def _where(filters: dict) -> tuple[str, list]:
 
 def history(store, *, model: str | None = None, experiment: str | None = None, device: str | None = None,
             threads: int | None = None, branch: str | None = None, metric: str = "median_ms",
-            threshold: float = 0.02, eager: bool = False, launch_cv: float = LAUNCH_CV_DEFAULT,
+            threshold: float = 0.02, eager: bool = False, launch_cv: float | None = None,
             since: str | None = None, top: int = 5, lock_timeout: float = 60.0, detector: str | None = None,
             beta: float | None = None, alpha: float | None = None) -> HistoryResult:
     """Per series (model × experiment × device × threads) matching the filters: one point per commit in time
@@ -49,6 +48,9 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     from ..store.backends import open_store
 
     kind, name = _metric(metric)
+    from ..analysis.launches import LAUNCH_CV_DEFAULT
+
+    launch_cv = LAUNCH_CV_DEFAULT if launch_cv is None else launch_cv
     if threshold < 0:
         raise UsageError("--threshold must not be negative")
     where, params = _where({"model": model, "experiment": experiment, "device": device, "threads": threads,
@@ -112,19 +114,16 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
     from ..analysis.history import attribute, commit_points, detect
 
     rows = rows.sort(["time", "launch_id"])
-    ids = rows["launch_id"].to_list()
     if kind == "category" or kind == "op":
         table, col = (cats, "category") if kind == "category" else (ops, "operator")
         m = table.filter(pl.col(col).str.to_lowercase() == name.lower()) if kind == "category" else \
             table.filter(pl.col(col) == name)
-        m = m.group_by("launch_id").agg(pl.col("mean_ms").sum(), pl.col("mean_log").first(),
-                                        pl.col("mean_log_var").first(), pl.len().alias("n"))
-        # an operator type spread over several rows of a launch cannot happen (types are unique per launch)
-        joined = rows.select("launch_id").join(m, on="launch_id", how="left")
-        value, y, v = joined["mean_ms"], joined["mean_log"], joined["mean_log_var"]
+        # one row per launch and category / operator type (the summary keys them uniquely)
+        joined = rows.select("launch_id").join(m.unique("launch_id", keep="first"), on="launch_id", how="left")
+        y, v = joined["mean_log"], joined["mean_log_var"]
     else:
         stem = kind.removesuffix("_ms")
-        value, y, v = rows[kind], rows[f"{stem}_log"], rows[f"{stem}_log_var"]
+        y, v = rows[f"{stem}_log"], rows[f"{stem}_log_var"]
     ok = y.is_not_null().to_numpy() & np.isfinite(y.fill_null(float("nan")).to_numpy())
     if not ok.any():
         return None

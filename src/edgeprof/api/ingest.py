@@ -224,7 +224,7 @@ def _known_ids(store) -> set[str]:
 
     try:
         with open_store(store, write=is_parquet_target(store), lock_timeout=0) as st:
-            return {r[0] for r in st.con.execute("SELECT launch_id FROM launches").fetchall()}
+            return {r[0] for r in st.rows("SELECT launch_id FROM launches")}
     except InputError:
         return set()
 
@@ -245,7 +245,7 @@ def _summaries(files, idents, ws: Workspace, tax, etrecord, workers, scheduler, 
     from ..collect.cluster import dask_client
 
     with dask_client(workers=workers, scheduler=scheduler) as (client, engine):
-        existing = client.scatter(known, broadcast=True)
+        existing = client.scatter([known], broadcast=True)[0]  # one future for the set, on every worker
         futures = client.map(_remote, [str(f) for f in files], [idents[f] for f in files],
                              [str(ws.root_for(f)) for f in files],
                              etrecord=str(etrecord) if etrecord else None, taxonomy=tax, existing=existing,

@@ -101,14 +101,13 @@ def history_cmd(store, model, experiment, device, threads, branch, metric, thres
     edgeprof history --store history.duckdb --fail-on regression --since $BASE_SHA     (CI gate)
     """
     from .. import api
-    from ..analysis.launches import LAUNCH_CV_DEFAULT
     from ..errors import CheckFailed
     from ..render import history as render
     from ..render.atomic import write_text
 
     result = api.history(store, model=model, experiment=experiment, device=device, threads=threads, branch=branch,
                          metric=metric, threshold=threshold, eager=eager,
-                         launch_cv=LAUNCH_CV_DEFAULT if launch_cv is None else launch_cv, since=since,
+                         launch_cv=launch_cv, since=since,
                          lock_timeout=lock_timeout)
     d = result.data
     if html_out:

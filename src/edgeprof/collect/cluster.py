@@ -35,7 +35,7 @@ def dask_client(*, workers: int | None = None, scheduler: str | None = None, tim
     if workers is None or workers < 1:
         raise UsageError("--workers must be at least 1")
     cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     try:
         client = distributed.Client(cluster)
         try:

@@ -405,8 +405,7 @@ def read_etdump(path, *, allow_empty: bool = False):
     """Read and normalize one ETDump file (``.etdump``/``.etdp``). Raises typed :mod:`edgeprof.errors`."""
 
     data = read_bytes(path)
-    size = len(data)
-    digest = hashlib.sha256(data).hexdigest()
+    size, digest = len(data), hashlib.sha256(data).hexdigest()  # the digest: content identity in the history store
     try:
         dec = decode(data, path)
     except (CorruptETDumpError, NotAnETDumpError):

@@ -66,27 +66,40 @@ class _Base:
         self.lock_timeout = lock_timeout
         self.con = None
 
+    def execute(self, sql: str, params=None):
+        """``con.execute``, a damaged store's error as one line naming the store."""
+        try:
+            return self.con.execute(sql, params or [])
+        except _duckdb().Error as e:
+            raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
+
+    def rows(self, sql: str, params=None) -> list[tuple]:
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except _duckdb().Error as e:
+            raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
+
     def query(self, sql: str, params=None):
         """A query's result as a Polars frame (through numpy: no pyarrow needed)."""
         import polars as pl
 
-        try:
-            cur = self.con.execute(sql, params or [])
-        except _duckdb().Error as e:
-            raise InputError(self.path, f"cannot read the history store ({str(e).splitlines()[0][:200]})") from None
+        cur = self.execute(sql, params)
         names = [d[0] for d in cur.description]
-        data = cur.fetchnumpy()
+        try:
+            data = cur.fetchnumpy()
+        except _duckdb().Error as e:
+            raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
         return pl.DataFrame({n: _plain(data[n]) for n in names})
 
     def existing(self, launch_ids: list[str]) -> set[str]:
         if not launch_ids:
             return set()
-        got = self.con.execute("SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?))",
-                               [list(launch_ids)]).fetchall()
+        got = self.rows("SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?))",
+                        [list(launch_ids)])
         return {r[0] for r in got}
 
     def counts(self) -> dict[str, int]:
-        return {t: int(self.con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]) for t in TABLES}
+        return {t: int(self.rows(f'SELECT count(*) FROM "{t}"')[0][0]) for t in TABLES}
 
     def close(self) -> None:
         if self.con is not None:
@@ -98,6 +111,10 @@ class _Base:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
 
 
 def _plain(arr):
@@ -150,9 +167,9 @@ class DuckStore(_Base):
 
     def _create(self) -> None:
         for t in TABLES:
-            self.con.execute(create_sql(t))
-        self.con.execute("CREATE TABLE IF NOT EXISTS store_meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        self.con.execute("INSERT OR IGNORE INTO store_meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
+            self.execute(create_sql(t))
+        self.execute("CREATE TABLE IF NOT EXISTS store_meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        self.execute("INSERT OR IGNORE INTO store_meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
         self._check()
 
     def _check(self) -> None:
@@ -160,7 +177,7 @@ class DuckStore(_Base):
             v = self.con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
         except _duckdb().Error:
             raise InputError(self.path, "a DuckDB file, but not an edgeprof history store (no store_meta table)") from None
-        if v is None or int(v[0]) != STORE_SCHEMA_VERSION:
+        if v is None or str(v[0]) != str(STORE_SCHEMA_VERSION):
             raise InputError(self.path, f"history store schema {v[0] if v else '?'} is not the one this edgeprof "
                                         f"reads ({STORE_SCHEMA_VERSION})")
 
@@ -223,16 +240,16 @@ class ParquetStore(_Base):
         for t in TABLES:
             kind = self._defined.pop(t, None)
             if kind:
-                self.con.execute(f'DROP {kind} "{t}"')
+                self.execute(f'DROP {kind} "{t}"')
             files = list((self.path / t).glob("**/*.parquet"))
             if not files:
-                self.con.execute(create_sql(t).replace(" PRIMARY KEY", ""))
+                self.execute(create_sql(t).replace(" PRIMARY KEY", ""))
                 self._defined[t] = "TABLE"
                 continue
             cols = ", ".join(f'"{c}"' for c in columns(t))
             glob = str(self.path / t / "**" / "*.parquet").replace("'", "''")
             hive = ", ".join(f"'{p}': 'VARCHAR'" for p in PARTITIONS)
-            self.con.execute(f"CREATE VIEW \"{t}\" AS SELECT {cols} FROM read_parquet('{glob}', hive_partitioning = true, "
+            self.execute(f"CREATE VIEW \"{t}\" AS SELECT {cols} FROM read_parquet('{glob}', hive_partitioning = true, "
                              f"union_by_name = true, hive_types = {{{hive}}})")
             self._defined[t] = "VIEW"
 
