@@ -79,7 +79,7 @@ def detection(seeds: int) -> None:
     from edgeprof import api
 
     print(f"\n== detection: generated history, 300 commits x 2 devices, {seeds} seeds ==")
-    configs = [("ours: pelt-l2 (chosen)", {}), ("ours with binseg-l2", {"detector": "binseg-l2"}),
+    configs = [("ours: binseg-l2 (chosen)", {}), ("ours with pelt-l2", {"detector": "pelt-l2"}),
                ("ours with pelt-rbf", {"detector": "pelt-rbf"}), ("ours, lower penalty (beta 1)", {"beta": 1.0}),
                ("ours, gate p<0.01", {"alpha": 0.01}), ("dashboard: ratio 5 % vs last 20", "ratio"),
                ("dashboard: z-score 3 vs last 20", "z")]
