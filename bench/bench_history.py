@@ -26,7 +26,6 @@ import gzip
 import io
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -84,8 +83,7 @@ def detection(seeds: int) -> None:
                ("ours, gate p<0.01", {"alpha": 0.01}), ("dashboard: ratio 5 % vs last 20", "ratio"),
                ("dashboard: z-score 3 vs last 20", "z")]
     for launches in (1, 3):
-        rows = {name: {"det": 0, "tp2": 0, "tp5": 0, "found": 0, "steps": 0, "attr_n": 0, "attr_ok": 0, "by": {}}
-                for name, _ in configs}
+        rows: dict = {name: {} for name, _ in configs}
         t_ours = []
         with tempfile.TemporaryDirectory() as tmp:
             for seed in range(seeds):
@@ -103,30 +101,18 @@ def detection(seeds: int) -> None:
                             t_ours.append(time.perf_counter() - t)
                             base = r
                         series = r.series
-                    s2, s5 = sim.score(series, steps, 2), sim.score(series, steps, 5)
-                    a = rows[name]
-                    a["det"] += s5["detected"]
-                    a["tp2"] += s2["true_positive"]
-                    a["tp5"] += s5["true_positive"]
-                    a["found"] += s5["found"]
-                    a["steps"] += s5["steps"]
-                    a["attr_n"] += s5["attribution_cases"]
-                    a["attr_ok"] += s5["attribution_ok"]
-                    for size, (n, k) in s5["by_size"].items():
-                        b = a["by"].setdefault(size, [0, 0])
-                        b[0] += n
-                        b[1] += k
-        sizes = sorted(rows[configs[0][0]]["by"])
+                    sim.tally(series, steps, rows[name])
+        sizes = sorted(rows[configs[0][0]]["by_size"])
         print(f"\n{launches} launch(es) per commit; history() takes {statistics.median(t_ours):.2f} s per store "
               f"(600 points)")
         print(f"{'method':34s} {'changes':>7s} {'prec±2':>7s} {'prec±5':>7s} {'recall':>7s} " +
               " ".join(f"{'r@' + format(100 * s, '.0f') + '%':>6s}" for s in sizes) + "  attribution")
         for name, _ in configs:
             a = rows[name]
-            by = " ".join(f"{a['by'][s][1] / a['by'][s][0]:6.2f}" for s in sizes)
+            by = " ".join(f"{a['by_size'][s][1] / a['by_size'][s][0]:6.2f}" for s in sizes)
             attr = f"{a['attr_ok'] / a['attr_n']:.2f} ({a['attr_n']})" if a["attr_n"] and not name.startswith("dashboard") \
                 else "none (end-to-end only)" if name.startswith("dashboard") else "—"
-            print(f"{name:34s} {a['det']:7d} {a['tp2'] / max(a['det'], 1):7.2f} {a['tp5'] / max(a['det'], 1):7.2f} "
+            print(f"{name:34s} {a['detected']:7d} {a['tp2'] / max(a['detected'], 1):7.2f} {a['tp5'] / max(a['detected'], 1):7.2f} "
                   f"{a['found'] / a['steps']:7.2f} {by}  {attr}")
 
 
@@ -147,36 +133,9 @@ def _files(folder: Path) -> list[Path]:
     return out
 
 
-@contextlib.contextmanager
-def _scheduler(tmp: Path):
-    sf = tmp / "scheduler.json"
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", "0", "--no-dashboard", "--scheduler-file", str(sf)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
-    for _ in range(300):
-        if sf.exists() and sf.stat().st_size:
-            break
-        time.sleep(0.1)
-    addr = json.loads(sf.read_text())["address"]
-    for _ in range(2):
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
-                                       "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
-    from distributed import Client
-
-    with Client(addr, timeout=60) as c:
-        c.wait_for_workers(2, timeout=60)
-    try:
-        yield addr
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(30)
-
-
 def ingest_throughput(skip_dask: bool) -> None:
+    from dask_cluster import local_scheduler
+
     from edgeprof import api
     from edgeprof.io.etdump import read_etdump
 
@@ -198,7 +157,7 @@ def ingest_throughput(skip_dask: bool) -> None:
             if skip_dask and ("workers" in kw or "scheduler" in kw):
                 continue
             store = f"{tmp / (name.replace(' ', '_') + '_ds')}/" if kw.get("parquet") else tmp / (name.replace(" ", "_") + ".duckdb")
-            ctx = _scheduler(tmp) if kw.get("scheduler") else contextlib.nullcontext(None)
+            ctx = local_scheduler(tmp) if kw.get("scheduler") else contextlib.nullcontext(None)
             with ctx as addr:
                 t = time.perf_counter()
                 r = api.ingest(files, store=store, commit="c", workers=kw.get("workers"), scheduler=addr)

@@ -7,9 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import subprocess
 import sys
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -38,33 +36,14 @@ def files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("dask")
-    sf = tmp / "scheduler.json"
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                               "--no-dashboard", "--scheduler-file", str(sf)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=env)]
-    try:
-        for _ in range(600):
-            if sf.exists() and sf.stat().st_size:
-                break
-            time.sleep(0.1)
-        addr = json.loads(sf.read_text())["address"]
+    from dask_cluster import local_scheduler
+
+    with local_scheduler(tmp_path_factory.mktemp("dask"), workers=2) as addr:
         assert addr.startswith("tcp://127.0.0.1:")
-        for _ in range(2):
-            procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
-                                           "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1"],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         with distributed.Client(addr, timeout=60) as c:
-            c.wait_for_workers(2, timeout=120)
             pids = set(c.run(os.getpid).values())
         assert len(pids) == 2 and os.getpid() not in pids  # two separate worker processes
         yield addr
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(30)
 
 
 def _rows(store) -> dict:

@@ -162,3 +162,20 @@ def score(series: list[dict], steps: list[Step], tolerance: int = 2) -> dict:
             "precision": matched / detected if detected else 1.0, "recall": len(hit) / len(steps) if steps else 1.0,
             "attribution_accuracy": attr_ok / attr_n if attr_n else None, "attribution_cases": attr_n,
             "attribution_ok": attr_ok, "by_size": by_size}
+
+
+def tally(series: list[dict], steps: list[Step], total: dict | None = None) -> dict:
+    """Counts to add up over seeds (into ``total`` when given): changes detected, true positives within ±2 and
+    ±5 commits, steps found (±5), attribution cases and hits, and per step size [steps, found]."""
+    s2, s5 = score(series, steps, 2), score(series, steps, 5)
+    t = total if total is not None else {}
+    for key, v in (("detected", s5["detected"]), ("tp2", s2["true_positive"]), ("tp5", s5["true_positive"]),
+                   ("found", s5["found"]), ("steps", s5["steps"]), ("attr_n", s5["attribution_cases"]),
+                   ("attr_ok", s5["attribution_ok"])):
+        t[key] = t.get(key, 0) + v
+    by = t.setdefault("by_size", {})
+    for size, (n, k) in s5["by_size"].items():
+        b = by.setdefault(size, [0, 0])
+        b[0] += n
+        b[1] += k
+    return t

@@ -19,6 +19,21 @@ def _x_axis(body: list[str], points: list[dict], x_of, y: float) -> None:
                     f'{escape(_short(str(points[i]["commit"]), 10))}</text>')
 
 
+def _panel(body: list[str], s: dict, k: int, top: float, step: float):
+    """A series' panel: its title drawn; (points, count, top edge, x of a commit index)."""
+    pts = s["points"]
+    n = max(len(pts), 1)
+    y_top = top + k * step + 18
+    body.append(f'<text x="{LEFT}" y="{y_top - 6}" font-size="12" font-weight="600" fill="#111827">'
+                f'{escape(s["label"])}</text>')
+    pw = W - LEFT - RIGHT
+
+    def x_of(i: float) -> float:
+        return LEFT + pw * (i + 0.5) / n
+
+    return pts, n, y_top, x_of
+
+
 def trend(series: list[dict], metric: str) -> str:
     """One panel per series: the estimate per commit (dots), its launch-aware 95 % interval (band), and a
     vertical line at each change (red: regression, green: improvement, grey: not yet confirmed)."""
@@ -27,18 +42,11 @@ def trend(series: list[dict], metric: str) -> str:
     h = top + len(series) * (panel_h + gap) + 30
     body: list[str] = []
     for k, s in enumerate(series):
-        pts = s["points"]
-        n = max(len(pts), 1)
-        y_top = top + k * (panel_h + gap) + 18
-        body.append(f'<text x="{LEFT}" y="{y_top - 6}" font-size="12" font-weight="600" fill="#111827">'
-                    f'{escape(s["label"])}</text>')
+        pts, n, y_top, x_of = _panel(body, s, k, top, panel_h + gap)
         vals = [v for p in pts for v in (p["ci_low_ms"], p["ci_high_ms"]) if v is not None and math.isfinite(v)]
         if not vals:
             continue
         ticks = nice_ticks(min(vals), max(vals), 4)
-
-        def x_of(i, n=n):
-            return LEFT + pw * (i + 0.5) / n
 
         def y_of(v, y_top=y_top, lo=ticks[0], hi=ticks[-1]):
             return y_top + panel_h * (1 - (v - lo) / (hi - lo))
@@ -86,14 +94,7 @@ def shares(series: list[dict]) -> str:
     h = base + 16 + legend_height(names, pw)
     body: list[str] = []
     for k, s in enumerate(series):
-        pts = s["points"]
-        n = max(len(pts), 1)
-        y_top = top + k * (panel_h + gap) + 18
-        body.append(f'<text x="{LEFT}" y="{y_top - 6}" font-size="12" font-weight="600" fill="#111827">'
-                    f'{escape(s["label"])}</text>')
-
-        def x_of(i, n=n):
-            return LEFT + pw * (i + 0.5) / n
+        pts, n, y_top, x_of = _panel(body, s, k, top, panel_h + gap)
 
         def y_of(pct, y_top=y_top):
             return y_top + panel_h * (1 - pct / 100)
