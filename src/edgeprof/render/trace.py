@@ -7,6 +7,11 @@ the first exported event. Where a recorded or synthesized time would break nesti
 laid end to end from the delegate call's start and their whole-µs durations can overrun it), the slice is
 clamped into its parent and after its previous sibling, and its args say so (``adjusted`` with the
 original times). Every slice's args carry kind, category, instruction id, op types and backend.
+
+Written without a Python object per event: the nesting repair runs level by level on numpy arrays, the JSON of
+everything that depends on an event's identity is built once per distinct identity, and Polars formats the
+numbers and writes the lines a batch at a time. ``tests/helpers/trace_reference.py`` keeps the per-event
+implementation this replaced; the tests require the same document from both.
 """
 
 from __future__ import annotations
@@ -49,111 +54,200 @@ def select_runs(profile: Profile, spec: str | None) -> list[int]:
     return sorted(set(out))
 
 
-def trace_events(profile: Profile, *, runs: list[int] | None = None, include_init: bool = True,
-                 taxonomy: Taxonomy = DEFAULT, name: str | None = None):
-    """(events, header, stats): ``events`` yields the trace events one at a time (metadata first), so a large
-    profile is written without holding them all; ``header`` is the document's other data."""
+def adjust(start, end, parent, depth, run_idx, rows):
+    """Adjusted [start, end) of the exported ``rows`` so slices nest strictly: each clamped into its parent, then
+    after its previous sibling (siblings in start order). Vectorized level by level (parents first): within a
+    (run, parent) group of siblings the adjusted end is the running maximum of max(start, end), and a start is
+    pushed to the previous sibling's adjusted end."""
     import numpy as np
 
+    n = start.size
+    adj_s = start.astype(np.int64)
+    adj_e = end.astype(np.int64)
+    exported = np.zeros(n, dtype=bool)
+    exported[rows] = True
+    for d in np.unique(depth[rows]).tolist():
+        lv = rows[depth[rows] == d]
+        p = parent[lv]
+        has_p = (p >= 0) & exported[np.maximum(p, 0)]
+        s, e = adj_s[lv].copy(), adj_e[lv].copy()
+        ps, pe = adj_s[np.maximum(p, 0)], adj_e[np.maximum(p, 0)]
+        s = np.where(has_p, np.minimum(np.maximum(s, ps), pe), s)
+        e = np.where(has_p, np.minimum(e, pe), e)
+        group = np.where(has_p, p, -1 - run_idx[lv].astype(np.int64))  # siblings: same parent (or same run, top level)
+        order = np.lexsort((start[lv], group))
+        s, e, g = s[order], e[order], group[order]
+        first = np.ones(g.size, dtype=bool)
+        first[1:] = g[1:] != g[:-1]
+        hi = np.maximum(s, e)
+        # running maximum within each group: offset groups so one global accumulate never crosses them
+        seg = np.cumsum(first) - 1
+        span = int(hi.max() - hi.min()) + 1 if hi.size else 1
+        run_max = np.maximum.accumulate(hi - hi.min() + seg * span) - seg * span + hi.min()
+        prev_end = np.empty_like(run_max)
+        prev_end[1:] = run_max[:-1]
+        s2 = np.where(first, s, np.maximum(s, prev_end))
+        s2 = np.where(has_p[order], np.minimum(s2, pe[order]), s2)
+        e2 = np.maximum(e, s2)
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        adj_s[lv], adj_e[lv] = s2[back], e2[back]
+    return adj_s, adj_e
+
+
+def trace_events(profile: Profile, *, runs: list[int] | None = None, include_init: bool = True,
+                 taxonomy: Taxonomy = DEFAULT, name: str | None = None):
+    """(meta, slices, header, stats): ``meta`` is the metadata events as JSON lines; ``slices`` is (a frame with one
+    row per slice in track and time order — a few integer columns and ``combo``, a code into the second item, the
+    per-event-identity JSON prefixes), which :func:`lines` turns into JSON text a batch at a time (no Python object
+    per event, and only a batch of text in memory); ``header`` is the document's other data."""
+    import json
+
+    import numpy as np
+    import polars as pl
+
+    from .._ids import dense_rows, first_index
+
     ev = profile.events
-    run_idx = ev["run_index"].to_numpy()
+    run_idx = ev["run_index"].to_numpy().astype(np.int64)
     keep_runs = set(range(profile.n_runs) if runs is None else runs)
     mask = np.isin(run_idx, list(keep_runs)) | ((run_idx < 0) & include_init)
-    start = ev["start_ns"].to_numpy()
-    end = ev["end_ns"].to_numpy()
+    start = ev["start_ns"].to_numpy().astype(np.int64)
+    end = ev["end_ns"].to_numpy().astype(np.int64)
     rows = np.flatnonzero(mask & ev["duration_ns"].is_not_null().to_numpy())
     skipped = int(mask.sum() - rows.size)
-    parent = ev["parent"].fill_null(-1).to_numpy()
+    parent = ev["parent"].fill_null(-1).to_numpy().astype(np.int64)
     depth = ev["depth"].to_numpy()
     base = int(start[rows].min()) if rows.size else 0
-
-    # adjusted [start, end) per exported row: parents before children, siblings in time order
-    exported = np.zeros(ev.height, dtype=bool)
-    exported[rows] = True
-    adj_s = start.astype(np.int64).copy()
-    adj_e = end.astype(np.int64).copy()
-    last_child_end: dict[tuple, int] = {}
-    for r in rows[np.lexsort((start[rows], depth[rows]))].tolist():
-        s, e = int(adj_s[r]), int(adj_e[r])
-        p = int(parent[r])
-        has_parent = p >= 0 and exported[p]
-        if has_parent:
-            s = min(max(s, int(adj_s[p])), int(adj_e[p]))
-            e = min(e, int(adj_e[p]))
-        key = (int(run_idx[r]), p if has_parent else -1)
-        s = max(s, last_child_end.get(key, s))
-        if has_parent:
-            s = min(s, int(adj_e[p]))
-        adj_s[r], adj_e[r] = s, max(e, s)
-        last_child_end[key] = int(adj_e[r])
-    adjusted = (adj_s[rows] != start[rows].astype(np.int64)) | (adj_e[rows] != end[rows].astype(np.int64))
+    adj_s, adj_e = adjust(start, end, parent, depth, run_idx, rows)
+    adjusted = (adj_s[rows] != start[rows]) | (adj_e[rows] != end[rows])
     tids = sorted({_tid(int(x)) for x in np.unique(run_idx[rows]).tolist()})
     stats = {"slices": int(rows.size), "adjusted": int(adjusted.sum()), "skipped_no_duration": skipped,
              "runs": sorted(keep_runs), "tracks": len(tids)}
     header = {"tool": "edgeprof", "source": profile.source, "time_origin_ns": base,
               "note": "ts/dur in µs (three decimals = ETDump nanoseconds), relative to time_origin_ns"}
+    out = [{"name": "process_name", "ph": "M", "pid": PID, "tid": 0,
+            "args": {"name": f"edgeprof: {name or profile.source.rsplit('/', 1)[-1]}"}}]
+    for t in tids:
+        label = "load & init" if t == INIT_TID else f"run {t - 1}"
+        out.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": t, "args": {"name": label}})
+        out.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": t, "args": {"sort_index": t}})
+    meta = "\n".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) for e in out)
 
-    def events():
-        yield {"name": "process_name", "ph": "M", "pid": PID, "tid": 0,
-               "args": {"name": f"edgeprof: {name or profile.source.rsplit('/', 1)[-1]}"}}
-        for t in tids:
-            label = "load & init" if t == INIT_TID else f"run {t - 1}"
-            yield {"name": "thread_name", "ph": "M", "pid": PID, "tid": t, "args": {"name": label}}
-            yield {"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": t, "args": {"sort_index": t}}
-        names = ev["name"].cast(str).to_list()
-        kinds = ev["kind"].cast(str).to_list()
-        instr = ev["instruction_id"].to_numpy()
-        backend = ev["delegate_backend"].cast(str).to_list()
-        timing = ev["timing_source"].cast(str).to_list()
-        ev_index = ev["event_index"].to_numpy()
-        op_types = ev["op_types"].to_list() if "op_types" in ev.columns else None
-        order = rows[np.lexsort((depth[rows], adj_s[rows], run_idx[rows]))]
-        for r in order.tolist():
-            s, e = int(adj_s[r]), int(adj_e[r])
-            args = {"kind": kinds[r], "category": taxonomy.classify(names[r]).category, "event_index": int(ev_index[r]),
-                    "run_index": int(run_idx[r]), "timing_source": timing[r]}
-            if int(instr[r]) >= 0:
-                args["instruction_id"] = int(instr[r])
-            if backend[r] not in (None, "None", ""):
-                args["delegate_backend"] = backend[r]
-            if op_types is not None and op_types[r]:
-                args["op_types"] = list(op_types[r])
-            p = int(parent[r])
-            if p >= 0 and exported[p]:
-                args["parent_event_index"] = int(ev_index[p])
-            if timing[r] == "synthesized_start":
-                args["synthesized_start"] = True
-            if s != int(start[r]) or e != int(end[r]):
-                args["adjusted"] = {"recorded_ts_us": _us(int(start[r]) - base),
-                                    "recorded_dur_us": _us(int(end[r]) - int(start[r]))}
-            yield {"name": names[r], "cat": kinds[r], "ph": "X", "pid": PID, "tid": _tid(int(run_idx[r])),
-                   "ts": _us(s - base), "dur": _us(e - s), "args": args}
+    # everything that depends only on (name, kind, timing, backend, op types, instruction) is one JSON prefix per
+    # distinct combination, built once; per row only the numbers are formatted
+    name_ids, _, names = profile.name_groups()
+    kind_c, kinds = _codes(ev["kind"].cast(pl.String).fill_null(""))
+    time_c, timings = _codes(ev["timing_source"].cast(pl.String).fill_null(""))
+    back_c, backs = _codes(ev["delegate_backend"].cast(pl.String).fill_null("").replace("None", ""))
+    ops_c, ops_v = codes_ops(ev) if "op_types" in ev.columns else (np.zeros(ev.height, np.int64), [""])
+    instr = ev["instruction_id"].fill_null(-1).to_numpy().astype(np.int64)
+    combo = dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr) if ev.height else np.zeros(0, np.int32)
+    prefix = []
+    for f in first_index(combo).tolist():
+        t, b, k = timings[time_c[f]], backs[back_c[f]], json.dumps(kinds[kind_c[f]])
+        prefix.append(f'{{"name":{json.dumps(names[name_ids[f]], ensure_ascii=False)},"cat":{k},"ph":"X","pid":{PID},'
+                      f'"args":{{"kind":{k},"category":{json.dumps(taxonomy.classify(names[name_ids[f]]).category)},'
+                      f'"timing_source":{json.dumps(t)}'
+                      + (f',"instruction_id":{int(instr[f])}' if instr[f] >= 0 else "")
+                      + (f',"delegate_backend":{json.dumps(b)}' if b else "") + ops_v[ops_c[f]]
+                      + (',"synthesized_start":true' if t == "synthesized_start" else ""))
+    order = rows[np.lexsort((depth[rows], adj_s[rows], run_idx[rows]))]
+    ev_index = ev["event_index"].to_numpy().astype(np.int64)
+    exported = np.zeros(ev.height, dtype=bool)
+    exported[rows] = True
+    p = parent[order]
+    has_p = (p >= 0) & exported[np.maximum(p, 0)]
+    s, e = adj_s[order], adj_e[order]
+    frame = pl.DataFrame({
+        "combo": combo[order].astype(np.uint32),
+        "tid": np.where(run_idx[order] < 0, INIT_TID, run_idx[order] + 1), "ts": s - base, "dur": e - s,
+        "ev": ev_index[order], "run": run_idx[order], "parent": np.where(has_p, ev_index[np.maximum(p, 0)], -1),
+        "adj": (s != start[order]) | (e != end[order]), "rts": start[order] - base, "rdur": end[order] - start[order],
+    })
+    return meta, (frame, pl.Series("prefix", prefix, dtype=pl.String)), header, stats
 
-    return events(), header, stats
+
+def codes_ops(ev):
+    """Per row: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty)."""
+    import json
+
+    ids, values = _codes(ev["op_types"].list.join("\x1f").fill_null(""))
+    frag = [f',"op_types":{json.dumps(v.split(chr(31)), ensure_ascii=False)}' if v else "" for v in values]
+    return ids, frag
+
+
+def _codes(s):
+    """(dense code per row, the distinct values in code order) of a string Series."""
+    from .._ids import distinct_ids
+
+    ids, first = distinct_ids(s)
+    return ids, s.gather(first).to_list()
+
+
+def _micros(col: str):
+    """An integer ns column as a JSON number of µs with three decimals (exact)."""
+    import polars as pl
+
+    x = pl.col(col)
+    sign = pl.when(x < 0).then(pl.lit("-")).otherwise(pl.lit(""))
+    a = x.abs()
+    return pl.concat_str([sign, (a // 1000).cast(pl.String), pl.lit("."),
+                          (a % 1000).cast(pl.String).str.pad_start(3, "0")])
+
+
+def _line():
+    """One X slice as JSON text: its prefix (name, category, args that depend on the event's identity) and the
+    numbers of this occurrence."""
+    import polars as pl
+
+    opt = pl.when
+    return pl.concat_str([
+        pl.col("prefix"), pl.lit(',"event_index":'), pl.col("ev").cast(pl.String), pl.lit(',"run_index":'),
+        pl.col("run").cast(pl.String),
+        opt(pl.col("parent") >= 0).then(pl.concat_str([pl.lit(',"parent_event_index":'), pl.col("parent").cast(pl.String)]))
+        .otherwise(pl.lit("")),
+        opt(pl.col("adj")).then(pl.concat_str([pl.lit(',"adjusted":{"recorded_ts_us":'), _micros("rts"),
+                                               pl.lit(',"recorded_dur_us":'), _micros("rdur"), pl.lit("}")]))
+        .otherwise(pl.lit("")),
+        pl.lit('},"tid":'), pl.col("tid").cast(pl.String), pl.lit(',"ts":'), _micros("ts"), pl.lit(',"dur":'),
+        _micros("dur"), pl.lit("}"),
+    ])
+
+
+def lines(slices, batch: int = 100_000):
+    """The slices' JSON texts, ``batch`` rows at a time (frames with one column ``line``)."""
+    frame, prefix = slices
+    for a in range(0, frame.height, batch):
+        b = frame.slice(a, batch)
+        yield b.with_columns(prefix.gather(b["combo"])).select(_line().alias("line"))
 
 
 def build_trace(profile: Profile, **kw) -> dict:
     """The whole trace document in memory (``trace``) and what was exported (``stats``)."""
-    events, header, stats = trace_events(profile, **kw)
-    return {"trace": {"traceEvents": list(events), "otherData": header}, "stats": stats}
+    import json
+
+    meta, slices, header, stats = trace_events(profile, **kw)
+    events = [json.loads(line) for line in meta.split("\n")]
+    events += [json.loads(line) for b in lines(slices) for line in b["line"].to_list()]
+    return {"trace": {"traceEvents": events, "otherData": header}, "stats": stats}
 
 
 def write_trace(path, profile: Profile, **kw) -> dict:
-    """Stream the trace to ``path`` (atomically); returns the stats."""
+    """Stream the trace to ``path`` (atomically), a batch of slices at a time, each batch written by Polars' CSV
+    writer as one unquoted text column (every slice line starting with the comma that separates it from the
+    one before); returns the stats."""
     import json
+
+    import polars as pl
 
     from .atomic import atomic_path
 
-    events, header, stats = trace_events(profile, **kw)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", errors="replace") as f:
-        f.write('{"traceEvents":[\n')
-        first = True
-        for e in events:
-            f.write(("" if first else ",\n") + json.dumps(e, separators=(",", ":"), ensure_ascii=False))
-            first = False
-        f.write('\n],"otherData":' + json.dumps(header, ensure_ascii=False) + "}\n")
+    meta, slices, header, stats = trace_events(profile, **kw)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        f.write(('{"traceEvents":[\n' + meta.replace("\n", ",\n") + "\n").encode("utf-8", "replace"))
+        for b in lines(slices):
+            b.select(pl.concat_str([pl.lit(","), pl.col("line")])).write_csv(
+                f, include_header=False, quote_style="never", line_terminator="\n")
+        f.write(('],"otherData":' + json.dumps(header, ensure_ascii=False) + "}\n").encode("utf-8", "replace"))
     return stats
-
-
-def _us(ns: int) -> float:
-    return round(ns / 1000, 3)
