@@ -117,11 +117,17 @@ class _TimelineContext:
         self.op_types = map_distinct(ev["op_types"], _json_of, "op_types")
         self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
         self.event_index = ev["event_index"].to_numpy()
+        self._by_run = self._sorted_runs = None
 
     def select(self, runs: tuple[int, int] | None) -> np.ndarray:
-        r = self.run_idx
-        mask = (r >= 0) if runs is None else (r >= max(runs[0], 0)) & (r < runs[1])
-        return np.flatnonzero(mask)
+        """Rows (ascending) of the execute runs in [a, b) — all of them when ``runs`` is None. Found by binary
+        search in the rows sorted by run once, so a table written in many chunks costs O(N) in all, not O(N²)."""
+        if self._by_run is None:
+            self._by_run = np.argsort(self.run_idx, kind="stable")
+            self._sorted_runs = self.run_idx[self._by_run]
+        a, b = (0, np.iinfo(np.int64).max) if runs is None else (max(runs[0], 0), runs[1])
+        lo, hi = np.searchsorted(self._sorted_runs, [a, b], side="left")
+        return np.sort(self._by_run[lo:hi])
 
     def rows(self, rows: np.ndarray) -> pl.DataFrame:
         ev = self.ev
