@@ -26,7 +26,7 @@ delegate_backend        Cat        backend of a delegate call or delegate op; ``
 backend_source          Cat        ``etrecord`` (named by the ETRecord), ``inferred`` (from op names), or ""
 timing_source           Cat        ``measured``, or ``synthesized_start`` for delegate ops whose start
                                    times the backend laid end to end (XNNPACK): only durations are measured
-op_types                List[Str]  ATen/edge op types from the ETRecord (null without one)
+op_types                List[Cat]  ATen/edge op types from the ETRecord (null without one)
 module_path             Cat        innermost ``nn.Module`` path of those ops (null without ETRecord)
 ======================  =========  ==========================================================================
 """

@@ -259,7 +259,7 @@ def build_profile(dec: dict, path, file_size: int = 0):
         "delegate_backend": pl.Series(backends, dtype=cat).gather(backend),
         "backend_source": pl.Series(["", "inferred"], dtype=cat).gather(source),
         "timing_source": pl.Series(TIMING_SOURCES, dtype=cat).gather(timing),
-        "op_types": pl.repeat(None, n, dtype=pl.List(pl.String), eager=True),
+        "op_types": pl.repeat(None, n, dtype=pl.List(pl.Categorical), eager=True),
         "module_path": pl.repeat(None, n, dtype=cat, eager=True),
     }, schema_overrides={"parent": pl.Int64, "duration_ns": pl.Int64, "delegate_debug_id_int": pl.Int32})
 

@@ -337,12 +337,22 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False):
         info = ETRecordInfo(path=rec.path, status="mismatch", message=why, method=rec.method)
         return dataclasses.replace(profile, etrecord=info,
                                    warnings=profile.warnings + [f"ETRecord {rec.path} ignored: {why}"])
+    import numpy as np
+
+    from .._ids import dense_rows, distinct_ids, first_index
+
     ev = profile.events
-    keys = (ev.select("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str", "kind")
-            .unique(maintain_order=True))
-    rows = {"instruction_id": [], "name": [], "delegate_debug_id_int": [], "delegate_debug_id_str": [],
-            "op_types_new": [], "module_new": [], "backend_new": []}
-    for instr, name, dint, dstr, kind in keys.iter_rows():
+    # one id per distinct (instruction, name, delegate debug id) — the key the ETRecord is looked up by — found
+    # with integer codes, so the events frame is never joined or copied: only four columns are replaced
+    codes = [distinct_ids(ev[c])[0] for c in ("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str")]
+    key = dense_rows(*codes) if ev.height else np.zeros(0, np.int32)
+    first = first_index(key)
+    firsts = ev.select("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str", "kind")[first]
+    op_types: list = [None] * first.size
+    module: list = [None] * first.size
+    backend_new: list = [None] * first.size
+    found = False
+    for k, (instr, name, dint, dstr, kind) in enumerate(firsts.iter_rows()):
         if name in RESERVED_EVENTS:
             continue
         delegated = dint is not None or (dstr is not None and dstr != "")
@@ -353,28 +363,22 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False):
         nodes = [nd for h in (handles or []) for nd in rec.nodes_by_handle.get(h, [])]
         if kind == "delegate_call":
             backend = rec.backend_of(instr)
-        rows["instruction_id"].append(instr)
-        rows["name"].append(name)
-        rows["delegate_debug_id_int"].append(dint)
-        rows["delegate_debug_id_str"].append(dstr)
-        rows["op_types_new"].append([nd.op_type for nd in nodes])
-        rows["module_new"].append(_common_module([nd.module_path or "" for nd in nodes]))
-        rows["backend_new"].append(backend)
+        op_types[k] = [nd.op_type for nd in nodes]
+        module[k] = _common_module([nd.module_path or "" for nd in nodes])
+        backend_new[k] = backend
+        found = True
     info = ETRecordInfo(path=rec.path, status="attached", method=rec.method,
                         backends={k: v["name"] for k, v in rec.delegate_map.items()})
-    if not rows["name"]:
+    if not found:
         return dataclasses.replace(profile, etrecord=info)
     cat = pl.Categorical
-    lut = pl.DataFrame(rows, schema={"instruction_id": pl.Int32, "name": cat, "delegate_debug_id_int": pl.Int32,
-                                     "delegate_debug_id_str": cat, "op_types_new": pl.List(pl.String),
-                                     "module_new": cat, "backend_new": cat})
-    on = ["instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str"]
-    joined = ev.join(lut, on=on, how="left", nulls_equal=True, maintain_order="left")
-    has_backend = pl.col("backend_new").is_not_null() & (pl.col("backend_new") != "")
-    joined = joined.with_columns(
-        pl.when(pl.col("op_types_new").is_not_null()).then(pl.col("op_types_new")).otherwise(pl.lit([], dtype=pl.List(pl.String))).alias("op_types"),
-        pl.col("module_new").alias("module_path"),
-        pl.when(has_backend).then(pl.col("backend_new")).otherwise(pl.col("delegate_backend")).alias("delegate_backend"),
+    ops = pl.Series("op_types", [x if x is not None else [] for x in op_types], dtype=pl.List(cat)).gather(key)
+    mod = pl.Series("module_path", module, dtype=cat).gather(key)
+    bnew = pl.Series("backend_new", backend_new, dtype=cat).gather(key)
+    has_backend = bnew.is_not_null() & (bnew != "")
+    joined = ev.with_columns(
+        ops, mod,
+        pl.when(has_backend).then(bnew).otherwise(pl.col("delegate_backend")).alias("delegate_backend"),
         pl.when(has_backend).then(pl.lit("etrecord", dtype=cat)).otherwise(pl.col("backend_source")).alias("backend_source"),
-    ).drop("op_types_new", "module_new", "backend_new")
+    )
     return dataclasses.replace(profile, events=joined.select(ev.columns), etrecord=info)

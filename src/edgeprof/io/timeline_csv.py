@@ -130,7 +130,7 @@ def read_timeline_csv(path):
         if bad_cells:
             prof.warnings.append(f"{bad_cells} distinct op_types cell(s) are not JSON lists of strings: left empty")
         ops = [None if parsed[c] is _BAD else parsed[c] for c in df["op_types"].to_list()]
-        prof.events = prof.events.with_columns(pl.Series("op_types", ops, dtype=pl.List(pl.String)))
+        prof.events = prof.events.with_columns(pl.Series("op_types", ops, dtype=pl.List(pl.Categorical)))
     from .etdump import check_has_runs
 
     check_has_runs(prof, path)

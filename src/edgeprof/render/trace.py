@@ -172,7 +172,9 @@ def codes_ops(ev):
     """Per row: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty)."""
     import json
 
-    ids, values = _codes(ev["op_types"].list.join("\x1f").fill_null(""))
+    import polars as pl
+
+    ids, values = _codes(ev["op_types"].cast(pl.List(pl.String)).list.join("\x1f").fill_null(""))
     frag = [f',"op_types":{json.dumps(v.split(chr(31)), ensure_ascii=False)}' if v else "" for v in values]
     return ids, frag
 
