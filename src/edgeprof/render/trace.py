@@ -169,13 +169,14 @@ def trace_events(profile: Profile, *, runs: list[int] | None = None, include_ini
 
 
 def codes_ops(ev):
-    """Per row: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty)."""
+    """Per row: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty or unknown)."""
     import json
 
-    import polars as pl
+    from .._ids import distinct_ids
 
-    ids, values = _codes(ev["op_types"].cast(pl.List(pl.String)).list.join("\x1f").fill_null(""))
-    frag = [f',"op_types":{json.dumps(v.split(chr(31)), ensure_ascii=False)}' if v else "" for v in values]
+    ids, first = distinct_ids(ev["op_types"])
+    frag = [f',"op_types":{json.dumps(list(v), ensure_ascii=False)}' if v else "" for v in
+            ev["op_types"].gather(first).to_list()]
     return ids, frag
 
 
