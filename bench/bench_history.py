@@ -24,10 +24,8 @@ import argparse
 import contextlib
 import gzip
 import io
-import json
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -217,20 +215,6 @@ def query_time() -> None:
         assert lp.height == n
 
 
-RSS_DRIVER = r"""
-import json, resource, sys, time, contextlib, io
-import edgeprof.cli as cli
-t = time.perf_counter()
-with contextlib.redirect_stdout(io.StringIO()):
-    try:
-        cli.main(sys.argv[1:], standalone_mode=False)
-    except SystemExit as e:
-        if e.code:
-            raise
-print(json.dumps({"seconds": time.perf_counter() - t, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
-
-
 def rss() -> None:
     from etdump_concat import concat
 
@@ -241,9 +225,7 @@ def rss() -> None:
         big = tmp / "big.etdp"
         big.write_bytes(concat(small, 5))
 
-        def run(*args):
-            out = subprocess.run([sys.executable, "-c", RSS_DRIVER, *args], capture_output=True, text=True, check=True)
-            return json.loads(out.stdout.strip().splitlines()[-1])
+        from fresh import measure as run
 
         base = run("--help")
         an = run("analyze", str(big), "--no-progress", "--jobs", "1", "--output-dir", str(tmp / "a"))

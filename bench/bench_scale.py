@@ -14,7 +14,6 @@ slope of time and peak RSS over events (least squares over the sizes).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -24,26 +23,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from fresh import measure  # noqa: E402
+
 OUT = ROOT / "bench" / "out" / "scale"
 PROGRAM = ROOT.parent / "shared" / "fixtures" / "executorch" / "tel_xnnq8.pte"
-
-DRIVER = r"""
-import contextlib, io, json, resource, sys, time
-t = time.perf_counter()
-if sys.argv[1] == "inspector":
-    from executorch.devtools import Inspector
-    df = Inspector(etdump_path=sys.argv[2]).to_dataframe()
-else:
-    import edgeprof.cli as cli
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            cli.main(sys.argv[1:], standalone_mode=False)
-        except SystemExit as e:
-            if e.code:
-                raise
-print(json.dumps({"seconds": time.perf_counter() - t, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
-
 
 def record(runs: int) -> tuple[Path, Path, int]:
     """Two launches of ``runs`` runs each (cached); returns their ETDumps and the event count of the first."""
@@ -57,13 +41,6 @@ def record(runs: int) -> tuple[Path, Path, int]:
                        stdout=subprocess.DEVNULL)
         files = sorted(d.rglob("*.etdump"))
     return files[0], files[1], read_etdump(files[0]).n_events
-
-
-def run(args: list[str]) -> dict:
-    r = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"{args[:2]} failed: {r.stderr.strip().splitlines()[-1:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -94,7 +71,7 @@ def main() -> None:
             f, g, n = record(runs)
             events.append(n)
             for name, mk in cmds.items():
-                rs = [run(mk(f, g)) for _ in range(a.repeat)]
+                rs = [measure(*mk(f, g)) for _ in range(a.repeat)]
                 res[name].append({"seconds": statistics.median(r["seconds"] for r in rs),
                                   "rss_mb": max(r["rss_mb"] for r in rs)})
                 print(f"  {runs} runs, {n:,} events: {name}: {res[name][-1]['seconds']:.2f} s, "
