@@ -85,11 +85,11 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
 
 
 def _method_text() -> str:
-    from ..analysis.history import CONFIRM_AFTER, DETECTOR, WINDOW
+    from ..analysis.history import ALPHA, CONFIRM_AFTER, DETECTOR, WINDOW
 
     return (f"points: launches of a commit combined with launch-to-launch variance; changes: {DETECTOR} candidates "
-            f"gated by a t interval on the mean level in up to {WINDOW} commits either side (beyond the threshold "
-            f"and excluding no change), confirmed after {CONFIRM_AFTER} more commits")
+            f"gated by a t test (p < {ALPHA:g}) on the mean level in up to {WINDOW} commits either side and a size "
+            f"beyond the threshold, confirmed after {CONFIRM_AFTER} more commits")
 
 
 def _after_since(change: dict, s: dict, since: str | None) -> bool:
