@@ -294,3 +294,13 @@ def test_bad_usage_is_one_line(three, tmp_path):
     assert res.exit_code == 2 and "--metric must be one of" in res.stderr
     res = r.invoke(main, ["history", "--store", str(tmp_path / "h.duckdb"), "--model", "nope"])
     assert res.exit_code == 2 and "no launches match" in res.stderr
+
+
+def test_nothing_to_store_leaves_no_store_behind(tmp_path):
+    bad = tmp_path / "runs" / "broken.etdp"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x00" * 64)
+    for store in (tmp_path / "h.duckdb", f"{tmp_path / 'ds'}/"):
+        res = CliRunner().invoke(main, ["ingest", str(bad), "--store", str(store)])
+        assert res.exit_code == 2 and "broken.etdp" in res.stderr
+        assert not Path(str(store)).exists()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import ndtr, stdtr, stdtrit
 
 from .launches import LAUNCH_CV_DEFAULT, V_FLOOR, reml_tau2
 
@@ -149,8 +150,8 @@ def _refine(y: np.ndarray, var: np.ndarray, cps: list[int], window: int) -> list
         lo = max(out[-1] + 1 if out else 1, c - MIN_SIZE + 1)
         hi = min(cps[k + 1] - 1 if k + 1 < len(cps) else n - 1, c + MIN_SIZE - 1)
         best, best_t = c, -1.0
+        others = [p for p in cps if p != c]
         for c2 in range(lo, hi + 1):
-            others = [p for p in cps if p != c]
             t = level_change(y, var, *_windows(c2, others, n, window))
             score = abs(t["estimate"]) / max(t["se"], 1e-12)
             if score > best_t:
@@ -162,8 +163,6 @@ def _refine(y: np.ndarray, var: np.ndarray, cps: list[int], window: int) -> list
 def level_change(y: np.ndarray, var: np.ndarray, before: slice, after: slice, level: float = 0.95) -> dict:
     """Mean level after − before (log), with a t interval from the points' pooled spread (floored by their own
     variance)."""
-    from scipy.special import ndtr, stdtr, stdtrit
-
     a, b = y[after], y[before]
     na, nb = a.size, b.size
     d = float(a.mean() - b.mean())
@@ -220,8 +219,6 @@ def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = Fa
 
 def _lines_change(values: np.ndarray, before: slice, after: slice, level: float = 0.95) -> list[dict]:
     """Per column of ``values`` (points × lines, ms): Δ mean after − before with a pooled t interval."""
-    from scipy.special import stdtrit
-
     a, b = values[after], values[before]
     na, nb = a.shape[0], b.shape[0]
     delta = a.mean(axis=0) - b.mean(axis=0)

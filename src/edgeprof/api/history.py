@@ -137,9 +137,9 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
     g = np.array([k_index[k] for k in keys])
     n = len(order)
     # per point: end-to-end mean ms and each category's / operator's mean ms (averaged over its launches)
-    e2e = np.bincount(g, weights=rows["mean_ms"].fill_null(0).to_numpy(), minlength=n) / np.bincount(g, minlength=n)
-    lid_point = dict(zip(rows["launch_id"].to_list(), g.tolist()))
     counts = np.bincount(g, minlength=n)
+    e2e = np.bincount(g, weights=rows["mean_ms"].fill_null(0).to_numpy(), minlength=n) / counts
+    lid_point = dict(zip(rows["launch_id"].to_list(), g.tolist()))
 
     def matrix(table, col):
         t = table.filter(pl.col("launch_id").is_in(list(lid_point)))
@@ -194,7 +194,7 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
 def export(store, target, *, lock_timeout: float = 60.0) -> ExportResult:
     """Copy every launch of ``store`` that ``target`` lacks (a Parquet dataset ``DIR/`` or a DuckDB file)."""
     from ..store.backends import open_store
-    from ..store.schema import TABLES
+    from ..store.schema import TABLES, polars_schema
 
     if Path(store).resolve() == Path(target).resolve():
         raise UsageError("export needs a target other than the store itself")
@@ -206,13 +206,8 @@ def export(store, target, *, lock_timeout: float = 60.0) -> ExportResult:
                 have = dst.existing(ids)
                 new = [i for i in ids if i not in have]
                 if new:
-                    frames = {}
-                    for t in TABLES:
-                        frames[t] = src.query(f'SELECT * FROM "{t}" WHERE launch_id IN (SELECT unnest(?))', [new])
-                    from ..store.schema import polars_schema
-
-                    frames = {t: f.cast(polars_schema(t)) for t, f in frames.items()}  # type: ignore[arg-type]
-                    dst.write(frames)
+                    dst.write({t: src.query(f'SELECT * FROM "{t}" WHERE launch_id IN (SELECT unnest(?))', [new])
+                               .cast(polars_schema(t)) for t in TABLES})
                 counts = dst.counts()
             kind = dst.kind
     return ExportResult({"store": str(store), "target": str(target), "target_kind": kind, "launches_copied": len(new),

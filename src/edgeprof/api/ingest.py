@@ -23,6 +23,7 @@ from .. import __version__
 from ..errors import EdgeprofError, InputError, UsageError
 from ..io.files import display
 from ..io.workspace import Workspace
+from ..store.schema import TABLES as _TABLES
 from ._common import as_list, taxonomy_of, workspace
 from .results import IngestResult
 
@@ -168,7 +169,6 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
     known = _known_ids(store)  # what is stored already (no lock held while the files are read)
     results, engine = _summaries(files, idents, ws, tax, etrecord, workers, scheduler, known,
                                  Path(store) if parquet else None)
-    st = open_store(store, write=True, lock_timeout=lock_timeout)  # a DuckDB file: waits here for its lock
     added, skipped, records, staged = [], [], [], []
     seen: set[str] = set()
     for f, r in zip(files, results):
@@ -183,6 +183,10 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
         seen.add(lid)
         records.append(({**idents[f], "launch_id": lid}, r.get("record")))
         staged.append(r.get("staged"))
+    if not records and not Path(store).exists():  # nothing to store: no empty store is left behind
+        return _result(store, "parquet" if parquet else "duckdb", engine, added, skipped, errors,
+                       dict.fromkeys(_TABLES, 0), started, warnings)
+    st = open_store(store, write=True, lock_timeout=lock_timeout)  # a DuckDB file: waits here for its lock
     try:
         lock = st.lock() if parquet else contextlib.nullcontext()
         with lock:
@@ -196,10 +200,9 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
                     discard_parts([(Path(a), Path(b)) for a, b in staged[k] or []])
             records = [records[k] for k in keep]
             if records:
-                if parquet and staged and staged[0] is not None:  # the workers staged the parts
+                if parquet and any(staged):  # the workers staged the parts: rename them, launches last
                     parts = [(Path(a), Path(b)) for k in keep for a, b in staged[k]]
-                    commit_parts([p for p in parts if "/launches/" not in p[1].as_posix()]
-                                 + [p for p in parts if "/launches/" in p[1].as_posix()])
+                    commit_parts(sorted(parts, key=lambda p: p[1].relative_to(st.path).parts[0] == "launches"))
                     st.refresh()
                 else:
                     from ..store.rows import frames
@@ -210,8 +213,12 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
             counts = st.counts()
     finally:
         st.close()
+    return _result(store, st.kind, engine, added, skipped, errors, counts, started, warnings)
+
+
+def _result(store, kind, engine, added, skipped, errors, counts, started, warnings) -> IngestResult:
     return IngestResult({
-        "store": str(store), "store_kind": st.kind, "engine": engine, "added": added, "skipped": skipped,
+        "store": str(store), "store_kind": kind, "engine": engine, "added": added, "skipped": skipped,
         "errors": [{"input": display(a), "message": display(m)} for a, m in errors], "counts": counts,
         "seconds": round(_time.perf_counter() - started, 3), "warnings": warnings,
     }, error_lines=[m for _, m in errors])
@@ -220,10 +227,10 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
 
 def _known_ids(store) -> set[str]:
     """Launch ids already in the store (best effort: empty when it does not exist yet or a writer holds it)."""
-    from ..store.backends import is_parquet_target, open_store
+    from ..store.backends import open_store
 
     try:
-        with open_store(store, write=is_parquet_target(store), lock_timeout=0) as st:
+        with open_store(store, lock_timeout=0) as st:
             return {r[0] for r in st.rows("SELECT launch_id FROM launches")}
     except InputError:
         return set()

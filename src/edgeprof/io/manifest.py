@@ -164,10 +164,11 @@ def recorded_revision(manifest: dict | None) -> dict:
     if not isinstance(manifest, dict):
         return out
     git = manifest.get("git") if isinstance(manifest.get("git"), dict) else {}
-    for holder in (manifest, git):
-        for k in _COMMIT_KEYS + ("sha",):
+    # top level: the commit keys only (a bare "sha" there is ExecuTorch's in the kit's manifest); git: also "sha"
+    for holder, commit_keys in ((manifest, _COMMIT_KEYS), (git, _COMMIT_KEYS + ("sha",))):
+        for k in commit_keys:
             v = holder.get(k)
-            if out["commit"] is None and isinstance(v, (str, int)) and str(v).strip() and not (holder is manifest and k == "sha"):
+            if out["commit"] is None and isinstance(v, (str, int)) and str(v).strip():
                 out["commit"] = str(v).strip()
         v = holder.get("branch")
         if out["branch"] is None and isinstance(v, str) and v.strip():

@@ -80,10 +80,14 @@ def adjust(start, end, parent, depth, run_idx, rows):
         first = np.ones(g.size, dtype=bool)
         first[1:] = g[1:] != g[:-1]
         hi = np.maximum(s, e)
-        # running maximum within each group: offset groups so one global accumulate never crosses them
+        # running maximum within each group: values relative to their group's minimum, each group lifted above
+        # the one before by the largest in-group range, so one global accumulate never crosses groups (the range
+        # of a group is a parent's duration, so the offsets stay far from overflowing)
         seg = np.cumsum(first) - 1
-        span = int(hi.max() - hi.min()) + 1 if hi.size else 1
-        run_max = np.maximum.accumulate(hi - hi.min() + seg * span) - seg * span + hi.min()
+        gmin = np.minimum.reduceat(hi, np.flatnonzero(first))[seg] if hi.size else hi
+        rel = hi - gmin
+        span = int(rel.max()) + 1 if rel.size else 1
+        run_max = np.maximum.accumulate(rel + seg * span) - seg * span + gmin
         prev_end = np.empty_like(run_max)
         prev_end[1:] = run_max[:-1]
         s2 = np.where(first, s, np.maximum(s, prev_end))

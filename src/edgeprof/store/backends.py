@@ -62,7 +62,6 @@ class _Base:
 
     def __init__(self, path: Path, write: bool, lock_timeout: float):
         self.path = path
-        self.write_mode = write
         self.lock_timeout = lock_timeout
         self.con = None
 
