@@ -305,11 +305,14 @@ def test_unwritable_folder_as_a_regular_user(world):
             prefix = []
         env = dict(os.environ, HOME=str(base))
         cmd = [str(BIN / "edgeprof"), "analyze", str(base / "good.etdp"), "--output-dir", str(locked), "--no-progress"]
+        # can another user run this installation at all? (not when it sits in root's home or in a 0700 folder)
+        runnable = not prefix or subprocess.run(prefix + [str(BIN / "python"), "-c", "import edgeprof.cli"],
+                                                capture_output=True, env=env, cwd=base, timeout=120).returncode == 0
         r = subprocess.run(prefix + cmd, capture_output=True, text=True, env=env, cwd=base, timeout=120)
         reason = "permission denied"
-        if prefix and r.returncode in (126, 127) and "edgeprof" not in r.stderr:
-            # this Python cannot be started by another user (its files sit in root's home): make the folder
-            # read-only for root instead, with a read-only bind mount
+        if not runnable:
+            # this installation cannot be started by another user: make the folder read-only for root instead,
+            # with a read-only bind mount
             assert subprocess.run(["mount", "--bind", "-o", "ro", str(locked), str(locked)]).returncode == 0
             try:
                 r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=base, timeout=120)
