@@ -52,3 +52,4 @@ def distinct_ids(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
         key = s.hash().to_numpy().view(np.int64)
     ids = dense(key)
     return ids, first_index(ids)
+

@@ -215,6 +215,26 @@ class Profile:
             self.__dict__["_name_groups"] = cached
         return cached[:3]
 
+    def op_type_groups(self):
+        """(id per event, first row of each id, distinct op-type lists): computed once per event table.
+
+        The ETRecord reader already knows which events share a list and hands the ids over
+        (:meth:`remember_op_type_groups`), so a large profile's list column is never hashed.
+        """
+        from ._ids import distinct_ids
+
+        cached = self.__dict__.get("_op_type_groups")
+        if cached is None or cached[3] is not self.events:
+            ids, first = distinct_ids(self.events["op_types"])
+            self.remember_op_type_groups(ids, first)
+            cached = self.__dict__["_op_type_groups"]
+        return cached[:3]
+
+    def remember_op_type_groups(self, ids: "np.ndarray", first: "np.ndarray") -> None:
+        """Record exact op-type group ids (dense, 0..k-1) of the current event table, with each id's first row."""
+        s = self.events["op_types"].gather(first)
+        self.__dict__["_op_type_groups"] = (ids, first, s.to_list(), self.events)
+
     def to_pandas(self):
         """The event table as a pandas DataFrame (needs pandas; pyarrow is not required)."""
         return to_pandas(self.events)

@@ -122,7 +122,6 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     check = int(np.abs(mat.sum(axis=1) - e2e).max()) if e2e.size else 0
     leaf = lines.leaf
     run = ev["run_index"].to_numpy()
-    ev["duration_ns"].fill_null(0).to_numpy()
 
     # categories + overhead lines
     lcode = lines.line[leaf]
@@ -145,7 +144,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     cat_rows.sort(key=lambda r: (r["kind"] != "category", -r["avg_ms"]))
 
     # operators (leaf events by type and backend)
-    ops = _operator_table(ev, lines, leaf, n_runs, e2e_mean)
+    ops = _operator_table(ev, profile.op_type_groups(), lines, leaf, n_runs, e2e_mean)
     other = [o for o in ops if o["category"] == "OTHER"][:top]
 
     # portable vs delegated
@@ -186,7 +185,8 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     return result
 
 
-def _operator_table(ev: pl.DataFrame, lines: EventLines, leaf: np.ndarray, n_runs: int, e2e_mean: float) -> list[dict]:
+def _operator_table(ev: pl.DataFrame, op_groups: tuple, lines: EventLines, leaf: np.ndarray, n_runs: int,
+                    e2e_mean: float) -> list[dict]:
     """Leaf events grouped by (kit type, backend): time per run, share, executions, op types."""
     rows = np.flatnonzero(leaf)
     if rows.size == 0:
@@ -200,7 +200,8 @@ def _operator_table(ev: pl.DataFrame, lines: EventLines, leaf: np.ndarray, n_run
     tot = np.bincount(gid, weights=dur.astype(np.float64))
     cnt = np.bincount(gid)
     backends = ev["delegate_backend"].cast(pl.String).gather(first).to_list()
-    op_types = list_counts(gid, ev["op_types"].gather(rows), int(tot.size), per=n_runs)
+    op_ids, _, op_lists = op_groups
+    op_types = list_counts(gid, op_ids[rows], op_lists, int(tot.size), per=n_runs)
     out = []
     for g in np.argsort(-tot, kind="stable").tolist():
         r0 = int(first[g])

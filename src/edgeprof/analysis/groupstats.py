@@ -7,7 +7,6 @@ optional validity mask. Results are float arrays of length G (NaN where a group 
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
 
 def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = None, n_groups: int | None = None) -> dict:
@@ -49,20 +48,20 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
     }
 
 
-def list_counts(gid: np.ndarray, lists: pl.Series, n_groups: int, per: float = 1.0) -> list[dict[str, float]]:
+def list_counts(gid: np.ndarray, vid: np.ndarray, values: list, n_groups: int, per: float = 1.0) -> list[dict[str, float]]:
     """Per group: how often each item of a list column occurs over the group's rows, divided by ``per``.
 
-    Multiplicity is kept — an XNNPACK call that fused three ``aten.linear`` ops counts three — so with
-    ``per`` = runs this is the op types one inference executes in that group. Each distinct list is decoded
-    once; dicts are ordered by count (descending), then name.
+    The list column comes as ``vid`` (a dense id per row of its distinct lists, see
+    :meth:`~edgeprof.model.Profile.op_type_groups`) and ``values`` (the list of each id), so each distinct
+    list is decoded once. Multiplicity is kept — an XNNPACK call that fused three ``aten.linear`` ops counts
+    three — so with ``per`` = runs this is the op types one inference executes in that group. Dicts are
+    ordered by count (descending), then name.
     """
-    from .._ids import dense_rows, distinct_ids, first_index
+    from .._ids import dense_rows, first_index
 
     out: list[dict[str, float]] = [{} for _ in range(n_groups)]
-    if lists.len() == 0 or lists.null_count() == lists.len():
+    if vid.size == 0 or not any(values):
         return out
-    vid, vfirst = distinct_ids(lists)
-    values = lists.gather(vfirst).to_list()
     pair = dense_rows(gid, vid)
     occ = np.bincount(pair)
     first = first_index(pair)

@@ -381,4 +381,10 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False):
         pl.when(has_backend).then(bnew).otherwise(pl.col("delegate_backend")).alias("delegate_backend"),
         pl.when(has_backend).then(pl.lit("etrecord", dtype=cat)).otherwise(pl.col("backend_source")).alias("backend_source"),
     )
-    return dataclasses.replace(profile, events=joined.select(ev.columns), etrecord=info)
+    out = dataclasses.replace(profile, events=joined.select(ev.columns), etrecord=info)
+    # events sharing a key share a list: equal lists of different keys are merged here, on the few keys
+    list_id: dict = {}
+    small = np.array([list_id.setdefault(tuple(x or ()), len(list_id)) for x in op_types], dtype=np.int64)
+    ids = small[key] if key.size else np.zeros(0, np.int64)
+    out.remember_op_type_groups(ids, first_index(ids))
+    return out

@@ -144,7 +144,7 @@ def trace_events(profile: Profile, *, runs: list[int] | None = None, include_ini
     kind_c, kinds = _codes(ev["kind"].cast(pl.String).fill_null(""))
     time_c, timings = _codes(ev["timing_source"].cast(pl.String).fill_null(""))
     back_c, backs = _codes(ev["delegate_backend"].cast(pl.String).fill_null("").replace("None", ""))
-    ops_c, ops_v = codes_ops(ev) if "op_types" in ev.columns else (np.zeros(ev.height, np.int64), [""])
+    ops_c, ops_v = codes_ops(profile)
     instr = ev["instruction_id"].fill_null(-1).to_numpy().astype(np.int64)
     combo = dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr) if ev.height else np.zeros(0, np.int32)
     prefix = []
@@ -172,16 +172,12 @@ def trace_events(profile: Profile, *, runs: list[int] | None = None, include_ini
     return meta, (frame, pl.Series("prefix", prefix, dtype=pl.String)), header, stats
 
 
-def codes_ops(ev):
-    """Per row: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty or unknown)."""
+def codes_ops(profile: Profile):
+    """Per event: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty or unknown)."""
     import json
 
-    from .._ids import distinct_ids
-
-    ids, first = distinct_ids(ev["op_types"])
-    frag = [f',"op_types":{json.dumps(list(v), ensure_ascii=False)}' if v else "" for v in
-            ev["op_types"].gather(first).to_list()]
-    return ids, frag
+    ids, _, lists = profile.op_type_groups()
+    return ids, [f',"op_types":{json.dumps(list(v), ensure_ascii=False)}' if v else "" for v in lists]
 
 
 def _codes(s):
