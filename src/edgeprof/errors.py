@@ -58,6 +58,14 @@ class ETRecordError(InputError):
     """The ETRecord is unreadable, unsafe to read, or does not match the ETDump."""
 
 
+class MissingExtraError(UsageError):
+    """An optional capability whose extra is not installed: one line saying which extra to install."""
+
+    def __init__(self, extra: str, what: str):
+        self.extra = extra
+        super().__init__(f"{what} needs the {extra!r} extra: install edgeprof[{extra}] (pip install 'edgeprof[{extra}]')")
+
+
 class InputErrors(EdgeprofError):
     """Some inputs could not be used (the others were): one line per input, exit 2."""
 

@@ -16,6 +16,7 @@ from ..io.workspace import Workspace
 from .analyze import analyze
 from .ane import ane, ane_diff, ane_folder, is_model_bundle, load_ane_report
 from .breakdown import breakdown, breakdowns, load_profile
+from .coreml import coreml, coreml_as_anemll, coreml_diff, coreml_plan, coreml_profile
 from .compare import Roles, assign_roles, compare, explicit_roles, kit_roles
 from .example import example
 from .history import export, history
@@ -36,6 +37,8 @@ from .results import (
     HistoryResult,
     IngestResult,
     Comparison,
+    CoreMLDiff,
+    CoreMLStatic,
     ExecutedEvidence,
     Interval,
     KernelTable,
@@ -70,5 +73,6 @@ __all__ = [
     "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
     "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
-    "TraceResult",
+    "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
+    "CoreMLDiff",
 ]

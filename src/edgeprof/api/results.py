@@ -5,6 +5,9 @@ Each command returns a dataclass over its JSON document: typed attributes for wh
 the CLI prints (with ``schema_version`` and ``kind`` from :mod:`edgeprof.conventions`), and mapping access
 (``cmp["verdict"]``) for code written against the dictionaries. Tables are Polars frames; ``.to_pandas()``
 on them needs pandas and pyarrow (or use :func:`edgeprof.model.to_pandas`, which needs neither).
+
+Why this module is long: two dozen small result classes, one per command, kept together so every JSON
+``kind`` a command prints is declared in one file next to its neighbours.
 """
 
 from __future__ import annotations
@@ -315,6 +318,35 @@ class AneFolder(Result):
     @property
     def summary(self):
         return _frame(self.data["summary"])
+
+
+@dataclass
+class CoreMLStatic(Result):
+    """Static analysis of one or more Core ML programs (``edgeprof coreml``): ``models`` has one entry per
+    bundle; ``ops(i)`` and ``op_types(i)`` are the i-th model's tables as Polars frames."""
+
+    kind: ClassVar[str] = "coreml_static"
+
+    @property
+    def models(self) -> list[dict]:
+        return self.data["models"]
+
+    def ops(self, i: int = 0):
+        return _frame([{k: v for k, v in o.items() if k != "hazards"} for o in self.data["models"][i]["ops"]])
+
+    def op_types(self, i: int = 0):
+        return _frame(self.data["models"][i]["op_types"])
+
+
+@dataclass
+class CoreMLDiff(Result):
+    """Two versions of a Core ML model compared statically (``edgeprof coreml diff``)."""
+
+    kind: ClassVar[str] = "coreml_diff"
+
+    @property
+    def statements(self) -> list[str]:
+        return self.data["statements"]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import json
 import math
 from pathlib import Path
 
+from ..conventions import ESTIMATE_TOOL
 from ..errors import InputError
 from ..model import AneCostPlan, AneIsland, AnePlacement, AneProfile
 
@@ -147,7 +148,7 @@ def detect(doc) -> str | None:
     """``profile``, ``costplan`` or None."""
     if not isinstance(doc, dict):
         return None
-    if doc.get("tool") == "anemll-profile" or (
+    if doc.get("tool") in ("anemll-profile", ESTIMATE_TOOL) or (
             "tool" not in doc and sum(k in doc for k in ("graph_interruptions", "ordered_placements", "op_type_breakdown",
                                                          "measured_prediction", "fallback_ops")) >= 2):
         return "profile"
@@ -216,7 +217,10 @@ def profile_from_doc(doc: dict, source: str) -> AneProfile:
     r = _Doc(source)
     warnings = []
     version = r.str_(doc, "version", "")
-    if version and not version.startswith("0.4"):
+    if doc.get("tool") == ESTIMATE_TOOL:
+        warnings.append("a static estimate written by `edgeprof coreml --as-anemll` (evidence mil_static): placements "
+                        "come from documented rules and runtimes from a roofline, nothing was measured")
+    elif version and not version.startswith("0.4"):
         warnings.append(f"written by anemll-profile {version}; read with the 0.4.x schema")
     missing = [s for s in _PROFILE_SECTIONS if s not in doc]
     m = r.obj(doc, "model", "")

@@ -379,3 +379,12 @@ def print_ane_diff(d: dict) -> None:
             out.print(escape(f"  fixed: {x['function']} {x['first_type']}…{x['last_type']} ({x['reason']}) ×{x['count']}"))
         for x in d["interruptions"]["introduced"]:
             out.print(escape(f"  introduced: {x['function']} {x['first_type']}…{x['last_type']} ({x['reason']}) ×{x['count']}"))
+
+
+def print_markdown(render):
+    """A printer that shows what ``render(doc)`` writes as Markdown, laid out for the terminal."""
+    def show(doc: dict) -> None:
+        from rich.markdown import Markdown
+
+        console().print(Markdown(render(doc)))
+    return show
