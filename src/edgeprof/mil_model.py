@@ -17,6 +17,10 @@ DTYPE_BITS = {
     "bool": 8, "fp8e4m3fn": 8, "fp8e5m2": 8, "string": 0,
 }
 
+MAX_DIM = 2 ** 31 - 1   # a larger dimension (or a rank above MAX_RANK) is not a model: the readers refuse it
+MAX_RANK = 16
+
+
 @dataclass(frozen=True)
 class MilType:
     """A value's type: ``kind`` tensor, scalar, state (wrapping a tensor), list, dict or tuple."""

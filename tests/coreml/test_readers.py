@@ -202,3 +202,22 @@ def test_missing_coreml_extra_is_one_line(monkeypatch):
     with pytest.raises(MissingExtraError) as e:
         read_bundle(package("conv_int8_ios16"))
     assert "install edgeprof[coreml]" in str(e.value) and e.value.exit_code == 2
+
+
+@pytest.mark.parametrize("ref, needle", [
+    ("@model_path/weights/../../../etc/passwd", "does not name a file inside the bundle"),
+    ("/etc/passwd", "does not name a file inside the bundle"),
+    ("@model_path/weights/w\x00.bin", "does not name a file inside the bundle"),
+    ("@model_path/link/weight.bin", "leads outside the bundle"),
+])
+def test_weight_references_stay_inside_the_bundle(compiled, tmp_path, ref, needle):
+    name = "conv_palettized4_ios16"
+    text = (DATA / SAMPLES[name]).read_text().replace('"@model_path/weights/weight.bin"', '"' + ref.replace("\x00", "\\0") + '"')
+    if "\x00" in ref:
+        text = (DATA / SAMPLES[name]).read_text().replace("@model_path/weights/weight.bin", ref)
+    d = compiled(name, text=text)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (d / "link").symlink_to(outside)
+    msg = _bundle_error(d)
+    assert needle in msg and msg.startswith(str(d))

@@ -46,7 +46,7 @@ def read_bundle(path) -> MilProgram:
 
         spec_file = spec_path(path)
         prog = program_from_spec(read_spec(spec_file), str(path))
-        weights_dir = spec_file.parent / "weights"
+        base = spec_file.parent
     elif path.suffix == ".mlmodelc" or (path.is_dir() and (path / "model.mil").is_file()):
         if not path.is_dir():
             raise CoreMLBundleError(path, "an .mlmodelc must be a folder")
@@ -62,26 +62,36 @@ def read_bundle(path) -> MilProgram:
             raise CoreMLBundleError(mil, f"unreadable model.mil ({type(e).__name__}: {e})") from None
         prog = parse_mil_text(text, mil)
         prog.source = str(path)
-        weights_dir = path / "weights"
+        base = path
     elif path.suffix == ".mlmodel" and path.is_file():
         from .mlpackage import program_from_spec, read_spec
 
         prog = program_from_spec(read_spec(path), str(path))
-        weights_dir = path.parent / "weights"
+        base = path.parent
     else:
         raise CoreMLBundleError(path, "not a Core ML bundle")
-    resolve_weights(prog, weights_dir)
+    resolve_weights(prog, base, path)
     return prog
 
 
-def resolve_weights(prog: MilProgram, weights_dir: Path) -> None:
+def _weight_path(ref: str, base: Path, bundle: Path) -> Path:
+    """``@model_path/weights/weight.bin`` → the file inside the bundle; anything reaching outside it is refused."""
+    rel = ref[len("@model_path/"):] if ref.startswith("@model_path/") else None
+    if not rel or "\0" in rel or any(part in ("", ".", "..") for part in rel.split("/")):
+        raise CoreMLBundleError(bundle, f"weight reference {ref[:80]!r} does not name a file inside the bundle")
+    f = base / rel
+    if not os.path.realpath(f).startswith(os.path.realpath(base) + os.sep):
+        raise CoreMLBundleError(bundle, f"weight reference {ref[:80]!r} leads outside the bundle")
+    return f
+
+
+def resolve_weights(prog: MilProgram, base: Path, bundle: Path) -> None:
     """Fill every blob reference with its record (dtype, stored size, data offset), one read per record."""
     by_file: dict[str, list] = {}
     for blob in prog.blobs():
         by_file.setdefault(blob.path, []).append(blob)
     for ref, blobs in by_file.items():
-        name = ref.split("/weights/", 1)[1] if "/weights/" in ref else os.path.basename(ref)
-        f = weights_dir / name
+        f = _weight_path(ref, base, bundle)
         records = read_records(f, [b.offset for b in blobs])
         prog.weight_files[ref] = f.stat().st_size
         for b in blobs:

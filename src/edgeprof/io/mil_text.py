@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
-from ..mil_model import DTYPE_BITS, Arg, Blob, Block, Function, MilProgram, MilType, Op, Value
+from ..mil_model import DTYPE_BITS, MAX_DIM, MAX_RANK, Arg, Blob, Block, Function, MilProgram, MilType, Op, Value
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+|\#[^\n]*) |
@@ -31,6 +31,9 @@ _TOKEN = re.compile(r"""
     (?P<arrow>->) |
     (?P<p>[()\[\]{}<>,=;?])
 """, re.VERBOSE)
+
+
+MAX_DEPTH = 32  # literals, types or blocks nested deeper than this are not a model
 
 
 class MilTextError(InputError):
@@ -86,7 +89,9 @@ class _Tokens:
         return self.next()[1]
 
 
-def _parse_type(t: _Tokens) -> MilType:
+def _parse_type(t: _Tokens, depth: int = 0) -> MilType:
+    if depth > MAX_DEPTH:
+        raise MilTextError(t.path, f"type nested more than {MAX_DEPTH} deep", line=t.peek()[2])
     head = t.name("a type")
     if head == "tensor":
         t.expect("<")
@@ -97,7 +102,7 @@ def _parse_type(t: _Tokens) -> MilType:
         return MilType("tensor" if shape else "scalar", dtype, shape)  # rank 0 is a scalar, as in the protobuf
     if head == "state":
         t.expect("<")
-        inner = _parse_type(t)
+        inner = _parse_type(t, depth + 1)
         t.expect(">")
         return MilType("state", inner.dtype, inner.shape, inner)
     if t.peek()[1] == "<":  # list<…>, dict<…>, tuple<…>: kept by kind
@@ -119,23 +124,32 @@ def _parse_shape(t: _Tokens) -> tuple:
     while not t.accept("]"):
         kind, text, _ = t.next()
         if kind == "num" and re.fullmatch(r"\d+", text):
+            if len(text) > 12 or int(text) > MAX_DIM:
+                raise MilTextError(t.path, f"dimension {text[:20]} is larger than {MAX_DIM}", line=t.peek()[2])
             dims.append(int(text))
         elif kind == "name" or text == "?":
             dims.append(text)  # a flexible / symbolic dimension
         else:
             t.i -= 1
             t.fail("a dimension")
+        if len(dims) > MAX_RANK:
+            raise MilTextError(t.path, f"a tensor of rank above {MAX_RANK}", line=t.peek()[2])
         if not t.accept(","):
             t.expect("]")
             break
     return tuple(dims)
 
 
-def _parse_literal(t: _Tokens):
-    kind, text, _ = t.peek()
+def _parse_literal(t: _Tokens, depth: int = 0):
+    kind, text, line = t.peek()
+    if depth > MAX_DEPTH:
+        raise MilTextError(t.path, f"literal nested more than {MAX_DEPTH} deep", line=line)
     if kind == "num":
         t.next()
-        return _number(text)
+        try:
+            return _number(text)
+        except (OverflowError, ValueError):
+            raise MilTextError(t.path, f"number {text[:40]!r} cannot be represented", line=line) from None
     if kind == "str":
         t.next()
         return bytes(text[1:-1], "utf-8").decode("unicode_escape", errors="replace") if "\\" in text else text[1:-1]
@@ -161,7 +175,7 @@ def _parse_literal(t: _Tokens):
         t.next()
         items = []
         while not t.accept(close):
-            items.append(_parse_literal(t))
+            items.append(_parse_literal(t, depth + 1))
             if not t.accept(","):
                 t.expect(close)
                 break
@@ -245,8 +259,10 @@ def _parse_names(t: _Tokens) -> list[str]:
     return out
 
 
-def _parse_body(t: _Tokens, function: str, start: int = 0) -> list[Op]:
+def _parse_body(t: _Tokens, function: str, depth: int = 0) -> list[Op]:
     ops: list[Op] = []
+    if depth > MAX_DEPTH:
+        raise MilTextError(t.path, f"blocks nested more than {MAX_DEPTH} deep", line=t.peek()[2])
     t.expect("{")
     while not t.accept("}"):
         line = t.peek()[2]
@@ -263,13 +279,13 @@ def _parse_body(t: _Tokens, function: str, start: int = 0) -> list[Op]:
         attrs = _parse_attrs(t)
         blocks = []
         while t.peek()[1] == "{":
-            body = _parse_body(t, function)
+            body = _parse_body(t, function, depth + 1)
             t.expect("->")
             blocks.append(Block(body, _parse_names(t)))
         t.expect(";")
         name_v = attrs.pop("name", None)
         name = name_v.value if name_v is not None and isinstance(name_v.value, str) else (outputs[0][0] if outputs else op_type)
-        ops.append(Op(start + len(ops), function, op_type, name, outputs, inputs, attrs, blocks, line))
+        ops.append(Op(len(ops), function, op_type, name, outputs, inputs, attrs, blocks, line))
     return ops
 
 

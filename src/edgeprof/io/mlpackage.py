@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
-from ..mil_model import Arg, Blob, Block, Function, MilProgram, MilType, Op, Value
+from ..mil_model import MAX_DIM, MAX_RANK, Arg, Blob, Block, Function, MilProgram, MilType, Op, Value
 
 _PROTO_NAME = "_edgeprof_coremltools_proto"
 # MIL_pb2.DataType names → the spelling of model.mil text
@@ -88,7 +88,7 @@ def program_from_spec(spec, source: str) -> MilProgram:
                                         "(mlprogram, iOS 15+)")
     pb = proto_modules()
     names = {v: k for k, v in pb.MIL_pb2.DataType.items()}
-    conv = _Converter(names)
+    conv = _Converter(names, source)
     default = spec.description.defaultFunctionName or "main"
     order = sorted(spec.mlProgram.functions.keys(), key=lambda k: (k != default, k))
     functions = {}
@@ -119,8 +119,9 @@ def _raw_values(raw: bytes, dtype: str) -> list:
 
 
 class _Converter:
-    def __init__(self, dtype_names: dict):
+    def __init__(self, dtype_names: dict, source: str):
         self.dtype_names = dtype_names
+        self.source = source
 
     def dtype(self, code: int) -> str:
         return _DTYPES.get(self.dtype_names.get(code, ""), self.dtype_names.get(code, f"dtype{code}").lower())
@@ -130,6 +131,9 @@ class _Converter:
         if which == "tensorType":
             tt = vt.tensorType
             shape = tuple(d.constant.size if d.WhichOneof("dimension") == "constant" else "?" for d in tt.dimensions)
+            if len(shape) > MAX_RANK or any(isinstance(d, int) and d > MAX_DIM for d in shape):
+                raise CoreMLBundleError(self.source, f"a tensor of shape {list(shape)[:20]} (a dimension above {MAX_DIM} "
+                                                     f"or rank above {MAX_RANK}) is not a model")
             return MilType("tensor" if tt.rank > 0 or shape else "scalar", self.dtype(tt.dataType), shape)
         if which == "stateType":
             inner = self.type(vt.stateType.wrappedType)
