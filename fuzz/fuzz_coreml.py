@@ -63,8 +63,13 @@ def check(data: bytes, tmp: Path, name: str, weights: bytes) -> None:
     (d / "weights").mkdir(parents=True, exist_ok=True)
     (d / "model.mil").write_bytes(data)
     (d / "weights" / "weight.bin").write_bytes(weights)
+    _exercise(d)
+
+
+def _exercise(bundle: Path) -> None:
+    """Read the bundle; when it reads, analyse it and render every output."""
     try:
-        prog = read_bundle(d)
+        prog = read_bundle(bundle)
     except InputError:
         return
     doc = analyze_program(prog, boundary_ms=0.2)
@@ -86,14 +91,7 @@ def check_package(data: bytes, tmp: Path, src: Path) -> None:
         shutil.rmtree(d)
     shutil.copytree(src, d)
     (d / "Data" / "com.apple.CoreML" / "model.mlmodel").write_bytes(data)
-    try:
-        prog = read_bundle(d)
-    except InputError:
-        return
-    doc = analyze_program(prog, boundary_ms=0.2)
-    jsonfmt.dumps(doc)
-    estimate_document(doc)
-    coreml_markdown({"models": [doc], "errors": []})
+    _exercise(d)
 
 
 def next_case(rng: random.Random, tmp: Path):

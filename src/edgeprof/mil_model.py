@@ -17,6 +17,11 @@ DTYPE_BITS = {
     "bool": 8, "fp8e4m3fn": 8, "fp8e5m2": 8, "string": 0,
 }
 
+def short_type(t: str) -> str:
+    """An op type without its opset prefix (``ios18.conv`` → ``conv``), as anemll-profile's ``short_type``."""
+    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
+
+
 MAX_DIM = 2 ** 31 - 1   # a larger dimension (or a rank above MAX_RANK) is not a model: the readers refuse it
 MAX_RANK = 16
 

@@ -133,3 +133,37 @@ def test_macos_collector_on_a_real_model(tmp_path):  # pragma: no cover - runs o
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["measured_prediction"]["status"] in ("ok", "prediction_failed")
     assert _ep("ane", out, "--json").returncode == 0
+
+
+def test_measured_report_joined_with_the_model(tmp_path):
+    """`edgeprof ane PROFILE --model MODEL`: the estimate is graded against the measured placement, and the
+    measured per-type time is turned into achieved GFLOP/s and GB/s with the static counts."""
+    from edgeprof.analysis.mil_static import analyze_program
+    from edgeprof.io.coreml import read_bundle
+
+    m = analyze_program(read_bundle(package("int32_kvcache_state_ios18")), boundary_ms=0.2)
+    measured = {"scores": "CPU", "embed_cast_uint16_cast_uint16": "CPU", "probs": "ANE", "argmax": "ANE"}
+    recs = [{"function": o["function"], "index": o["index"], "name": o["output"], "type": "ios18." + o["type"],
+             "device": measured[o["output"]], "supported": ["ANE", "CPU"], "cost": 0.1}
+            for o in m["ops"] if o["output"] in measured]
+    doc = profile_document("int32_kvcache_state_ios18.mlpackage", recs, {"status": "ok", "steady_ms": 1.0,
+                                                                           "times_ms": [1.0]}, "cpu_and_ne", 0.2)
+    doc["op_type_breakdown"] = [{"type": "ios18.matmul", "short_type": "matmul", "count": 1, "ms_per_op": 0.01,
+                                 "total_ms": 0.01, "gflop": 0.0, "gbps": 0.0, "share_pct": 50.0, "bound": "Mem",
+                                 "weight_mb": 0.0}]
+    p = tmp_path / "profile.json"
+    p.write_text(jsonfmt.dumps(doc))
+    r = _ep("ane", p, "--model", package("int32_kvcache_state_ios18"), "--json")
+    assert r.returncode == 0, r.stderr
+    f = next(x for x in json.loads(r.stdout)["findings"] if x["id"] == "static_crosscheck")
+    ev = f["evidence"]
+    # the estimate: scores (matmul) ANE, gather CPU, probs (softmax) ANE, argmax CPU (int32 output)
+    assert (ev["matched_ops"], ev["agree"], ev["disagree"]) == (4, 2, 2)
+    assert sorted((w["name"], w["predicted"], w["measured"]) for w in ev["wrong"]) == [
+        ("argmax", "CPU", "ANE"), ("scores", "ANE", "CPU")]
+    mm = ev["op_types"][0]
+    flops = 2 * 64 * 32                        # (1,1,32) × (1,32,64)ᵀ
+    moved = 32 * 2 + 64 * 32 * 2 + 64 * 2      # fp16 query, cache, scores
+    assert mm["achieved_gflops"] == pytest.approx(flops / 0.01 / 1e6)
+    assert mm["achieved_gbps"] == pytest.approx(moved / 0.01 / 1e6)
+    assert f["source"] == "anemll_json+mil_static"

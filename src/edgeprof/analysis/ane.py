@@ -315,8 +315,10 @@ def _status_finding(p: AneProfile) -> dict | None:
 # the whole reading
 # --------------------------------------------------------------------------------------------------
 
-def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_ms: float = DEFAULT_BOUNDARY_MS) -> dict:
-    """Findings in the guide's order, each citing its JSON section, plus the headline (what to do first)."""
+def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_ms: float = DEFAULT_BOUNDARY_MS,
+                    static: dict | None = None) -> dict:
+    """Findings in the guide's order, each citing its JSON section, plus the headline (what to do first).
+    ``static``: the static analysis of the same model (``edgeprof ane --model``), joined as the last finding."""
     findings = []
     st = _status_finding(p)
     if st:
@@ -340,6 +342,8 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
                               "cost plan × op_type_breakdown/top_operations/ordered_placements", sev,
                               cc["statements"] or ["no op type or op differs by 2× or more between plan share and "
                                                    "runtime share"], **cc), "id": "cross_check"})
+    if static is not None:
+        findings.append({**_static_finding(p, static), "id": "static_crosscheck"})
     n_int = gi["evidence"].get("interruptions", 0)
     if st and st["severity"] == "high":
         headline = st["title"] + ": " + st["detail"][0]
@@ -354,6 +358,25 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
             "costplan": plan.source if plan else None, "boundary_ms": boundary_ms, "headline": headline,
             "findings": findings, "warnings": p.warnings + (plan.warnings if plan else []),
             "summary": _summary_row(p, findings)}
+
+
+def _static_finding(p: AneProfile, static: dict) -> dict:
+    from .mil_crosscheck import cross_check_static
+
+    cc = cross_check_static(p, static)
+    detail = [f"{cc['matched_ops']} placed ops matched to the model ({cc['unmatched_ops']} not found); the static "
+              f"estimate was right for {cc['agree']} and wrong for {cc['disagree']}, {cc['not_known']} not known by the rules"]
+    detail += [f"{w['function']}[{w['index']}] {w['type']} {w['name']}: estimated {w['predicted']} ({w['rule']}), "
+               f"measured {w['measured']}" for w in cc["wrong"][:10]]
+    detail += [f"{r['short_type']}: {r['measured_ms']:.4g} ms measured → "
+               + (f"{r['achieved_gflops']:.3g} GFLOP/s, " if r["achieved_gflops"] is not None else "FLOPs not known, ")
+               + f"{r['achieved_gbps']:.3g} GB/s from the static bytes" for r in cc["op_types"][:8]]
+    sev = "medium" if cc["disagree"] else "info"
+    title = (f"Static estimate vs measured placement: {cc['disagree']} op(s) placed differently"
+             if cc["disagree"] else "Static estimate agrees with the measured placement")
+    f = finding(title, "ordered_placements × model (mil_static)", sev, detail, **cc)
+    f["source"] = "anemll_json+mil_static"
+    return f
 
 
 def analyze_plan(plan: AneCostPlan) -> dict:

@@ -7,6 +7,7 @@ Also the finding record every ANE finding uses (:func:`finding`).
 
 from __future__ import annotations
 
+from ..mil_model import short_type  # noqa: F401 - re-exported for ane and ane_diff
 from ..model import AneCostPlan, AneProfile
 
 CROSS_MIN_SHARE = 5.0            # the larger share (pp) a disagreement needs to be reported
@@ -19,10 +20,6 @@ def finding(title: str, section: str, severity: str, detail: list[str] | None = 
         "anemll_json+costplan_json" if section.startswith("cost plan") else "anemll_json"
     return {"id": "", "source": source, "section": section, "severity": severity, "title": title,
             "detail": detail or [], "evidence": evidence}
-
-
-def short_type(t: str) -> str:
-    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
 
 
 def plan_total(plan: AneCostPlan) -> float:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..mil_model import MilProgram, MilType, Op
+from ..mil_model import MilProgram, MilType, Op, short_type
 from ..taxonomy import classify
 
 PARAM_BYTES = 64          # constant operands at or below this size are parameters, not weights
@@ -70,6 +70,7 @@ class OpCost:
     weight_stored: int
     written: int | None
     note: str = ""
+    output: str = ""             # the first output's name (what anemll-profile calls the op)
 
     @property
     def intensity(self) -> float | None:
@@ -79,7 +80,7 @@ class OpCost:
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("function", "index", "type", "name", "category", "outputs", "inputs", "macs",
-                                           "flops", "act_read", "weight_read", "weight_stored", "written", "note")}
+                                           "flops", "act_read", "weight_read", "weight_stored", "written", "note", "output")}
         d["intensity"] = self.intensity
         return d
 
@@ -135,7 +136,7 @@ def _own_stored(op: Op) -> int:
 
 
 def _macs_flops(op: Op, syms: _Symbols, out: MilType | None) -> tuple[int | None, int | None, str]:
-    t = op.type.split(".", 1)[1] if op.type.startswith("ios") and "." in op.type else op.type
+    t = short_type(op.type)
     n_out = out.numel if out is not None else None
     has_bias = op.arg("bias") is not None
     if t in MOVEMENT or t.startswith("constexpr_"):
@@ -233,7 +234,7 @@ def op_costs(prog: MilProgram) -> list[OpCost]:
     for fn in prog.functions.values():
         syms = _Symbols(prog, fn)
         for op in fn.ops:
-            t = op.type.split(".", 1)[1] if op.type.startswith("ios") and "." in op.type else op.type
+            t = short_type(op.type)
             stored = _own_stored(op) if (t == "const" or t.startswith("constexpr_")) else 0
             out = op.outputs[0][1] if op.outputs else None
             macs, flops, note = _macs_flops(op, syms, out)
@@ -262,7 +263,7 @@ def op_costs(prog: MilProgram) -> list[OpCost]:
                            for p, args in op.inputs.items() if len(args) == 1)
             rows.append(OpCost(fn.name, op.index, op.type, op.name, classify(op.type).category,
                                ",".join(ty.text() for _, ty in op.outputs), ins, macs, flops, act, wread, wstored,
-                               written, note))
+                               written, note, op.outputs[0][0] if op.outputs else op.name))
     return rows
 
 
@@ -273,7 +274,7 @@ def type_table(rows: list[OpCost]) -> list[dict]:
     for r in rows:
         if r.type == "const":
             continue
-        short = r.type.split(".", 1)[1] if r.type.startswith("ios") and "." in r.type else r.type
+        short = short_type(r.type)
         d = by.setdefault(short, {"type": r.type, "short_type": short, "category": r.category, "count": 0,
                                   "flops": 0, "flops_known": True, "act_read": 0, "weight_read": 0,
                                   "weight_stored": 0, "written": 0})

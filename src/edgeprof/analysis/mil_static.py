@@ -29,6 +29,7 @@ Roofline: per op ``max(FLOPs / peak, bytes / bandwidth)`` against the chip figur
 
 from __future__ import annotations
 
+from ..mil_model import short_type as _short
 from ..mil_model import MilProgram
 from .ane import KV_OPS_MIN, KV_TYPES, LUT_SHARE_PCT
 from .ane_islands import Placement, islands, summary
@@ -62,10 +63,6 @@ CHIPS = {
            "source": "Apple Newsroom 2024-05-07 (38 trillion ops/s, 120 GB/s)"},
 }
 DEFAULT_CHIP = "M2"
-
-
-def _short(t: str) -> str:
-    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
 
 
 def _tensor_dtypes(op, types: dict) -> tuple[set[str], bool]:

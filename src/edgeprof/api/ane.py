@@ -40,9 +40,11 @@ def _boundary(boundary_ms: float | None) -> float:
     return b
 
 
-def ane(path, *, costplan=None, boundary_ms: float | None = None, ws: Workspace | None = None) -> AneAnalysis:
-    """Findings for one anemll-profile report (with an optional ane-costplan report to cross-check), or the
-    plan's findings for a cost plan alone."""
+def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, chip: str | None = None,
+        ws: Workspace | None = None) -> AneAnalysis:
+    """Findings for one anemll-profile report (with an optional ane-costplan report to cross-check, and with
+    ``model`` the static analysis of the Core ML model it measured, joined op by op), or the plan's findings
+    for a cost plan alone."""
     from ..analysis.ane import analyze_plan, analyze_profile
     from ..model import AneCostPlan, AneProfile
 
@@ -56,7 +58,17 @@ def ane(path, *, costplan=None, boundary_ms: float | None = None, ws: Workspace 
     if plan is not None and not isinstance(plan, AneCostPlan):
         raise InputError(costplan, "expected an ane-costplan report here (this is an anemll-profile report)")
     if isinstance(rep, AneProfile):
-        return AneAnalysis(analyze_profile(rep, plan, boundary_ms=b))
+        static = None
+        if model is not None:
+            from .coreml import coreml
+
+            st = coreml(model, chip=chip, boundary_ms=b)
+            if len(st["models"]) != 1:
+                raise InputError(model, f"--model names one model; found {len(st['models'])}")
+            static = st["models"][0]
+        return AneAnalysis(analyze_profile(rep, plan, boundary_ms=b, static=static))
+    if model is not None:
+        raise UsageError("--model goes with an anemll-profile report (a cost plan has no measured runtimes)")
     if plan is not None:
         raise UsageError("--costplan goes with an anemll-profile report; the first input is a cost plan")
     return AneAnalysis(analyze_plan(rep))

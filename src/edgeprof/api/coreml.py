@@ -5,16 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
+from .ane import _boundary
 from .results import CoreMLDiff, CoreMLStatic
-
-
-def _boundary(boundary_ms: float | None) -> float:
-    from ..analysis.ane import DEFAULT_BOUNDARY_MS
-
-    b = DEFAULT_BOUNDARY_MS if boundary_ms is None else boundary_ms
-    if b < 0:
-        raise UsageError("--boundary-ms must not be negative")
-    return b
 
 
 def load_programs(path) -> list:

@@ -60,10 +60,13 @@ _MD = click.option("--markdown", "markdown_out", type=click.Path(path_type=str),
               help="ane-costplan report of the same model, to cross-check against the profile.")
 @click.option("--boundary-ms", type=float, default=None,
               help="Cost of one ANE↔CPU switch used to re-rank islands (default 0.2; the profile's own is 300).")
+@click.option("--model", "model", type=click.Path(path_type=str), default=None,
+              help="The Core ML model the profile measured (.mlpackage/.mlmodelc): joins its static FLOPs and bytes "
+                   "(achieved GFLOP/s and GB/s per op type) and lists where the static placement estimate was wrong.")
 @_JSON
 @_MD
 @run_guarded
-def findings(inputs, costplan, boundary_ms, as_json, markdown_out):
+def findings(inputs, costplan, boundary_ms, model, as_json, markdown_out):
     """Findings for an anemll-profile report (with --costplan: the cross-check), a cost plan, or a model folder.
 
     \b
@@ -75,11 +78,11 @@ def findings(inputs, costplan, boundary_ms, as_json, markdown_out):
     from ..render import markdown, terminal
 
     if len(inputs) == 1 and not Path(inputs[0]).is_dir() or api.is_model_bundle(inputs[0]):
-        result = api.ane(inputs[0], costplan=costplan, boundary_ms=boundary_ms)
+        result = api.ane(inputs[0], costplan=costplan, boundary_ms=boundary_ms, model=model)
         md, show = markdown.ane_findings, terminal.print_ane
     else:
-        if costplan:
-            raise UsageError("--costplan goes with one profile; in a folder, cost plans are paired by model name")
+        if costplan or model:
+            raise UsageError("--costplan and --model go with one profile, not a folder")
         result = api.ane_folder(list(inputs), boundary_ms=boundary_ms)
         md, show = markdown.ane_folder, terminal.print_ane_folder
     _output(result, md, show, as_json, markdown_out)

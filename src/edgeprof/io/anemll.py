@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..conventions import ESTIMATE_TOOL
 from ..errors import InputError
+from ..mil_model import short_type
 from ..model import AneCostPlan, AneIsland, AnePlacement, AneProfile
 
 MAX_BYTES = 512 << 20
@@ -107,11 +108,6 @@ class _Doc:
 def _kind(v) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(v), "a number")
-
-
-def short_type(t: str) -> str:
-    """``ios18.conv`` → ``conv`` (the tool's rule: text after the first ``.`` of an ``ios…`` type)."""
-    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
 
 
 def _no_constants(name: str):

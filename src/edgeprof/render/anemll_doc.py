@@ -9,12 +9,9 @@ on ``CPU`` with that in their reason.
 
 from __future__ import annotations
 
+from ..mil_model import short_type as _short
 from .. import __version__
 from ..conventions import ESTIMATE_TOOL
-
-
-def _short(t: str) -> str:
-    return t.split(".", 1)[1] if t.startswith("ios") and "." in t else t
 
 
 def estimate_document(m: dict) -> dict:
