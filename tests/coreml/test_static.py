@@ -151,3 +151,36 @@ def test_whole_analysis_document_and_roles():
     assert {o["predicted_device"] for o in doc["ops"]} >= {"ANE", "CPU", "?", "const"}
     assert [role(n) for n in ("llama_embeddings.mlpackage", "model_prefill_chunk1.mlmodelc", "FFN_decode.mlpackage",
                               "lm_head.mlpackage", "encoder.mlpackage")] == ["embeddings", "prefill", "decode", "lm_head", ""]
+
+
+def test_multifunction_package_gives_each_function_its_own_ops_and_islands(tmp_path):
+    """A two-function package (one weight file shared) made with coremltools' save_multifunction, the way
+    LLM packages put prefill and decode side by side."""
+    import contextlib
+    import io
+
+    from .conftest import require_coremltools
+
+    require_coremltools()
+    import coremltools as ct
+
+    out = tmp_path / "multi.mlpackage"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        desc = ct.utils.MultiFunctionDescriptor()
+        desc.add_function(str(package("conv_relu_linear_ios18")), src_function_name="main", target_function_name="fp16")
+        desc.add_function(str(package("int32_gather_fp32prec_ios17")), src_function_name="main", target_function_name="ids")
+        desc.default_function_name = "fp16"
+        ct.utils.save_multifunction(desc, str(out))
+    prog = read_bundle(out)
+    assert list(prog.functions) == ["fp16", "ids"]  # the default function first
+    single = {n: read_bundle(package(src)) for n, src in (("fp16", "conv_relu_linear_ios18"),
+                                                          ("ids", "int32_gather_fp32prec_ios17"))}
+    rows = op_costs(prog)
+    for fn, p in single.items():
+        mine = [(r.index, r.type, r.flops, r.weight_read) for r in rows if r.function == fn]
+        assert mine == [(r.index, r.type, r.flops, r.weight_read) for r in op_costs(p)]
+    doc = analyze_program(prog, boundary_ms=0.2)
+    isl = doc["estimate"]["graph_interruptions"]["interruptions"] + doc["estimate"]["graph_interruptions"]["edge_runs"]
+    assert {i["function"] for i in isl} == {"fp16", "ids"}
+    assert {h["rule"] for h in doc["hazards"]} >= {"int32", "gather"}
+    assert [f["name"] for f in doc["functions"]] == ["fp16", "ids"]
