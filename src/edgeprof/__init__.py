@@ -13,7 +13,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 _API = ("load_etdump", "load_profile", "analyze", "latency", "compare", "breakdown", "breakdowns", "kernels",
         "kernel_evidence", "executed_evidence", "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "report",
-        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "Workspace")
+        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "Workspace")
 __all__ = [*_API, "Profile", "__version__"]
 
 

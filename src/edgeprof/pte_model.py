@@ -75,6 +75,7 @@ class XnnGraph:
     nodes: list = field(default_factory=list)
     values: dict = field(default_factory=dict)          # id → XnnValue
     constant_sizes: list = field(default_factory=list)
+    constant_keys: list = field(default_factory=list)    # named-data keys of constants stored outside the blob
 
 
 @dataclass

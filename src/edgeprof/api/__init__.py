@@ -25,6 +25,7 @@ from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
 from .latency import latency
 from .load import load_etdump
 from .plan import plan
+from .program import program, program_diff
 from .report import report
 from .results import (
     AnalyzeResult,
@@ -45,6 +46,8 @@ from .results import (
     KernelView,
     LatencyReport,
     PlanResult,
+    ProgramDiff,
+    ProgramInfo,
     Report,
     Result,
     Speedup,
@@ -74,5 +77,5 @@ __all__ = [
     "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
-    "CoreMLDiff",
+    "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff",
 ]

@@ -20,9 +20,11 @@ def load_profile(path, *, etrecord=None, strict_etrecord: bool = False, method: 
 
 
 def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=None, top: int = 15,
-              model_name: str | None = None, skip_runs: int = 0, ws: Workspace | None = None) -> Breakdown:
+              model_name: str | None = None, skip_runs: int = 0, program=None, ws: Workspace | None = None) -> Breakdown:
     """Category accounting, top and OTHER operators, backends, portable hotspots and graph breaks of one profile
-    (its valid runs, without the first ``skip_runs``). ``.profile`` is the profile that was accounted."""
+    (its valid runs, without the first ``skip_runs``). ``.profile`` is the profile that was accounted. With
+    ``program`` (the .pte that ran): per instruction and category, achieved GFLOP/s and GB/s, intensity, weight
+    share and the XNNPACK node mix behind each delegate call."""
     from ..analysis.breakdown import breakdown as run_breakdown
 
     ws = workspace(ws, None, etrecord=etrecord, strict_etrecord=strict_etrecord)
@@ -32,12 +34,21 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     result = run_breakdown(prof, taxonomy=taxonomy_of(taxonomy), top=top, name=name)
     result.update(input=str(path), etrecord_status=prof.etrecord.status if prof.etrecord else "absent",
                   experiment=ws.describe(path).experiment, warnings=list(prof.warnings))
+    if program is not None:
+        from ..analysis.pte_cost import instruction_costs
+        from ..analysis.pte_join import join_program
+        from ..analysis.pte_program import summarize
+        from ..io.pte import read_pte
+
+        pte = read_pte(program)
+        result["program"] = join_program(prof, summarize(pte), instruction_costs(pte),
+                                         method=prof.method if getattr(prof, "method", None) else "forward")
     return Breakdown(result, profile=prof)
 
 
 def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=None, strict_etrecord: bool = False,
                taxonomy=None, top: int = 15, model_name: str | None = None, write: bool = False, output_dir=None,
-               fmt: str = "csv", ws: Workspace | None = None) -> list[Breakdown]:
+               fmt: str = "csv", program=None, ws: Workspace | None = None) -> list[Breakdown]:
     """:func:`breakdown` of every profile named by ``inputs`` (files, folders, experiments of ``run_dir``);
     ``write`` writes the Arm kit's breakdown files beside each input (or in ``output_dir``)."""
     from ..io.runfolder import breakdown_files
@@ -49,7 +60,8 @@ def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=Non
     out = []
     taxonomy = taxonomy_of(taxonomy)
     for f in files:
-        bd = breakdown(f, taxonomy=taxonomy, top=top, model_name=model_name if len(files) == 1 else None, ws=ws)
+        bd = breakdown(f, taxonomy=taxonomy, top=top, model_name=model_name if len(files) == 1 else None,
+                       program=program, ws=ws)
         if write:
             names = breakdown_files(bd.name, suffix(fmt))
             folder = Path(output_dir) if output_dir else f.parent

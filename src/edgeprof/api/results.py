@@ -349,6 +349,30 @@ class CoreMLDiff(Result):
         return self.data["statements"]
 
 
+@dataclass
+class ProgramInfo(Result):
+    """What is inside a .pte (``edgeprof program``): sizes, memory plan, instructions, delegates."""
+
+    kind: ClassVar[str] = "program"
+
+    @property
+    def sizes(self):
+        return _frame(self.data["sizes"])
+
+    @property
+    def instructions(self):
+        return _frame([{k: v for k, v in i.items() if k != "delegate"} for i in self.data["instructions"]])
+
+
+@dataclass
+class ProgramDiff(Result):
+    kind: ClassVar[str] = "program_diff"
+
+    @property
+    def statements(self) -> list[str]:
+        return self.data["statements"]
+
+
 # --------------------------------------------------------------------------------------------------
 # report and trace
 # --------------------------------------------------------------------------------------------------

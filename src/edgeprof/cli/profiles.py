@@ -87,10 +87,13 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Default: beside each input.")
 @click.option("--no-write", is_flag=True, help="Do not write the files.")
+@click.option("--program", type=click.Path(path_type=str), default=None,
+              help="The .pte that ran: adds achieved GFLOP/s and GB/s per instruction and category, and the XNNPACK "
+                   "node mix behind each delegate call.")
 @click.option("--json", "as_json", is_flag=True, help="Print the breakdown(s) as JSON on stdout.")
 @run_guarded
 def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top, model_name, fmt, output_dir, no_write,
-              as_json):
+              program, as_json):
     """Where the time goes: categories, operators, portable vs delegated, hotspots, graph breaks.
 
     INPUT: an ETDump, a timeline CSV, a folder, or an experiment of --run-dir. Writes the Arm kit's
@@ -103,10 +106,14 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 
     docs = api.breakdowns(list(inputs), run_dir=run_dir, threads=threads, etrecord=etrecord,
                           strict_etrecord=strict_etrecord, taxonomy=taxonomy, top=top,
-                          model_name=model_name, write=not no_write, output_dir=output_dir, fmt=fmt)
+                          model_name=model_name, write=not no_write, output_dir=output_dir, fmt=fmt, program=program)
     for bd in docs:
         if not as_json:
             terminal.print_breakdown(bd)
+            if bd.get("program"):
+                from ..render import program_md
+
+                terminal.print_markdown(program_md.program_join_markdown)(bd["program"])
         for w in bd.warnings:
             warn(f"{bd['input']}: {w}")
     if as_json:

@@ -241,6 +241,7 @@ def read_xnnpack(mm, start: int, size: int, path) -> XnnGraph:
                      input_ids=g.scalars(4, "I", "input_ids"), output_ids=g.scalars(5, "I", "output_ids"))
     consts = [(t.scalar(0, "Q"), t.scalar(1, "Q"), t.string(2, "named_key")) for t in g.tables(8, "constant_data")]
     graph.constant_sizes = [c[1] for c in consts]
+    graph.constant_keys = [c[2] for c in consts]
     for t in g.tables(2, "xvalues"):
         kind, v = t.union(0, "xvalue_union")
         if v is None:

@@ -1,0 +1,55 @@
+"""``edgeprof program`` as Markdown (and the terminal view)."""
+
+from __future__ import annotations
+
+from .markdown import cell, table
+
+
+def program_markdown(d: dict, level: int = 3) -> str:
+    h = "#" * level
+    out = [f"{h} ExecuTorch program: {cell(d['file'])}", "",
+           f"{d['file_size']:,} bytes · methods: {', '.join(d['methods'])} · sizes add up: {'yes' if d['sizes_add_up'] else 'NO'}", ""]
+    out.append(table(["part", "kind", "bytes", "share", "offset"],
+                     [[cell(p["part"]), p["kind"], f"{p['bytes']:,}", f"{100 * p['bytes'] / d['file_size']:.1f} %",
+                       "—" if p["offset"] is None else p["offset"]] for p in d["sizes"]]))
+    c = d["constants"]
+    out += ["", f"{h}# Constants: {c['count']} tensors, {c['bytes']:,} bytes", ""]
+    if c["largest"]:
+        out.append(table(["value", "dtype", "shape", "bytes", "used by"],
+                         [[r["value"], r["dtype"], str(r["sizes"]), f"{r['bytes']:,}", cell(", ".join(r["owners"])[:80])]
+                          for r in c["largest"]]))
+    for m in d["memory_plan"]:
+        out += ["", f"{h}# Memory plan of `{m['plan']}`: {m['planned_bytes']:,} bytes planned", ""]
+        out.append(table(["arena", "bytes", "tensors", "highest byte used"],
+                         [[a["id"], "—" if a["bytes"] is None else f"{a['bytes']:,}", len(a["tensors"]),
+                           f"{a['highest_byte_used']:,}"] for a in m["arenas"]]))
+        out += [""] + [f"- {x['role']} {x['value']}: {x['dtype']} {x['sizes']}" for x in m["io"]]
+    out += ["", f"{h}# Instructions", ""]
+    out.append(table(["#", "kind", "name", "args"],
+                     [[i["index"], i["kind"], cell(i["name"]) + (f" — {cell(i['delegate']['nodes']['mix'])}"
+                                                                    if i.get("delegate") and i["delegate"]["nodes"] else ""),
+                       cell(", ".join(i["args"])[:90])] for i in d["instructions"][:200]]))
+    return "\n".join(out) + "\n"
+
+
+def program_diff_markdown(d: dict, level: int = 3) -> str:
+    out = [f"{'#' * level} Programs: {cell(d['before'])} → {cell(d['after'])}", ""]
+    return "\n".join(out + [f"- {cell(s)}" for s in d["statements"]]) + "\n"
+
+
+def _g(x) -> str:
+    return "—" if x is None else f"{x:.3g}"
+
+
+def program_join_markdown(j: dict, level: int = 4) -> str:
+    h = "#" * level
+    out = [f"{h} Work vs time ({cell(j['program'])}, method `{j['method']}`: {j['matched']} of "
+           f"{j['program_instructions']} instructions timed)", ""]
+    out.append(table(["category", "ms/run", "GFLOP/s", "instructions", "weight share"],
+                     [[c["category"], f"{c['ms_per_run']:.4g}", _g(c["gflops"]), c["instructions"],
+                       f"{c['weight_share_pct']:.1f} %"] for c in j["categories"]]))
+    top = sorted(j["instructions"], key=lambda r: -r["ms_per_run"])[:15]
+    out += ["", table(["#", "instruction", "ms/run", "GFLOP/s", "GB/s", "FLOP/B", "weights", "XNNPACK nodes"],
+                      [[r["index"], cell(r["name"]), f"{r['ms_per_run']:.4g}", _g(r["gflops"]), _g(r["gbps"]),
+                        _g(r["intensity"]), f"{r['weight_share_pct']:.1f} %", cell(r.get("nodes", ""))] for r in top])]
+    return "\n".join(out) + "\n"
