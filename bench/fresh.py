@@ -1,5 +1,6 @@
 """One command in a fresh process: its whole-process time (imports included, interpreter start excluded) and
-peak RSS. ``inspector PATH`` runs ExecuTorch's Inspector on an ETDump instead of an edgeprof command."""
+peak RSS. ``inspector PATH`` runs ExecuTorch's Inspector on an ETDump instead of an edgeprof command, and
+``et-deserialize PATH`` ExecuTorch's own .pte deserializer."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ t = time.perf_counter()
 if sys.argv[1] == "inspector":
     from executorch.devtools import Inspector
     df = Inspector(etdump_path=sys.argv[2]).to_dataframe()
+elif sys.argv[1] == "et-deserialize":
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    with open(sys.argv[2], "rb") as f:
+        pte = deserialize_pte_binary(f.read())
 else:
     import edgeprof.cli as cli
     with contextlib.redirect_stdout(io.StringIO()):

@@ -52,7 +52,14 @@ def _numel(dims) -> int:
 
 
 def kernel_cost(plan, ins) -> dict:
-    """MACs, FLOPs and bytes of one kernel call."""
+    """MACs, FLOPs and bytes of one kernel call (FLOPs not known when the shapes do not fit the op's formula)."""
+    try:
+        return _kernel_cost(plan, ins)
+    except (IndexError, KeyError, TypeError):
+        return {"macs": 0, "flops": None, "weight_bytes": 0, "act_read": 0, "written": 0}
+
+
+def _kernel_cost(plan, ins) -> dict:
     op = ins.op.split("::")[-1]
     last = ins.args[-1] if ins.args else None
     outs = list(plan.lists.get(last, [])) if last in plan.lists else ([last] if last is not None else [])
@@ -88,6 +95,13 @@ def kernel_cost(plan, ins) -> dict:
 
 
 def xnn_node_cost(g, nd) -> dict:
+    try:
+        return _xnn_node_cost(g, nd)
+    except (IndexError, KeyError, TypeError):
+        return {"macs": 0, "flops": None}
+
+
+def _xnn_node_cost(g, nd) -> dict:
     a = nd.attrs
     val = g.values.get
     out = val(a.get("output_id"))

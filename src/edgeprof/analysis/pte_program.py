@@ -161,15 +161,34 @@ def xnn_summary(g) -> dict:
 
 
 def summarize(prog: PteProgram) -> dict:
+    from ..taxonomy import classify
+    from .pte_cost import instruction_costs
+
     parts = size_parts(prog)
     consts = constants(prog)
+    ins = instructions(prog)
+    cats: dict[str, dict] = {}
+    for row, c in zip(ins, instruction_costs(prog)):
+        row.update(macs=c["macs"], flops=c["flops"], weight_bytes=c["weight_bytes"])
+        cat = "DELEGATE" if row["kind"] == "delegate" else (classify(row["name"].split(".")[0]).category
+                                                             if row["kind"] == "kernel" else "CONTROL")
+        k = cats.setdefault(cat, {"category": cat, "instructions": 0, "macs": 0, "flops": 0, "flops_known": True,
+                                  "weight_bytes": 0})
+        k["instructions"] += 1
+        k["macs"] += c["macs"]
+        k["weight_bytes"] += c["weight_bytes"] or 0
+        if c["flops"] is None:
+            k["flops_known"] = False
+        else:
+            k["flops"] += c["flops"]
     return {
+        "work": sorted(cats.values(), key=lambda k: (-k["flops"], k["category"])),
         "file": prog.source, "file_size": prog.file_size, "version": prog.version, "header": prog.header,
         "sizes": parts, "sizes_add_up": sum(p["bytes"] for p in parts) == prog.file_size,
         "constants": {"count": len(consts), "bytes": sum({(c["plan"], c["buffer"]): c["bytes"] for c in consts}.values()),
                       "largest": consts[:15]},  # bytes: each constant buffer once (tensors may share one)
         "memory_plan": memory_plan(prog),
-        "instructions": instructions(prog),
+        "instructions": ins,
         "delegates": [{"plan": pl.name, "index": d.index, "backend": d.backend, "location": d.location, "bytes": d.size,
                        **({"xnnpack": xnn_summary(d.xnnpack)} if d.xnnpack else {})}
                       for pl in prog.plans for d in pl.delegates],

@@ -126,10 +126,17 @@ def _read(mm: _File, size: int, path) -> PteProgram:
     prog = PteProgram(source=str(path), file_size=size, header=header, version=root.scalar(0, "I"))
     prog.segments = [Segment(i, t.scalar(0, "Q"), t.scalar(1, "Q")) for i, t in enumerate(root.tables(4, "segments"))]
     base = header["segment_base_offset"]
-    for s in prog.segments:
+    if prog.segments and not base:
+        raise CorruptProgramError(path, "the program lists data segments but has no segment base offset", offset=24)
+    at = header["program_size"]
+    for s in sorted(prog.segments, key=lambda s: s.offset):
         if base + s.offset + s.size > size:
             raise CorruptProgramError(path, f"segment {s.index} ({s.size} bytes at {s.offset} past the segment base "
                                             f"{base}) runs past the end of the {size}-byte file", offset=base + s.offset)
+        if s.size and base + s.offset < at:
+            raise CorruptProgramError(path, f"segment {s.index} at byte {base + s.offset} overlaps the program or the "
+                                            f"segment before it (which end at byte {at})", offset=base + s.offset)
+        at = max(at, base + s.offset + s.size)
     prog.inline_constant_bytes = [root.tables(2, "constant_buffer")[i].vector(0, 1, "storage")[1]
                                   for i in range(len(root.tables(2, "constant_buffer")))]
     prog.inline_delegate_bytes = [t.vector(0, 1, "data")[1] for t in root.tables(3, "backend_delegate_data")]
@@ -193,6 +200,15 @@ def _plan(p: Table, prog: PteProgram, mm, path) -> ExecutionPlan:
             elif a is not None:
                 rec.args = [a.scalar(0, "i"), a.scalar(1, "i")] if kind in (3, 4) else [a.scalar(0, "i")]
             plan.instructions.append(rec)
+    n = len(plan.value_kinds)
+    refs = [("inputs", v) for v in plan.inputs] + [("outputs", v) for v in plan.outputs]
+    refs += [(f"instruction {i.index} arguments", v) for i in plan.instructions for v in i.args
+             if i.kind in ("kernel", "delegate", "free")]
+    refs += [(f"value {k} list", v) for k, items in plan.lists.items() for v in items]
+    for where, v in refs:
+        if not 0 <= v < n:
+            raise CorruptProgramError(path, f"method {plan.name!r}: {where} name value {v}, but the method has {n} values",
+                                      offset=p.pos)
     return plan
 
 

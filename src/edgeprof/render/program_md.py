@@ -12,6 +12,10 @@ def program_markdown(d: dict, level: int = 3) -> str:
     out.append(table(["part", "kind", "bytes", "share", "offset"],
                      [[cell(p["part"]), p["kind"], f"{p['bytes']:,}", f"{100 * p['bytes'] / d['file_size']:.1f} %",
                        "—" if p["offset"] is None else p["offset"]] for p in d["sizes"]]))
+    out += ["", f"{h}# Work per inference (from the recorded shapes)", ""]
+    out.append(table(["category", "instructions", "FLOPs", "multiply-adds", "weight bytes"],
+                     [[w["category"], w["instructions"], f"{w['flops']:,}" if w["flops_known"] else "not known",
+                       f"{w['macs']:,}", f"{w['weight_bytes']:,}"] for w in d["work"]]))
     c = d["constants"]
     out += ["", f"{h}# Constants: {c['count']} tensors, {c['bytes']:,} bytes", ""]
     if c["largest"]:
@@ -25,9 +29,10 @@ def program_markdown(d: dict, level: int = 3) -> str:
                            f"{a['highest_byte_used']:,}"] for a in m["arenas"]]))
         out += [""] + [f"- {x['role']} {x['value']}: {x['dtype']} {x['sizes']}" for x in m["io"]]
     out += ["", f"{h}# Instructions", ""]
-    out.append(table(["#", "kind", "name", "args"],
+    out.append(table(["#", "kind", "name", "FLOPs", "args"],
                      [[i["index"], i["kind"], cell(i["name"]) + (f" — {cell(i['delegate']['nodes']['mix'])}"
                                                                     if i.get("delegate") and i["delegate"]["nodes"] else ""),
+                       "not known" if i.get("flops") is None else f"{i['flops']:,}",
                        cell(", ".join(i["args"])[:90])] for i in d["instructions"][:200]]))
     return "\n".join(out) + "\n"
 
