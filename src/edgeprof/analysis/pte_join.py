@@ -16,7 +16,12 @@ from ..model import Profile
 from ..taxonomy import classify
 
 
-def join_program(profile: Profile, summary: dict, costs: list[dict], method: str = "forward") -> dict:
+def join_program(profile: Profile, summary: dict, costs: list[dict], method: str | None = None) -> dict:
+    """``method``: the program method the profile ran — the ETRecord's when one is attached, else the program's
+    only method, else ``forward``."""
+    if method is None:
+        method = profile.etrecord.method if profile.etrecord is not None and profile.etrecord.method else (
+            summary["methods"][0] if len(summary["methods"]) == 1 else "forward")
     ev = profile.execute_events().filter(pl.col("kind").cast(pl.String).is_in(["operator_call", "delegate_call"]))
     n_runs = max(profile.n_runs, 1)
     t = ev.group_by("instruction_id").agg(pl.col("duration_ns").sum().alias("ns"))

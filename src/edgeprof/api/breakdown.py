@@ -41,8 +41,7 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
         from ..io.pte import read_pte
 
         pte = read_pte(program)
-        result["program"] = join_program(prof, summarize(pte), instruction_costs(pte),
-                                         method=prof.method if getattr(prof, "method", None) else "forward")
+        result["program"] = join_program(prof, summarize(pte), instruction_costs(pte))
     return Breakdown(result, profile=prof)
 
 

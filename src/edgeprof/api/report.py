@@ -75,7 +75,17 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     bd = run_breakdown(steady, taxonomy=taxonomy, top=top, name=name)
     bd.pop("operators_all", None)
     rep_run = representative_run(steady.latency_ms().tolist(), 0)
+    program = None
+    if first.suffix != ".csv":
+        pte = ws.program_for(first)
+        if pte is not None:
+            from ..analysis.pte_cost import instruction_costs
+            from ..analysis.pte_join import join_program
+            from ..analysis.pte_program import summarize
+
+            program = join_program(steady, summarize(pte), instruction_costs(pte))
     return {
+        "program": program,
         "name": name, "role": role, "files": [str(f) for f in files], "threads": rf.threads,
         "experiment": rf.experiment, "platform": rf.platform,
         "sme2_role": sme2_role(" ".join([rf.experiment or "", name, str(first)])),

@@ -341,3 +341,36 @@ def display_path(p: Path, run_dir: Path) -> str:
             return "../" + p.resolve().relative_to(run_dir.resolve().parent).as_posix()
         except ValueError:
             return str(p)
+
+
+def find_program(etdump: Path, manifest: dict | None = None, manifest_path: Path | None = None,
+                 root: Path | None = None) -> Path | None:
+    """The ``.pte`` an ETDump was recorded from: a program ``manifest.json`` names (the kit's ``model``, or
+    ``edgeprof run``'s experiments) whose name prefixes the ETDump's, else the ``.pte`` with the longest such
+    prefix in :func:`etrecord_folders` (nearest folder first). Never outside the folder the user named."""
+    from .files import is_file
+
+    folders = etrecord_folders(etdump, root)
+    named = []
+    if isinstance(manifest, dict):
+        named += [manifest.get("model")]
+        exps = (manifest.get("config") or {}).get("experiments") if isinstance(manifest.get("config"), dict) else None
+        named += [e.get("model") for e in exps or [] if isinstance(e, dict)]
+    for m in named:
+        if not isinstance(m, str) or not 0 < len(m) < 4096 or not m.endswith(".pte"):
+            continue
+        p = Path(m)
+        bases = [p] if p.is_absolute() else ([manifest_path.parent / p] if manifest_path else []) + [f / p.name for f in folders]
+        for b in bases:
+            if _prefix_len(b.stem, etdump.stem) and is_file(b):
+                return b
+    for folder in folders:
+        try:
+            cands = sorted(folder.glob("*.pte"))
+        except OSError:
+            continue
+        scored = [(_prefix_len(c.stem, etdump.stem), c) for c in cands]
+        scored = [x for x in scored if x[0]]
+        if scored:
+            return max(scored, key=lambda x: x[0])[1]
+    return None

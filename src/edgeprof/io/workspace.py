@@ -145,6 +145,18 @@ class Workspace:
         manifest, mpath, _ = self.manifest(etdump.parent)
         return runfolder.find_etrecord(etdump, manifest, mpath, root=self.root_for(etdump))
 
+    def program_for(self, etdump: Path):
+        """(the .pte the ETDump was recorded from, read) or None when none is found (see find_program)."""
+        manifest, mpath, _ = self.manifest(etdump.parent)
+        p = runfolder.find_program(etdump, manifest, mpath, root=self.root_for(etdump))
+        if p is None:
+            return None
+
+        def read():
+            from .pte import read_pte
+            return read_pte(p)
+        return self._once("program", self.key(p), read)
+
     def profile(self, path, *, keep: bool = True, etrecord: bool = True) -> Profile:
         """An ETDump (its ETRecord attached) or a timeline CSV as a Profile, every run kept; see
         :meth:`valid_profile` for the runs statistics use. ``keep=False`` does not hold it in memory;

@@ -32,6 +32,7 @@ def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
     _categories(out, d)
     _portable(out, d)
     _operators(out, d)
+    _work(out, d)
     _kernels(out, d)
     _validation(out, d)
     out.append(("h2", "Findings"))
@@ -153,6 +154,26 @@ def _categories(out, d):
     out.append(("chart", "stacked", [{"label": cfg["name"], "parts": [(x["line"], x["avg_ms"]) for x in
                                                                         cfg["breakdown"]["categories"] if x["avg_ms"] > 0]}
                                      for cfg in d["configs"]]))
+
+
+def _work(out, d):
+    """Work vs time, when the report found the .pte each configuration ran (run folder or manifest.json)."""
+    cfgs = [c for c in d["configs"] if c.get("program")]
+    if not cfgs:
+        return
+    out.append(("h2", "Work vs time (the program that ran)"))
+    for cfg in cfgs:
+        j = cfg["program"]
+        out.append(("h3", cfg["name"]))
+        out.append(("p", f"`{j['program']}`: {j['matched']} of {j['program_instructions']} instructions timed; "
+                          "FLOPs and bytes from the shapes the program records (evidence etdump+program)."))
+        out.append(("table", ["category", "ms per run", "GFLOP/s", "instructions", "weight share %"],
+                    [[c["category"], fmt_ms(c["ms_per_run"]), "—" if c["gflops"] is None else f"{c['gflops']:.3g}",
+                      c["instructions"], fmt_pct(c["weight_share_pct"])] for c in j["categories"]]))
+        pts = [{"label": r["name"], "x": r["intensity"], "y": r["gflops"], "category": r["category"]}
+               for r in j["instructions"] if r["intensity"] and r["gflops"]]
+        if pts:
+            out.append(("chart", "roofline", {"points": pts, "title": f"{cfg['name']}: achieved GFLOP/s vs FLOP/byte"}))
 
 
 def _portable(out, d):
@@ -300,6 +321,8 @@ _NUM = re.compile(r"^[−+\-]?[\d.,]+(?:e[+-]?\d+)?(?: \[[^\]]+\])?%?$")
 CAPTIONS = {"latency_trend": "Latency of every run (warm-up shaded, outliers ringed)",
             "distribution": "Latency distribution per configuration",
             "stacked": "Where the time goes: share of each run by category",
+            "roofline": "Each timed kernel: arithmetic intensity against achieved GFLOP/s (log scales; no device peaks "
+                        "are recorded, so no roof is drawn)",
             "history_trend": "The metric per commit with its launch-aware 95 % interval; lines mark the changes",
             "history_shares": "Each category's share of the end-to-end mean, per commit"}
 
@@ -315,6 +338,8 @@ def _chart(kind: str, arg) -> str:
         return svg.hbars(arg["items"], arg["title"])
     if kind == "timeline":
         return svg.timeline(arg["segments"], arg["title"])
+    if kind == "roofline":
+        return svg.roofline(arg["points"], arg["title"])
     if kind.startswith("history_"):
         from .history import chart
 

@@ -279,6 +279,49 @@ def hbars(items: list[tuple[str, float, str]], title: str, unit: str = "ms") -> 
     return _svg(w, h, title, "operators by time per run", body, "hbars")
 
 
+def roofline(points: list[dict], title: str) -> str:
+    """points: {label, x (FLOP/byte), y (GFLOP/s), category} on log–log axes (decades as grid lines)."""
+    import math
+
+    w, h, left, right, top, bottom = 760, 360, 70, 20, 10, 50
+    xs = [p["x"] for p in points if p["x"] > 0 and p["y"] > 0]
+    ys = [p["y"] for p in points if p["x"] > 0 and p["y"] > 0]
+    if not xs:
+        return _svg(w, 60, title, "no point with both intensity and throughput", [], "roofline")
+    x0, x1 = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs))) or 1
+    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys))) or 1
+    x1, y1 = max(x1, x0 + 1), max(y1, y0 + 1)
+    pw, ph = w - left - right, h - top - bottom
+
+    def px(v):
+        return left + pw * (math.log10(v) - x0) / (x1 - x0)
+
+    def py(v):
+        return top + ph * (1 - (math.log10(v) - y0) / (y1 - y0))
+
+    body = []
+    for e in range(x0, x1 + 1):
+        x = left + pw * (e - x0) / (x1 - x0)
+        body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#e5e7eb"/>')
+        body.append(f'<text x="{x:.1f}" y="{top + ph + 16}" font-size="11" text-anchor="middle" fill="#374151">'
+                    f'{fmt(10.0 ** e)}</text>')
+    for e in range(y0, y1 + 1):
+        y = top + ph * (1 - (e - y0) / (y1 - y0))
+        body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e5e7eb"/>')
+        body.append(f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#374151">'
+                    f'{fmt(10.0 ** e)}</text>')
+    body.append(f'<text x="{left + pw / 2:.1f}" y="{h - 12}" font-size="12" text-anchor="middle" fill="#111827">'
+                f'FLOP per byte moved</text>')
+    body.append(f'<text x="14" y="{top + ph / 2:.1f}" font-size="12" text-anchor="middle" fill="#111827" '
+                f'transform="rotate(-90 14 {top + ph / 2:.1f})">GFLOP/s achieved</text>')
+    for k, p in enumerate(points):
+        if p["x"] > 0 and p["y"] > 0:
+            body.append(f'<circle cx="{px(p["x"]):.1f}" cy="{py(p["y"]):.1f}" r="4" fill="{color_for(p["category"], k)}" '
+                        f'fill-opacity="0.8"><title>{escape(p["label"])} ({escape(p["category"])}): '
+                        f'{p["x"]:.3g} FLOP/B, {p["y"]:.3g} GFLOP/s</title></circle>')
+    return _svg(w, h, title, "achieved throughput against arithmetic intensity, one point per kernel", body, "roofline")
+
+
 def timeline(segments: list[dict], title: str) -> str:
     """segments: {lane, start_ms, dur_ms, name, category}; one lane each for portable, delegated, delegate ops."""
     lanes = [ln for ln in ("portable", "delegated", "delegate ops") if any(s["lane"] == ln for s in segments)]
