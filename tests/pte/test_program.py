@@ -218,3 +218,33 @@ def test_breakdown_with_the_program_against_inspector(tmp_path):
     assert first["flops"] == flops and first["gflops"] == pytest.approx(flops / ms_per_run / 1e6, rel=1e-4)
     assert "FullyConnected" in first["nodes"]
     assert sum(c["weight_share_pct"] for c in j["categories"]) == pytest.approx(100.0)
+
+
+KIND_OPS = {"FullyConnected": "aten.linear", "Conv2d": "aten.convolution", "BatchMatrixMultiply": "aten.bmm",
+            "Softmax": "aten._softmax", "StaticTranspose": "permute"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_etrecord_maps_every_instruction_and_xnnpack_node(name):
+    """Oracle: the ETRecord ExecuTorch wrote at export maps each instruction to its graph nodes; every XNNPACK node
+    that came from a graph node carries one of its delegate instruction's debug handles, and its kind fits the ops."""
+    from edgeprof import api
+
+    doc = api.program(DATA / f"{name}.pte", etrecord=DATA.parent / "etrecord" / f"{name}.etrecord").data
+    checked = 0
+    for i in doc["instructions"]:
+        if i["kind"] == "kernel":
+            op = i["name"].split("::")[-1].split(".")[0].lstrip("_")
+            assert any(op in t for t in i["op_types"]), (i["name"], i["op_types"])
+        for nd in ((i.get("delegate") or {}).get("nodes") or {}).get("nodes", []):
+            want = KIND_OPS.get(nd["type"])
+            if want and nd["op_types"]:
+                assert any(want in t for t in nd["op_types"]), (nd["type"], nd["op_types"])
+                checked += 1
+    assert checked > 0 or "portable" in name
+
+
+def test_a_foreign_etrecord_is_refused(tmp_path):
+    r = subprocess.run([str(BIN / "edgeprof"), "program", DATA / "tel_xnnq8.pte", "--etrecord",
+                        DATA.parent / "etrecord" / "toycnn_xnnq8.etrecord"], capture_output=True, text=True)
+    assert r.returncode == 2 and "does not match the program" in r.stderr and len(r.stderr.strip().splitlines()) == 1

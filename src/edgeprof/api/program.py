@@ -5,11 +5,49 @@ from __future__ import annotations
 from .results import ProgramDiff, ProgramInfo
 
 
-def program(path) -> ProgramInfo:
+def program(path, *, etrecord=None) -> ProgramInfo:
+    """What is inside a .pte; with ``etrecord``, each instruction (and each XNNPACK node) gets the op types and
+    module path the ETRecord maps it to."""
     from ..analysis.pte_program import summarize
     from ..io.pte import read_pte
 
-    return ProgramInfo(summarize(read_pte(path)))
+    doc = summarize(read_pte(path))
+    if etrecord is not None:
+        _attach(doc, etrecord)
+    return ProgramInfo(doc)
+
+
+NO_SOURCE = (0, 0xFFFF, 0xFFFFFFFF)  # XNNPACK debug handles of nodes with no graph node behind them
+
+
+def _attach(doc: dict, path) -> None:
+    from ..errors import ETRecordError
+    from ..io.etrecord import read_etrecord, sources_of
+
+    rec = read_etrecord(path)
+    rows = [i for i in doc["instructions"] if i["plan"] == rec.method]
+    if not rows:
+        raise ETRecordError(path, f"its method {rec.method!r} is not in the program (methods: {', '.join(doc['methods'])})")
+    bad = []
+    for row in rows:
+        row["op_types"], row["module_path"] = sources_of(rec, row["index"])
+        handles = set(rec.debug_handle_map.get(row["index"], []))
+        if row["kind"] == "kernel":
+            op = row["name"].split("::")[-1].split(".")[0].lstrip("_")
+            if row["op_types"] and not any(op in t for t in row["op_types"]):
+                bad.append(f"instruction {row['index']} runs {row['name']}, the ETRecord says {row['op_types'][:2]}")
+        nodes = (row.get("delegate") or {}).get("nodes") or {}
+        for nd in nodes.get("nodes", []):
+            if nd["debug_handle"] in NO_SOURCE:  # a node the delegate inserted (a layout transpose, …)
+                nd["op_types"], nd["module_path"] = [], None
+                continue
+            if nd["debug_handle"] not in handles:
+                bad.append(f"XNNPACK node {nd['index']} of instruction {row['index']} has debug handle "
+                           f"{nd['debug_handle']}, which the ETRecord does not map to that instruction")
+            nd["op_types"], nd["module_path"] = sources_of(rec, None, [nd["debug_handle"]])
+    if bad:
+        raise ETRecordError(path, f"does not match the program ({len(bad)} disagreements; first: {bad[0]})")
+    doc["etrecord"] = str(path)
 
 
 def program_diff(a, b) -> ProgramDiff:

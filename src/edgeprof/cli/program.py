@@ -10,16 +10,18 @@ from .ane import _JSON, _MD, _output
 
 @main.command("program", context_settings=CONTEXT)
 @click.argument("programs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--etrecord", type=click.Path(path_type=str), default=None,
+              help="The program's ETRecord: op types and module paths per instruction and per XNNPACK node.")
 @_JSON
 @_MD
 @run_guarded
-def program(programs, as_json, markdown_out):
+def program(programs, etrecord, as_json, markdown_out):
     """What is inside a .pte, without torch: bytes by part (adding up to the file size), constants and their
     users, the memory plan, the instruction list and what each XNNPACK delegate holds. Two programs: what
     changed between them.
 
     \b
-    edgeprof program model.pte [--json] [--markdown FILE]
+    edgeprof program model.pte [--etrecord model.etrecord] [--json] [--markdown FILE]
     edgeprof program fp32.pte int8.pte
     """
     from .. import api
@@ -29,9 +31,11 @@ def program(programs, as_json, markdown_out):
     if len(programs) > 2:
         raise UsageError("edgeprof program takes one program, or two to compare")
     if len(programs) == 2:
+        if etrecord:
+            raise UsageError("--etrecord goes with one program")
         result = api.program_diff(*programs)
         md = program_md.program_diff_markdown
     else:
-        result = api.program(programs[0])
+        result = api.program(programs[0], etrecord=etrecord)
         md = program_md.program_markdown
     _output(result, md, terminal.print_markdown(md), as_json, markdown_out)

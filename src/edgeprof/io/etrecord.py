@@ -268,6 +268,15 @@ def _event_handles(rec: ETRecord, instr: int, delegate_id) -> tuple[list[int] | 
     return (_handles(hit) if hit is not None else None), d["name"]
 
 
+def sources_of(rec: ETRecord, instr: int | None, handles: list[int] | None = None) -> tuple[list[str], str | None]:
+    """(op types, innermost common module path) of an instruction, or of the graph nodes with ``handles`` (an
+    XNNPACK node carries the debug handle of the graph node it came from), as the ETRecord maps them."""
+    if handles is None:
+        handles = rec.debug_handle_map.get(instr, [])
+    nodes = [nd for h in handles for nd in rec.nodes_by_handle.get(h, [])]
+    return [nd.op_type for nd in nodes], _common_module([nd.module_path or "" for nd in nodes])
+
+
 def _common_module(paths: list[str]) -> str | None:
     paths = [p for p in paths if p]
     if not paths:
