@@ -1,0 +1,90 @@
+"""Every command block of every shipped skill runs, as written, against the fixtures — so a skill can never
+go stale. Blocks of one skill run in order in one folder (later blocks read what earlier ones wrote), with the
+skill's input variables pointing at fixtures; a block's ``# expect-exit: N`` comment states a non-zero exit it
+must produce (a gate that must fail)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edgeprof.api.skills import SKILLS_DIR, install_skills, skills
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+BIN = Path(sys.executable).parent
+BLOCK = re.compile(r"^```bash\n(.*?)^```", re.M | re.S)
+NAMES = [s["name"] for s in skills()]
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    root = tmp_path_factory.mktemp("skills") / "out_toycnn"
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    subprocess.run(["edgeprof", "example", str(root), "--force"], check=True, env=env, capture_output=True)
+    return root
+
+
+def _env(example: Path) -> dict:
+    cm = DATA / "coreml"
+    return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+                RUN_DIR=str(example / "runs" / "linux"), BASELINE="portable", CANDIDATE="xnnpack_fp32",
+                TRACE_ON=str(DATA / "xnnpack" / "mac_sme2_on_xnntrace.log"),
+                TRACE_OFF=str(DATA / "xnnpack" / "mac_sme2_off_xnntrace.log"),
+                MODEL_A=str(example / "artifacts" / "toycnn_portable.pte"),
+                MODEL_B=str(example / "artifacts" / "toycnn_xnnpack_fp32.pte"), OUT="collected",
+                PROFILE_JSON=str(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json"),
+                COSTPLAN_JSON=str(DATA / "anemll" / "ane_costplan.illustrative.json"),
+                COREML_MODEL=str(cm / "int32_kvcache_state_ios18.mlpackage"),
+                COREML_BEFORE=str(cm / "conv_relu_linear_ios18.mlpackage"),
+                COREML_AFTER=str(cm / "conv_palettized4_ios18.mlpackage"), STORE="history.duckdb")
+
+
+def test_every_skill_has_front_matter_and_blocks():
+    assert set(NAMES) == {"analyze-results", "generate-report", "collect", "compare-and-gate", "ane-profile",
+                          "coreml-static", "history-regressions"}
+    for s in skills():
+        text = Path(s["path"]).read_text()
+        assert s["description"] and len(s["description"]) > 60 and s["name"] == Path(s["path"]).parent.name
+        assert BLOCK.findall(text), s["name"]
+        assert "## Success criteria" in text and "## Procedure" in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_skill_blocks_run_as_written(name, example, tmp_path):
+    if name == "collect":
+        try:
+            import executorch  # noqa: F401
+        except ImportError:
+            if os.environ.get("EDGEPROF_REQUIRE_RUN"):
+                raise
+            pytest.skip("the collect skill needs the run extra (executorch)")
+    text = (SKILLS_DIR / name / "SKILL.md").read_text()
+    env = _env(example)
+    for i, block in enumerate(BLOCK.findall(text)):
+        m = re.search(r"#\s*expect-exit:\s*(\d+)", block)
+        want = int(m.group(1)) if m else 0
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == want, f"{name} block {i + 1} exited {r.returncode}:\n{block}\n{r.stderr[-2000:]}"
+
+
+def test_install_copies_and_keeps_local_edits(tmp_path):
+    written = install_skills(tmp_path / "skills")
+    assert len(written) == len(NAMES) and all(Path(p).read_text() == (SKILLS_DIR / Path(p).parent.name / "SKILL.md")
+                                               .read_text() for p in written)
+    edited = tmp_path / "skills" / "collect" / "SKILL.md"
+    edited.write_text("mine")
+    r = subprocess.run([str(BIN / "edgeprof"), "skills", "install", str(tmp_path / "skills")], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "differs from the shipped skill" in r.stderr and edited.read_text() == "mine"
+    r = subprocess.run([str(BIN / "edgeprof"), "skills", "install", str(tmp_path / "skills"), "--force"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and edited.read_text() != "mine"
+    shutil.rmtree(tmp_path / "skills")
+    assert install_skills(tmp_path / "one", names=["ane-profile"])[0].endswith("ane-profile/SKILL.md")
