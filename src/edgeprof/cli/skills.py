@@ -45,3 +45,20 @@ def install(dest, force, only):
 
     for p in install_skills(dest, force=force, names=list(only) or None):
         click.echo(f"installed {p}", err=True)
+
+
+@main.command("mcp", context_settings=CONTEXT)
+@click.option("--root", "roots", multiple=True, type=click.Path(path_type=str),
+              help="A folder the tools may read (repeatable; default: the current folder). Paths outside are refused.")
+@click.option("--allow-write", is_flag=True, help="Also offer the tools that write files (analyze, report).")
+@run_guarded
+def mcp(roots, allow_write):
+    """Serve edgeprof's commands as MCP tools over stdio (needs the mcp extra: pip install 'edgeprof[mcp]').
+
+    \b
+    edgeprof mcp --root ./runs                      (read-only)
+    edgeprof mcp --root . --allow-write             (analyze and report may write their files)
+    """
+    from .mcp_server import serve
+
+    serve(list(roots), allow_write)

@@ -1,0 +1,119 @@
+"""`edgeprof mcp` started as a subprocess and driven by the MCP SDK's own client over stdio: the tools listed,
+each called on fixtures and checked against the CLI's JSON, bad input and paths outside the roots refused."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+BIN = Path(sys.executable).parent
+
+try:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+except ImportError:
+    if os.environ.get("EDGEPROF_REQUIRE_MCP"):
+        raise
+    pytest.skip("the mcp extra is not installed", allow_module_level=True)
+
+
+def _session(root: Path, *extra: str):
+    params = StdioServerParameters(command=str(BIN / "edgeprof"), args=["mcp", "--root", str(root), *extra],
+                                   env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"),
+                                   cwd=str(root))
+    return stdio_client(params)
+
+
+def _run(root: Path, calls: list[tuple[str, dict]], *extra: str):
+    async def go():
+        async with _session(root, *extra) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                tools = await s.list_tools()
+                out = []
+                for name, args in calls:
+                    res = await s.call_tool(name, args)
+                    text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
+                    doc = res.structured_content if res.structured_content is not None else (
+                        None if res.is_error else json.loads(text))
+                    out.append((res.is_error, doc, text))
+                return [t.name for t in tools.tools], {t.name: t.description for t in tools.tools}, out
+    return asyncio.run(go())
+
+
+def _cli(*args) -> dict:
+    r = subprocess.run([str(BIN / "edgeprof"), *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mcp")
+    for n in ("tel_xnn", "tel_xnnq8"):
+        (root / f"{n}.etdp").write_bytes(gzip.decompress((DATA / "etdump" / f"{n}.N20.etdp.gz").read_bytes()))
+    shutil.copy(DATA / "pte" / "tel_xnnq8.pte", root)
+    shutil.copy(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json", root / "profile.json")
+    shutil.copytree(DATA / "coreml" / "int32_kvcache_state_ios18.mlpackage", root / "kv.mlpackage")
+    shutil.copy(DATA / "xnnpack" / "x86_avx2_stderr.log", root / "xnn.log")
+    return root
+
+
+def test_tools_match_the_cli(root):
+    names, desc, out = _run(root, [
+        ("compare", {"baseline": "tel_xnn.etdp", "candidate": "tel_xnnq8.etdp"}),
+        ("breakdown", {"path": "tel_xnnq8.etdp", "program": "tel_xnnq8.pte"}),
+        ("program", {"path": "tel_xnnq8.pte"}),
+        ("ane", {"path": "profile.json"}),
+        ("coreml", {"path": "kv.mlpackage"}),
+        ("kernels", {"path": "xnn.log"}),
+        ("latency", {"path": "tel_xnn.etdp"}),
+    ])
+    assert {"compare", "breakdown", "program", "ane", "coreml", "kernels", "latency", "validate", "history"} <= set(names)
+    assert "analyze" not in names and "report" not in names  # read-only unless --allow-write
+    assert all("Read-only" in d for d in desc.values())
+    for is_error, doc, _ in out:
+        assert not is_error and doc["result"]["schema_version"] == 1 and doc["summary"]
+    cmp_cli = _cli("compare", root / "tel_xnn.etdp", root / "tel_xnnq8.etdp", "--json")
+    assert out[0][1]["result"]["verdict"] == cmp_cli["verdict"]
+    assert out[0][1]["result"]["speedup"] == cmp_cli["speedup"]
+    assert out[2][1]["result"]["sizes"] == _cli("program", root / "tel_xnnq8.pte", "--json")["sizes"]
+    assert out[3][1]["result"]["headline"] == _cli("ane", root / "profile.json", "--json")["headline"]
+    assert out[4][1]["result"]["models"][0]["totals"] == _cli("coreml", root / "kv.mlpackage", "--json")["models"][0]["totals"]
+    assert out[1][1]["result"]["program"]["matched"] == 26
+
+
+def test_bad_input_and_escapes_fail_cleanly(root, tmp_path):
+    outside = tmp_path / "secret.etdp"
+    outside.write_bytes((root / "tel_xnn.etdp").read_bytes())
+    (root / "link.etdp").symlink_to(outside)
+    (root / "junk.etdp").write_bytes(b"not an etdump")
+    _, _, out = _run(root, [
+        ("program", {"path": "../" + outside.parent.name + "/secret.etdp"}),
+        ("latency", {"path": str(outside)}),
+        ("latency", {"path": "link.etdp"}),
+        ("latency", {"path": "junk.etdp"}),
+        ("program", {"path": "tel_xnn.etdp"}),
+    ])
+    for is_error, _, text in out[:3]:
+        assert is_error and "outside the allowed roots" in text
+    assert out[3][0] and "junk.etdp" in out[3][2] and "\n" not in out[3][2].strip()
+    assert out[4][0] and "not an ExecuTorch program" in out[4][2]
+
+
+def test_write_tools_only_when_allowed(root):
+    run_dir = root / "example"
+    subprocess.run([str(BIN / "edgeprof"), "example", str(run_dir), "--force"], check=True, capture_output=True)
+    names, desc, out = _run(root, [("analyze", {"path": "example/runs/linux"})], "--allow-write")
+    assert "analyze" in names and "WRITES" in desc["analyze"] and "WRITES" in desc["report"]
+    assert not out[0][0]
+    assert list((run_dir / "runs" / "linux").rglob("*_exec_all_runs_timeline.csv"))
