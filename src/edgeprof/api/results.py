@@ -350,6 +350,17 @@ class CoreMLDiff(Result):
 
 
 @dataclass
+class PhaseReport(Result):
+    """A profile per phase (``edgeprof phases``)."""
+
+    kind: ClassVar[str] = "phases"
+
+    @property
+    def phases(self) -> list[dict]:
+        return self.data["phases"]
+
+
+@dataclass
 class ProgramInfo(Result):
     """What is inside a .pte (``edgeprof program``): sizes, memory plan, instructions, delegates."""
 

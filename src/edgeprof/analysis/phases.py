@@ -1,0 +1,141 @@
+"""LLM-aware analysis of one profile (pure): runs grouped into phases (prefill, decode, …) — never pooled —
+each with its own latency; for decode, per-token latency, tokens/s with an interval, time to first token, and
+the latency's slope with position (KV length) separated from drift over time.
+
+The ETDump does not name the method of a run (every run is an ``Execute`` block, and methods of one model can
+have the same event names), so phases come from labels: ``--phases`` run ranges, a run-order file written
+beside the ETDump (``<stem>.runs.json``: one ``{"method", "position", "generation"}`` per run), or — when
+neither is given — the runs' event signatures (different graphs are different phases; one signature = one
+phase ``all``).
+
+Position slope: ordinary least squares of a decode step's latency on its position and its run index (time),
+``ms ~ a + b·position + c·run_index``, with t intervals on the residual variance. With one generation position
+and time move together and cannot be separated: the slope is then reported as not identifiable, never as a
+number that is really drift. Categories whose per-run time grows with position are found the same way, each
+interval at level 1 − 0.05/k for k categories (Bonferroni), so a list of growing categories is a family-wise
+5 % claim.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+
+ALPHA = 0.05
+
+
+def parse_phases(spec: str, n_runs: int) -> list[str]:
+    """``0:1=prefill,1:65=decode,65:66=prefill,66:=decode`` → a label per run (run index ranges, end exclusive)."""
+    labels = [""] * n_runs
+    for part in spec.split(","):
+        rng, _, name = part.partition("=")
+        a, _, b = rng.partition(":")
+        try:
+            lo = int(a) if a.strip() else 0
+            hi = int(b) if b.strip() else n_runs
+        except ValueError:
+            raise UsageError(f"--phases: {part!r} is not START:END=NAME") from None
+        if not name or lo < 0 or hi > n_runs or lo >= hi:
+            raise UsageError(f"--phases: {part!r} must name runs inside 0:{n_runs}")
+        for i in range(lo, hi):
+            if labels[i]:
+                raise UsageError(f"--phases: run {i} is labelled twice")
+            labels[i] = name.strip()
+    missing = [i for i, x in enumerate(labels) if not x]
+    if missing:
+        raise UsageError(f"--phases: runs {missing[:5]} have no phase")
+    return labels
+
+
+def ols(y: np.ndarray, cols: list[np.ndarray], alpha: float = ALPHA) -> dict | None:
+    """Coefficients, standard errors and (1 − alpha) t intervals of y on [1, cols…]; None when not identifiable."""
+    from scipy.special import stdtrit
+
+    X = np.column_stack([np.ones(y.size), *cols])
+    n, k = X.shape
+    if n <= k + 1 or np.linalg.matrix_rank(X) < k:
+        return None
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ beta
+    s2 = float(resid @ resid) / (n - k)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    se = np.sqrt(np.diag(cov))
+    t = float(stdtrit(n - k, 1 - alpha / 2))
+    return {"coef": beta.tolist(), "se": se.tolist(), "low": (beta - t * se).tolist(), "high": (beta + t * se).tolist(),
+            "df": n - k}
+
+
+def position_slope(ms: np.ndarray, position: np.ndarray, run_index: np.ndarray, alpha: float = ALPHA) -> dict:
+    """ms per position step (and per run, the drift), each with its interval; why not, when not identifiable."""
+    fit = ols(ms, [position.astype(float), run_index.astype(float)], alpha)
+    if fit is None:
+        return {"identifiable": False, "why": "position and run order move together (one generation): position "
+                                              "cannot be separated from drift"}
+    return {"identifiable": True, "ms_per_position": fit["coef"][1], "low": fit["low"][1], "high": fit["high"][1],
+            "drift_ms_per_run": fit["coef"][2], "drift_low": fit["low"][2], "drift_high": fit["high"][2],
+            "df": fit["df"], "significant": fit["low"][1] > 0 or fit["high"][1] < 0}
+
+
+def tokens_per_second(ms: np.ndarray, seed: int = 0, resamples: int = 2000) -> dict:
+    """1000 / median step time, with a bootstrap 95 % interval of the median carried through (monotone)."""
+    rng = np.random.default_rng(seed)
+    med = float(np.median(ms))
+    boots = np.median(rng.choice(ms, size=(resamples, ms.size), replace=True), axis=1)
+    lo, hi = np.quantile(boots, [ALPHA / 2, 1 - ALPHA / 2])
+    return {"tokens_per_s": 1000.0 / med, "low": 1000.0 / float(hi), "high": 1000.0 / float(lo),
+            "median_step_ms": med}
+
+
+def analyze_phases(latency_ms: np.ndarray, labels: list[str], *, positions=None, generations=None,
+                   category_ms: dict[str, np.ndarray] | None = None, init_ms: float | None = None,
+                   seed: int = 0) -> dict:
+    """Per phase: latency summary (robust report of its runs); for a ``decode`` phase the decode analysis."""
+    from .latency import robust_latency
+
+    lat = np.asarray(latency_ms, dtype=float)
+    runs = np.arange(lat.size)
+    out = {"phases": [], "pooled": False}
+    names = list(dict.fromkeys(labels))
+    for name in names:
+        idx = runs[np.array([x == name for x in labels])]
+        rep = robust_latency(lat[idx], name=name, seed=seed)
+        rep.pop("latencies_ms", None)
+        ph = {"name": name, "first_run": int(idx[0]), "count": int(idx.size), "median_ms": rep["median_ms"],
+              "latency": rep}
+        if name == "decode" and idx.size >= 3:
+            steady = idx[1:] if idx.size > 3 else idx   # the first decode step of a recording is warm-up prone
+            d = {"per_token_ms": {"p50": float(np.percentile(lat[steady], 50)), "p90": float(np.percentile(lat[steady], 90)),
+                                  "p99": float(np.percentile(lat[steady], 99)), "max": float(lat[steady].max())},
+                 **tokens_per_second(lat[steady], seed)}
+            if positions is not None:
+                pos = np.asarray(positions)[steady]
+                d["position_slope"] = position_slope(lat[steady], pos, steady)
+                if category_ms:
+                    grow = []
+                    a_cat = ALPHA / max(len(category_ms), 1)  # Bonferroni over the categories tested
+                    for cat, v in category_ms.items():
+                        s = position_slope(np.asarray(v)[steady], pos, steady, a_cat)
+                        if s.get("identifiable") and s["low"] > 0:
+                            grow.append({"category": cat, "ms_per_position": s["ms_per_position"], "low": s["low"],
+                                         "high": s["high"]})
+                    d["growing_with_position"] = sorted(grow, key=lambda g: -g["ms_per_position"])
+            ph["decode"] = d
+        out["phases"].append(ph)
+    if "prefill" in names:
+        first = next(i for i, x in enumerate(labels) if x == "prefill")
+        pre = [i for i, x in enumerate(labels) if x == "prefill"]
+        out["time_to_first_token"] = {
+            "first_ms": float(lat[first]) + (init_ms or 0.0), "includes_load_and_init": init_ms is not None,
+            "init_ms": init_ms, "steady_prefill_ms": float(np.median(lat[pre[1:]])) if len(pre) > 1 else None,
+            "note": "the first prefill after loading, with the Default block's load and init time; later "
+                    "generations' prefill (steady) is given apart"}
+    return out
+
+
+def signature_labels(signatures: list) -> list[str]:
+    """One phase per distinct run signature (the run's event names in order), named in order of appearance."""
+    names: dict = {}
+    for sig in signatures:
+        names.setdefault(sig, f"phase{len(names) + 1}")
+    return ["all"] * len(signatures) if len(names) == 1 else [names[s] for s in signatures]

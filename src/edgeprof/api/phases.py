@@ -1,0 +1,62 @@
+"""``edgeprof phases``: an LLM-shaped profile per phase (prefill, decode): latency, tokens/s, time to first
+token, the slope with position separated from drift, and the categories that grow with position."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import InputError
+from ..io.workspace import Workspace
+from ._common import workspace
+from .results import PhaseReport
+
+
+def run_order_file(etdump: Path) -> Path:
+    """``model.G2S64.etdp`` → ``model.G2S64.runs.json`` (the run order a recorder writes beside the ETDump)."""
+    return etdump.with_suffix(".runs.json")
+
+
+def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None = None) -> PhaseReport:
+    import numpy as np
+    import polars as pl
+
+    from ..analysis.breakdown import LINES, EventLines, per_run_lines
+    from ..analysis.latency import framework_times_ms
+    from ..analysis.phases import analyze_phases, parse_phases, signature_labels
+
+    ws = workspace(ws)
+    path = Path(path)
+    prof = ws.profile(path)
+    lat = prof.latency_ms()
+    n = lat.size
+    positions = None
+    order_file = run_order_file(path)
+    if spec:
+        labels, source = parse_phases(spec, n), "--phases"
+        # a step's position: its place in its contiguous range of one phase (the KV length grows along a range)
+        positions = [0] * n
+        for i in range(1, n):
+            positions[i] = positions[i - 1] + 1 if labels[i] == labels[i - 1] else 0
+    elif order_file.is_file():
+        try:
+            order = json.loads(order_file.read_text(encoding="utf-8"))
+            labels = [str(o["method"]) for o in order]
+            positions = [int(o.get("position", 0)) for o in order]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise InputError(order_file, f"not a run-order file ({type(e).__name__}: {e})") from None
+        if len(labels) != n:
+            raise InputError(order_file, f"lists {len(labels)} runs; the ETDump has {n}")
+        source = order_file.name
+    else:
+        ev = prof.events.filter(pl.col("run_index") >= 0)
+        sig = ev.group_by("run_index", maintain_order=True).agg(pl.col("name").cast(pl.String)).sort("run_index")
+        labels, source = signature_labels([tuple(x) for x in sig["name"].to_list()]), "event signatures"
+    lines = EventLines(prof)
+    mat, _, _ = per_run_lines(prof, lines)
+    cats = {LINES[j]: mat[:, j] / 1e6 for j in range(len(LINES)) if mat[:, j].any()}
+    fw = framework_times_ms(prof)
+    init = sum(v for v in fw.values() if v is not None) if any(v is not None for v in fw.values()) else None
+    doc = analyze_phases(np.asarray(lat), labels, positions=positions, category_ms=cats, init_ms=init, seed=seed)
+    doc.update(input=str(path), labels_source=source, runs=n)
+    return PhaseReport(doc)

@@ -1,0 +1,83 @@
+"""Phases of the recorded LLM fixture against a direct computation from its ETDump events, and the position
+slope recovered (with its stated coverage) on simulated decode latencies with a known slope and known drift."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from edgeprof.analysis.phases import parse_phases, position_slope
+from edgeprof.api import phases
+from edgeprof.errors import UsageError
+from edgeprof.io.etdump import read_etdump
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "llm"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def fixture(tmp_path):
+    et = tmp_path / "llm_kv_xnn.G2S64.etdp"
+    et.write_bytes(gzip.decompress((DATA / "llm_kv_xnn.G2S64.etdp.gz").read_bytes()))
+    (tmp_path / "llm_kv_xnn.G2S64.runs.json").write_text((DATA / "llm_kv_xnn.G2S64.runs.json").read_text())
+    return et
+
+
+def test_per_phase_numbers_equal_a_direct_computation(fixture):
+    order = json.loads(fixture.with_suffix(".runs.json").read_text())
+    ev = read_etdump(fixture).events
+    ex = ev.filter((pl.col("name") == "Method::execute") & (pl.col("run_index") >= 0)).sort("run_index")
+    ms = (ex["duration_ns"].to_numpy() / 1e6)
+    init = ev.filter((pl.col("run_index") < 0) & pl.col("name").is_in(["Program::load_method", "Method::init"]))
+    init_ms = init["duration_ns"].sum() / 1e6
+    doc = phases(fixture).data
+    assert doc["labels_source"] == fixture.with_suffix(".runs.json").name and not doc["pooled"]
+    by = {p["name"]: p for p in doc["phases"]}
+    for name in ("prefill", "decode"):
+        mine = ms[[i for i, o in enumerate(order) if o["method"] == name]]
+        assert by[name]["count"] == mine.size and by[name]["median_ms"] == pytest.approx(float(np.median(mine)))
+    steady = ms[[i for i, o in enumerate(order) if o["method"] == "decode"][1:]]
+    dec = by["decode"]["decode"]
+    assert dec["tokens_per_s"] == pytest.approx(1000 / float(np.median(steady)))
+    assert dec["low"] <= dec["tokens_per_s"] <= dec["high"]
+    assert dec["position_slope"]["identifiable"]  # two generations: position and time are separable
+    t = doc["time_to_first_token"]
+    assert t["first_ms"] == pytest.approx(ms[0] + init_ms) and t["init_ms"] == pytest.approx(init_ms)
+
+
+def test_labels_from_the_command_line_and_their_errors(fixture):
+    doc = phases(fixture, spec="0:1=prefill,1:65=decode,65:66=prefill,66:=decode").data
+    assert [(p["name"], p["count"]) for p in doc["phases"]] == [("prefill", 2), ("decode", 128)]
+    for bad in ("0:1=prefill", "0:200=x", "0:2=a,1:130=b", "x:1=a", "1:0=a"):
+        with pytest.raises(UsageError):
+            parse_phases(bad, 130)
+    r = subprocess.run([str(BIN / "edgeprof"), "phases", fixture, "--phases", "0:5=a", "--json"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "have no phase" in r.stderr
+
+
+def _simulate(rng, slope, drift, generations=2, steps=64, sd=0.01):
+    pos = np.concatenate([np.arange(8, 8 + steps)] * generations).astype(float)
+    t = np.arange(pos.size, dtype=float)
+    return 0.1 + slope * pos + drift * t + rng.normal(0, sd, pos.size), pos, t
+
+
+def test_position_slope_separated_from_drift_with_its_coverage():
+    rng = np.random.default_rng(7)
+    slope, drift = 0.0004, 0.0002
+    covered = sum(
+        (lambda s: s["low"] <= slope <= s["high"])(position_slope(*_simulate(rng, slope, drift)))
+        for _ in range(400))
+    assert 0.92 <= covered / 400 <= 0.98  # the 95 % interval covers the true slope about 95 % of the time
+    y, pos, t = _simulate(np.random.default_rng(1), 0.0, drift)  # no position effect, strong drift
+    s = position_slope(y, pos, t)
+    assert not s["significant"] and s["drift_low"] > 0
+    y, pos, t = _simulate(np.random.default_rng(2), slope, drift, generations=1)
+    assert position_slope(y, pos, t)["identifiable"] is False
