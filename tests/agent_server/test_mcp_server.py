@@ -77,6 +77,7 @@ def test_tools_match_the_cli(root):
         ("coreml", {"path": "kv.mlpackage"}),
         ("kernels", {"path": "xnn.log"}),
         ("latency", {"path": "tel_xnn.etdp"}),
+        ("phases", {"path": "tel_xnn.etdp", "phases": "0:1=prefill,1:=decode"}),
     ])
     assert {"compare", "breakdown", "program", "ane", "coreml", "kernels", "latency", "validate", "history"} <= set(names)
     assert "analyze" not in names and "report" not in names  # read-only unless --allow-write
@@ -90,6 +91,8 @@ def test_tools_match_the_cli(root):
     assert out[3][1]["result"]["headline"] == _cli("ane", root / "profile.json", "--json")["headline"]
     assert out[4][1]["result"]["models"][0]["totals"] == _cli("coreml", root / "kv.mlpackage", "--json")["models"][0]["totals"]
     assert out[1][1]["result"]["program"]["matched"] == 26
+    ph = _cli("phases", root / "tel_xnn.etdp", "--phases", "0:1=prefill,1:=decode", "--json")
+    assert out[7][1]["result"]["phases"] == ph["phases"]
 
 
 def test_bad_input_and_escapes_fail_cleanly(root, tmp_path):

@@ -133,6 +133,11 @@ def build(roots: list[str], allow_write: bool = False):
     def coreml(path: str) -> dict:
         return run(api.coreml, R.check(path))
 
+    @tool("An LLM-shaped profile per phase (prefill, decode): tokens/s, time to first token, latency slope with "
+          "position separated from drift. phases: run ranges like 0:1=prefill,1:=decode (optional). Read-only.")
+    def phases(path: str, phases: str | None = None) -> dict:
+        return run(api.phases, R.check(path), spec=phases)
+
     @tool("History of a store (DuckDB file or Parquet folder): points per commit, change points "
                              "and their attribution. Read-only.")
     def history(store: str, model: str | None = None) -> dict:
