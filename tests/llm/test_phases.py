@@ -81,3 +81,29 @@ def test_position_slope_separated_from_drift_with_its_coverage():
     assert not s["significant"] and s["drift_low"] > 0
     y, pos, t = _simulate(np.random.default_rng(2), slope, drift, generations=1)
     assert position_slope(y, pos, t)["identifiable"] is False
+
+
+def test_compare_per_phase(tmp_path):
+    files = {}
+    for b in ("portable", "xnn"):
+        et = tmp_path / f"llm_kv_{b}.G2S64.etdp"
+        et.write_bytes(gzip.decompress((DATA / f"llm_kv_{b}.G2S64.etdp.gz").read_bytes()))
+        (tmp_path / f"llm_kv_{b}.G2S64.runs.json").write_text((DATA / f"llm_kv_{b}.G2S64.runs.json").read_text())
+        files[b] = et
+    from edgeprof.api import compare_phases
+
+    doc = compare_phases(files["portable"], files["xnn"]).data
+    rows = {r["phase"]: r for r in doc["phases"]}
+    assert set(rows) == {"prefill", "decode"} and doc["only_in"] == {"baseline": [], "candidate": []}
+    assert rows["decode"]["baseline_runs"] == rows["decode"]["candidate_runs"] == 128
+
+    def steady_decode(et):  # independent: Method::execute of the decode runs, first one dropped as warm-up
+        order = json.loads(et.with_suffix(".runs.json").read_text())
+        ev = read_etdump(et).events
+        ms = ev.filter((pl.col("name") == "Method::execute") & (pl.col("run_index") >= 0)).sort("run_index")[
+            "duration_ns"].to_numpy() / 1e6
+        return ms[[i for i, o in enumerate(order) if o["method"] == "decode"]]
+
+    ratio = np.median(steady_decode(files["portable"])) / np.median(steady_decode(files["xnn"]))
+    assert rows["decode"]["ci_low"] <= ratio <= rows["decode"]["ci_high"]
+    assert rows["decode"]["verdict"] == "faster" and doc["statements"][1].startswith("decode ")

@@ -24,7 +24,7 @@ from .ingest import ingest
 from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
 from .latency import latency
 from .load import load_etdump
-from .phases import phases
+from .phases import compare_phases, phases
 from .plan import plan
 from .program import program, program_diff
 from .report import report
@@ -46,6 +46,7 @@ from .results import (
     KernelTable,
     KernelView,
     LatencyReport,
+    PhaseComparison,
     PhaseReport,
     PlanResult,
     ProgramDiff,
@@ -79,5 +80,5 @@ __all__ = [
     "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
-    "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport",
+    "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport", "compare_phases", "PhaseComparison",
 ]

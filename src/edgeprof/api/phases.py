@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..io.workspace import Workspace
 from ._common import workspace
-from .results import PhaseReport
+from .results import PhaseComparison, PhaseReport
 
 
 def run_order_file(etdump: Path) -> Path:
@@ -17,16 +17,12 @@ def run_order_file(etdump: Path) -> Path:
     return etdump.with_suffix(".runs.json")
 
 
-def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None = None) -> PhaseReport:
-    import numpy as np
+def _labelled(path: Path, spec: str | None, ws: Workspace):
+    """(profile, latency per run, phase label per run, position per run or None, where the labels came from)."""
     import polars as pl
 
-    from ..analysis.breakdown import LINES, EventLines, per_run_lines
-    from ..analysis.latency import framework_times_ms
-    from ..analysis.phases import analyze_phases, parse_phases, signature_labels
+    from ..analysis.phases import parse_phases, signature_labels
 
-    ws = workspace(ws)
-    path = Path(path)
     prof = ws.profile(path)
     lat = prof.latency_ms()
     n = lat.size
@@ -52,6 +48,20 @@ def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None
         ev = prof.events.filter(pl.col("run_index") >= 0)
         sig = ev.group_by("run_index", maintain_order=True).agg(pl.col("name").cast(pl.String)).sort("run_index")
         labels, source = signature_labels([tuple(x) for x in sig["name"].to_list()]), "event signatures"
+    return prof, lat, labels, positions, source
+
+
+def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None = None) -> PhaseReport:
+    import numpy as np
+
+    from ..analysis.breakdown import LINES, EventLines, per_run_lines
+    from ..analysis.latency import framework_times_ms
+    from ..analysis.phases import analyze_phases
+
+    ws = workspace(ws)
+    path = Path(path)
+    prof, lat, labels, positions, source = _labelled(path, spec, ws)
+    n = lat.size
     lines = EventLines(prof)
     mat, _, _ = per_run_lines(prof, lines)
     cats = {LINES[j]: mat[:, j] / 1e6 for j in range(len(LINES)) if mat[:, j].any()}
@@ -60,3 +70,32 @@ def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None
     doc = analyze_phases(np.asarray(lat), labels, positions=positions, category_ms=cats, init_ms=init, seed=seed)
     doc.update(input=str(path), labels_source=source, runs=n)
     return PhaseReport(doc)
+
+
+def compare_phases(baseline, candidate, *, spec: str | None = None, seed: int = 0,
+                   ws: Workspace | None = None) -> PhaseComparison:
+    """Baseline vs candidate per phase (speedup = baseline / candidate per phase, each with its interval and
+    verdict); phases present on one side only are listed, never pooled."""
+    import numpy as np
+
+    from ..analysis.compare import Arm, compare_latency
+
+    ws = workspace(ws)
+    sides = [_labelled(Path(p), spec, ws) for p in (baseline, candidate)]
+    names = [list(dict.fromkeys(s[2])) for s in sides]
+    rows, statements = [], []
+    for name in [x for x in names[0] if x in names[1]]:
+        arms = [Arm(name, [np.asarray(lat)[[i for i, x in enumerate(lab) if x == name]]]) for _, lat, lab, _, _ in sides]
+        r = compare_latency(arms[0], arms[1], seed=seed)
+        sp = r["speedup"]
+        rows.append({"phase": name, "verdict": r["verdict"], "speedup": sp["estimate"], "ci_low": sp["ci_low"],
+                     "ci_high": sp["ci_high"], "baseline_runs": int(arms[0].launches[0].size),
+                     "candidate_runs": int(arms[1].launches[0].size)})
+        word = {"faster": "faster", "slower": "slower"}.get(r["verdict"])
+        statements.append(f"{name} {sp['estimate']:.3g}× {word} [{sp['ci_low']:.3g}–{sp['ci_high']:.3g}]" if word else
+                          f"{name} {r['verdict'].replace('_', ' ')} ({sp['estimate']:.3g}× [{sp['ci_low']:.3g}–"
+                          f"{sp['ci_high']:.3g}])")
+    only = {"baseline": [x for x in names[0] if x not in names[1]], "candidate": [x for x in names[1] if x not in names[0]]}
+    return PhaseComparison({"baseline": str(baseline), "candidate": str(candidate), "phases": rows,
+                            "only_in": only, "statements": statements,
+                            "convention": "speedup = baseline / candidate per phase (> 1: candidate faster)"})

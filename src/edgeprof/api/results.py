@@ -361,6 +361,15 @@ class PhaseReport(Result):
 
 
 @dataclass
+class PhaseComparison(Result):
+    kind: ClassVar[str] = "phase_comparison"
+
+    @property
+    def statements(self) -> list[str]:
+        return self.data["statements"]
+
+
+@dataclass
 class ProgramInfo(Result):
     """What is inside a .pte (``edgeprof program``): sizes, memory plan, instructions, delegates."""
 

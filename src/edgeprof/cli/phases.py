@@ -12,20 +12,31 @@ from ._base import CONTEXT, echo_json, main, run_guarded
 @click.option("--phases", "spec", default=None,
               help="Run ranges and their phase, e.g. 0:1=prefill,1:65=decode (default: <stem>.runs.json beside the "
                    "ETDump, else the runs' event signatures).")
+@click.option("--compare", "against", type=click.Path(path_type=str), default=None,
+              help="A candidate ETDump: compare per phase (this one is the baseline).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @run_guarded
-def phases(etdump, spec, seed, as_json):
+def phases(etdump, spec, against, seed, as_json):
     """Prefill and decode apart: per-phase latency, per-token latency, tokens/s with its interval, time to first
     token, the slope with position (KV length) separated from drift, categories growing with position.
 
     \b
     edgeprof phases llm.etdp                      (run order from llm.runs.json)
     edgeprof phases llm.etdp --phases 0:1=prefill,1:=decode
+    edgeprof phases before.etdp --compare after.etdp     ("decode 1.4× faster [1.3–1.5], prefill unchanged")
     """
     from .. import api
     from ..render import terminal
 
+    if against:
+        cmp = api.compare_phases(etdump, against, spec=spec, seed=seed)
+        if as_json:
+            echo_json(cmp)
+        else:
+            for line in cmp.statements:
+                click.echo(line)
+        return
     res = api.phases(etdump, spec=spec, seed=seed)
     if as_json:
         echo_json(res)
