@@ -48,6 +48,9 @@ def test_per_phase_numbers_equal_a_direct_computation(fixture):
     assert dec["tokens_per_s"] == pytest.approx(1000 / float(np.median(steady)))
     assert dec["low"] <= dec["tokens_per_s"] <= dec["high"]
     assert dec["position_slope"]["identifiable"]  # two generations: position and time are separable
+    for p in doc["phases"]:  # each phase's own breakdown accounts for its whole end-to-end time
+        assert sum(b["share_pct"] for b in p["breakdown"]) == pytest.approx(100.0, abs=0.01)
+    assert by["prefill"]["breakdown"][0]["ms_per_run"] > by["decode"]["breakdown"][0]["ms_per_run"]
     t = doc["time_to_first_token"]
     assert t["first_ms"] == pytest.approx(ms[0] + init_ms) and t["init_ms"] == pytest.approx(init_ms)
 

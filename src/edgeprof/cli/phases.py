@@ -53,6 +53,9 @@ def _markdown(d: dict) -> str:
         out.append(f"| {p['name']} | {p['count']} | {fmt_ms(p['median_ms'])} | "
                    f"{fmt_ms(p['latency']['percentiles'].get('p90'))} |")
     for p in d["phases"]:
+        if p.get("breakdown"):
+            out.append(f"- {p['name']}: " + ", ".join(f"{b['line']} {b['share_pct']:.0f} %" for b in p["breakdown"][:5]))
+    for p in d["phases"]:
         dec = p.get("decode")
         if not dec:
             continue
