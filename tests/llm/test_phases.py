@@ -110,3 +110,21 @@ def test_compare_per_phase(tmp_path):
     ratio = np.median(steady_decode(files["portable"])) / np.median(steady_decode(files["xnn"]))
     assert rows["decode"]["ci_low"] <= ratio <= rows["decode"]["ci_high"]
     assert rows["decode"]["verdict"] == "faster" and doc["statements"][1].startswith("decode ")
+
+
+def test_report_has_a_phase_section(tmp_path):
+    from edgeprof.api import compare_phases, report
+
+    files = []
+    for b in ("portable", "xnn"):
+        d = tmp_path / b
+        d.mkdir()
+        et = d / f"llm_kv_{b}.G2S64.etdp"
+        et.write_bytes(gzip.decompress((DATA / f"llm_kv_{b}.G2S64.etdp.gz").read_bytes()))
+        (d / f"llm_kv_{b}.G2S64.runs.json").write_text((DATA / f"llm_kv_{b}.G2S64.runs.json").read_text())
+        files.append(et)
+    rep = report([str(files[0]), str(files[1])], out=tmp_path / "r.md", write=True)
+    assert all(c["phases"] and len(c["phases"]["phases"]) == 2 for c in rep["configs"])
+    assert rep["phase_comparison"]["statements"] == compare_phases(*files).statements
+    md = (tmp_path / "r.md").read_text()
+    assert "## Phases (prefill, decode)" in md and "decode 2.5× faster" in md

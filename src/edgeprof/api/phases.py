@@ -46,8 +46,20 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
         source = order_file.name
     else:
         ev = prof.events.filter(pl.col("run_index") >= 0)
-        sig = ev.group_by("run_index", maintain_order=True).agg(pl.col("name").cast(pl.String)).sort("run_index")
-        labels, source = signature_labels([tuple(x) for x in sig["name"].to_list()]), "event signatures"
+        sig = ev.group_by("run_index").agg(pl.col("name").cast(pl.String))
+        by_run = dict(zip(sig["run_index"].to_list(), sig["name"].to_list()))
+        ids = prof.runs.filter(pl.col("run_index") >= 0).sort("run_index")["run_index"].to_list()
+        labels, source = signature_labels([tuple(by_run.get(i) or ()) for i in ids]), "event signatures"
+    # runs without a valid end-to-end time are left out of every phase (their labels with them)
+    import numpy as np
+
+    keep = np.isfinite(lat)
+    if not keep.any():
+        raise InputError(path, "no run has a valid end-to-end time: nothing to analyse per phase")
+    if not keep.all():
+        lat = lat[keep]
+        labels = [x for x, k in zip(labels, keep) if k]
+        positions = None if positions is None else [x for x, k in zip(positions, keep) if k]
     return prof, lat, labels, positions, source
 
 
@@ -63,8 +75,10 @@ def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None
     prof, lat, labels, positions, source = _labelled(path, spec, ws)
     n = lat.size
     lines = EventLines(prof)
-    mat, _, _ = per_run_lines(prof, lines)
-    cats = {LINES[j]: mat[:, j] / 1e6 for j in range(len(LINES)) if mat[:, j].any()}
+    mat, e2e, _ = per_run_lines(prof, lines)
+    valid = np.isfinite(prof.latency_ms())
+    mat = mat[valid] if mat.shape[0] == valid.size else mat
+    cats = {LINES[j]: mat[:, j] / 1e6 for j in range(len(LINES)) if mat[:, j].any()} if mat.shape[0] == n else None
     fw = framework_times_ms(prof)
     init = sum(v for v in fw.values() if v is not None) if any(v is not None for v in fw.values()) else None
     doc = analyze_phases(np.asarray(lat), labels, positions=positions, category_ms=cats, init_ms=init, seed=seed)

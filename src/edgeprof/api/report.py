@@ -84,7 +84,15 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
             from ..analysis.pte_program import summarize
 
             program = join_program(steady, summarize(pte), instruction_costs(pte))
+    phases_doc = None
+    if first.suffix != ".csv" and len(files) == 1:
+        from .phases import phases as run_phases
+
+        ph = run_phases(first, seed=seed, ws=ws).data
+        if len(ph["phases"]) > 1:  # an LLM-shaped recording: prefill and decode are reported apart
+            phases_doc = ph
     return {
+        "phases": phases_doc,
         "program": program,
         "name": name, "role": role, "files": [str(f) for f in files], "threads": rf.threads,
         "experiment": rf.experiment, "platform": rf.platform,
@@ -164,6 +172,11 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
         comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],
                              threshold=threshold, seed=seed, resamples=resamples, taxonomy=tax, top=top,
                              launch_cv=launch_cv, allow_different=allow_different, ws=ws).data
+    phase_cmp = None
+    if len(pair) == 2 and all(c.get("phases") for c in pair) and len(pair[0]["files"]) == len(pair[1]["files"]) == 1:
+        from .phases import compare_phases
+
+        phase_cmp = compare_phases(pair[0]["files"][0], pair[1]["files"][0], seed=seed, ws=ws).data
     manifest, mpath, _ = ws.manifest(run_dir if run_dir else Path(configs[0]["files"][0]).parent)
     device, device_src = recorded_device(manifest)
     if device is None:
@@ -187,7 +200,8 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             "environment": [list(r) for r in recorded_environment(manifest)],
             "executorch": (manifest or {}).get("executorch") if isinstance((manifest or {}).get("executorch"), dict) else None,
         },
-        "configs": configs, "comparison": comparison, "sme2_pair": sme2_pair, "kernels": kernels_part,
+        "configs": configs, "comparison": comparison, "phase_comparison": phase_cmp, "sme2_pair": sme2_pair,
+        "kernels": kernels_part,
         "validation": validation, "missing": missing,
         "latency_evidence": "timeline_csv" if all(c["evidence"] == "timeline_csv" for c in configs) else "etdump",
     }

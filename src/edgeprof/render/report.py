@@ -32,6 +32,7 @@ def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
     _categories(out, d)
     _portable(out, d)
     _operators(out, d)
+    _phases(out, d)
     _work(out, d)
     _kernels(out, d)
     _validation(out, d)
@@ -154,6 +155,36 @@ def _categories(out, d):
     out.append(("chart", "stacked", [{"label": cfg["name"], "parts": [(x["line"], x["avg_ms"]) for x in
                                                                         cfg["breakdown"]["categories"] if x["avg_ms"] > 0]}
                                      for cfg in d["configs"]]))
+
+
+def _phases(out, d):
+    """Per phase (prefill, decode, …) when a configuration's recording has more than one: never pooled."""
+    cfgs = [c for c in d["configs"] if c.get("phases")]
+    if not cfgs:
+        return
+    out.append(("h2", "Phases (prefill, decode)"))
+    pc = d.get("phase_comparison")
+    if pc:
+        out.append(("p", "Per phase, " + pc["convention"] + ": " + "; ".join(pc["statements"]) + "."))
+    for cfg in cfgs:
+        ph = cfg["phases"]
+        out.append(("h3", f"{cfg['name']} (phases from {ph['labels_source']})"))
+        rows = []
+        for p in ph["phases"]:
+            dec = p.get("decode") or {}
+            rows.append([p["name"], p["count"], fmt_ms(p["median_ms"]),
+                         f"{dec['tokens_per_s']:.4g} [{dec['low']:.4g}–{dec['high']:.4g}]" if dec else "—"])
+        out.append(("table", ["phase", "runs", "median ms", "tokens/s [95% CI]"], rows))
+        t = ph.get("time_to_first_token")
+        if t:
+            out.append(("p", f"Time to first token {fmt_ms(t['first_ms'])} ms (load and init included); steady "
+                             f"prefill {fmt_ms(t['steady_prefill_ms'])} ms."))
+        for p in ph["phases"]:
+            sl = (p.get("decode") or {}).get("position_slope")
+            if sl:
+                out.append(("p", "Decode latency per position: " + (
+                    f"{sl['ms_per_position'] * 1000:+.3g} µs [{sl['low'] * 1000:+.3g}, {sl['high'] * 1000:+.3g}] per step, "
+                    f"separated from drift" if sl["identifiable"] else sl["why"]) + "."))
 
 
 def _work(out, d):
