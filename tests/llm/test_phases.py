@@ -128,3 +128,14 @@ def test_report_has_a_phase_section(tmp_path):
     assert rep["phase_comparison"]["statements"] == compare_phases(*files).statements
     md = (tmp_path / "r.md").read_text()
     assert "## Phases (prefill, decode)" in md and "decode 2.5× faster" in md
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", "{}", '[{"method": "x", "position": "a"}]', "[[1]]", "not json", "[" * 5000,
+                                     '[{"method": "decode"}]'])
+def test_a_bad_run_order_file_is_one_line(fixture, content):
+    from edgeprof.errors import InputError
+
+    fixture.with_suffix(".runs.json").write_text(content)
+    with pytest.raises(InputError) as e:
+        phases(fixture)
+    assert "runs.json" in str(e.value) and "\n" not in str(e.value)

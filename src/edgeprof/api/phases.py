@@ -39,8 +39,8 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
             order = json.loads(order_file.read_text(encoding="utf-8"))
             labels = [str(o["method"]) for o in order]
             positions = [int(o.get("position", 0)) for o in order]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise InputError(order_file, f"not a run-order file ({type(e).__name__}: {e})") from None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+            raise InputError(order_file, f"not a run-order file ({type(e).__name__}: {str(e)[:80]})") from None
         if len(labels) != n:
             raise InputError(order_file, f"lists {len(labels)} runs; the ETDump has {n}")
         source = order_file.name
