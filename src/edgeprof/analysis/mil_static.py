@@ -65,7 +65,7 @@ CHIPS = {
 DEFAULT_CHIP = "M2"
 
 
-def _tensor_dtypes(op, types: dict) -> tuple[set[str], bool]:
+def _tensor_dtypes(op, types: dict, consts: set) -> tuple[set[str], bool]:
     """dtypes of the op's non-parameter tensors (inputs and outputs), and whether any dimension is flexible."""
     dts, flexible = set(), False
     tys = [t for _, t in op.outputs]
@@ -74,7 +74,7 @@ def _tensor_dtypes(op, types: dict) -> tuple[set[str], bool]:
             ty = a.value.type if a.value is not None else types.get(a.name or "")
             if ty is None:
                 continue
-            if a.value is not None or (a.name in types.get("__const__", ())):
+            if a.value is not None or a.name in consts:
                 if (ty.nbytes or 0) <= PARAM_BYTES:
                     continue
             tys.append(ty)
@@ -92,12 +92,11 @@ def op_hazards(prog: MilProgram) -> list[dict]:
     for fn in prog.functions.values():
         types: dict = {n: t for n, t in fn.inputs}
         consts: set[str] = set()
-        types["__const__"] = consts
         for op in fn.ops:
             t = _short(op.type)
             is_const = t == "const" or t.startswith("constexpr_")
             if not is_const:
-                dts, flexible = _tensor_dtypes(op, types)
+                dts, flexible = _tensor_dtypes(op, types, consts)
                 hits = []
                 if dts & HARD_INT:
                     hits.append("int32")

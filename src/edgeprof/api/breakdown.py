@@ -35,13 +35,10 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     result.update(input=str(path), etrecord_status=prof.etrecord.status if prof.etrecord else "absent",
                   experiment=ws.describe(path).experiment, warnings=list(prof.warnings))
     if program is not None:
-        from ..analysis.pte_cost import instruction_costs
-        from ..analysis.pte_join import join_program
-        from ..analysis.pte_program import summarize
         from ..io.pte import read_pte
+        from .program import join_with_program
 
-        pte = read_pte(program)
-        result["program"] = join_program(prof, summarize(pte), instruction_costs(pte))
+        result["program"] = join_with_program(prof, read_pte(program))
     return Breakdown(result, profile=prof)
 
 

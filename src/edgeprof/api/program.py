@@ -50,6 +50,15 @@ def _attach(doc: dict, path) -> None:
     doc["etrecord"] = str(path)
 
 
+def join_with_program(profile, pte) -> dict:
+    """A profile joined with the program (a read :class:`~edgeprof.pte_model.PteProgram`) it ran."""
+    from ..analysis.pte_cost import instruction_costs
+    from ..analysis.pte_join import join_program
+    from ..analysis.pte_program import summarize
+
+    return join_program(profile, summarize(pte), instruction_costs(pte))
+
+
 def program_diff(a, b) -> ProgramDiff:
     from ..analysis.pte_program import compare_programs
 

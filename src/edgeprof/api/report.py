@@ -79,11 +79,9 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     if first.suffix != ".csv":
         pte = ws.program_for(first)
         if pte is not None:
-            from ..analysis.pte_cost import instruction_costs
-            from ..analysis.pte_join import join_program
-            from ..analysis.pte_program import summarize
+            from .program import join_with_program
 
-            program = join_program(steady, summarize(pte), instruction_costs(pte))
+            program = join_with_program(steady, pte)
     phases_doc = None
     if first.suffix != ".csv" and len(files) == 1:
         from .phases import phases as run_phases

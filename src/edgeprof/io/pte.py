@@ -137,8 +137,7 @@ def _read(mm: _File, size: int, path) -> PteProgram:
             raise CorruptProgramError(path, f"segment {s.index} at byte {base + s.offset} overlaps the program or the "
                                             f"segment before it (which end at byte {at})", offset=base + s.offset)
         at = max(at, base + s.offset + s.size)
-    prog.inline_constant_bytes = [root.tables(2, "constant_buffer")[i].vector(0, 1, "storage")[1]
-                                  for i in range(len(root.tables(2, "constant_buffer")))]
+    prog.inline_constant_bytes = [t.vector(0, 1, "storage")[1] for t in root.tables(2, "constant_buffer")]
     prog.inline_delegate_bytes = [t.vector(0, 1, "data")[1] for t in root.tables(3, "backend_delegate_data")]
     cs = root.table(5, "constant_segment")
     if cs is not None:

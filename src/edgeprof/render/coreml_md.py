@@ -5,22 +5,22 @@ from __future__ import annotations
 from .markdown import cell, table
 
 
-def _b(n) -> str:
+def _si(n, units: tuple, fmt: str, bare: str, unknown: str) -> str:
+    """``n`` with the largest of ``units`` (G, M, K prefixes) it reaches; ``bare`` below them."""
     if n is None:
-        return "—"
-    for unit, f in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        return unknown
+    for unit, f in zip(units, (1e9, 1e6, 1e3)):
         if abs(n) >= f:
-            return f"{n / f:.2f} {unit}"
-    return f"{n} B"
+            return format(n / f, fmt) + unit
+    return bare.format(n)
+
+
+def _b(n) -> str:
+    return _si(n, (" GB", " MB", " KB"), ".2f", "{} B", "—")
 
 
 def _f(n) -> str:
-    if n is None:
-        return "not known"
-    for unit, f in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= f:
-            return f"{n / f:.3g}{unit}"
-    return str(n)
+    return _si(n, ("G", "M", "K"), ".3g", "{}", "not known")
 
 
 def model_section(m: dict, level: int = 3, top: int = 25) -> str:
