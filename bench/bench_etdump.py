@@ -7,7 +7,7 @@ Files: the recorded ``mobilenet_v3_small_xnnq8.N200.etdp`` (40,802 events) and a
 1000-run ETDump of that model). Each measurement runs in a fresh process; times exclude interpreter
 start and imports (as Inspector's figure excludes its ~10 s import), RSS is the process peak.
 Inspector is timed when ``--inspector-python`` points at a Python with executorch installed (or when
-this one has it): ``Inspector(etdump_path=...)`` + ``to_dataframe()``.
+this one has it: ``pip install torch==2.13.0 && pip install -e '.[run]'``): ``Inspector(etdump_path=...)`` + ``to_dataframe()``.
 
 Targets (issue: foundation): whole analyze ≥ 700k events/s and ≤ 150 MB peak RSS on the 200k-event
 file, i.e. ≥ 50× Inspector.

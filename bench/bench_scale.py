@@ -9,12 +9,17 @@ the ExecuTorch runtime through ``edgeprof run`` (one launch, no warm-up) with 2,
 writing), commands interleaved size by size; the figure is the median of ``--repeat`` runs, RSS the peak.
 Inspector: ``Inspector(etdump_path=…).to_dataframe()`` (no ETRecord), timed the same way. Marginal cost = the
 slope of time and peak RSS over events (least squares over the sizes).
+
+Needs the `run` extra (ExecuTorch's runtime records the profiles, and its devtools are the Inspector it is timed
+against): ``pip install torch==2.13.0 && pip install -e '.[run]'``. The program and its ETRecord come from
+tests/data (``tests/data/pte/tel_xnnq8.pte``, ``tests/data/etrecord/tel_xnnq8.etrecord``).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,7 +32,16 @@ sys.path.insert(0, str(ROOT / "bench"))
 from fresh import measure  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "scale"
-PROGRAM = ROOT.parent / "shared" / "fixtures" / "executorch" / "tel_xnnq8.pte"
+
+def program() -> Path:
+    """The fixture program with its ETRecord beside it (both in tests/data), where `edgeprof run` finds the ETRecord."""
+    d = OUT / "program"
+    d.mkdir(parents=True, exist_ok=True)
+    for src in (ROOT / "tests/data/pte/tel_xnnq8.pte", ROOT / "tests/data/etrecord/tel_xnnq8.etrecord"):
+        if not (d / src.name).exists():
+            shutil.copyfile(src, d / src.name)
+    return d / "tel_xnnq8.pte"
+
 
 def record(runs: int) -> tuple[Path, Path, int]:
     """Two launches of ``runs`` runs each (cached); returns their ETDumps and the event count of the first."""
@@ -36,7 +50,7 @@ def record(runs: int) -> tuple[Path, Path, int]:
     d = OUT / f"tel_xnnq8_r{runs}"
     files = sorted(d.rglob("*.etdump"))
     if len(files) < 2:
-        subprocess.run([sys.executable, "-m", "edgeprof", "run", str(PROGRAM), "--runs", str(runs), "--warmup", "0",
+        subprocess.run([sys.executable, "-m", "edgeprof", "run", str(program()), "--runs", str(runs), "--warmup", "0",
                         "--launches", "2", "--out", str(d), "--force", "--no-progress"], check=True,
                        stdout=subprocess.DEVNULL)
         files = sorted(d.rglob("*.etdump"))

@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 
 # ISA families, in the order a report lists them (accelerated first)
-FAMILIES = ("SME2", "SME", "NEON", "AVX-512", "AVX2-FMA", "AVX", "SSE", "WebAssembly", "RISC-V", "Hexagon", "scalar")
+FAMILIES = ("SME2", "SME", "NEON", "Arm-scalar", "AVX-512", "AVX2-FMA", "AVX", "SSE", "WebAssembly", "RISC-V", "Hexagon", "scalar")
 UNKNOWN = "unknown"
 
 # exact ISA tokens → family (XNNPACK's ISA list at the ExecuTorch-pinned commit, plus KleidiAI engine names)
@@ -27,7 +27,9 @@ _ISA = {
     "neonsme": "SME", "sme": "SME",
     "neon": "NEON", "neonfma": "NEON", "neonv8": "NEON", "neonfp16": "NEON", "neonfp16arith": "NEON",
     "neonbf16": "NEON", "neondot": "NEON", "neondotfp16arith": "NEON", "neoni8mm": "NEON", "neoni8mmbf16": "NEON",
-    "neonmlal": "NEON", "fp16arith": "NEON", "armsimd32": "NEON",
+    "neonmlal": "NEON",
+    # Arm without NEON vectors: ARMv6 SIMD32 (packed 8/16-bit lanes in 32-bit registers), ARMv8.2 scalar FP16
+    "fp16arith": "Arm-scalar", "armsimd32": "Arm-scalar",
     "avx512f": "AVX-512", "avx512skx": "AVX-512", "avx512vbmi": "AVX-512", "avx512vnni": "AVX-512",
     "avx512vnnigfni": "AVX-512", "avx512fp16": "AVX-512", "avx512bf16": "AVX-512", "avx512amx": "AVX-512",
     "avx256skx": "AVX-512", "avx256vnni": "AVX-512", "avx256vnnigfni": "AVX-512",

@@ -239,3 +239,30 @@ def test_every_table_uses_the_same_steady_runs(toycnn_pair, etdump_dir):
     assert md.count("**Runs used in every table and chart below:**") == 1
     assert "toycnn_xnn.N20: runs 1–19 (19 of 20; run 0 left out as warm-up)" in md
     assert f"| {cand['name']} | 19 | {np.median(e2e[w:]) / 1e6:.4g} [" in md
+
+
+def _inspector_execute_ms(name: str) -> list[float]:
+    """Method::execute per run, from ExecuTorch Inspector's own table (the independent oracle)."""
+    import csv
+    import gzip
+    rows = csv.DictReader(gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt"))
+    runs = {int(r["run_index"]): float(r["duration_ms"]) for r in rows if r["event_name"] == "Method::execute"}
+    return [runs[i] for i in sorted(runs)]
+
+
+def test_report_numbers_against_inspectors_durations(toycnn_pair):
+    import statistics
+    md = rep.markdown(toycnn_pair, generated="2026-11-30 00:00 UTC")
+    medians = {}
+    for name in ("toycnn_portable.N20", "toycnn_xnn.N20"):
+        ex = _inspector_execute_ms(name)
+        m = re.search(rf"^\| {re.escape(name)} \| (\d+) \| ([0-9.e+-]+) \[", md, re.MULTILINE)
+        assert m, name
+        steady = int(m.group(1))
+        assert 0 < steady <= len(ex) == 20
+        # warm-up runs are leading runs: the steady runs are the last `steady` runs Inspector lists
+        medians[name] = statistics.median(ex[len(ex) - steady:])
+        assert float(m.group(2)) == pytest.approx(medians[name], rel=5e-4), name
+    # 1 vs 1 launch: the headline speedup is the ratio of those medians (baseline / candidate)
+    m = re.search(r"\*\*([0-9.]+)×\*\* \[", md)
+    assert float(m.group(1)) == pytest.approx(medians["toycnn_portable.N20"] / medians["toycnn_xnn.N20"], rel=5e-4)

@@ -144,3 +144,68 @@ def test_gemm_kinds_cover_the_gemm_like_names():
     kinds = Counter(parse(n).kind for n in NAMES)
     assert set(GEMM_KINDS) <= set(kinds)
     assert "unknown" not in kinds and "" not in kinds
+
+
+# An independent, labelled list: each ISA token XNNPACK spells after `__` in a microkernel name, the family it belongs
+# to, and where that is stated. Sources: XNNPACK's per-ISA microkernel lists (cmake/gen/<token>_microkernels.cmake and
+# gen/<token>_microkernels.bzl, one file per token, guarded by the matching XNNPACK_ENABLE_* / compiler flag in
+# CMakeLists.txt), the Arm A-profile architecture reference (SME/SME2 = FEAT_SME/FEAT_SME2; NEON = Advanced SIMD,
+# with dot product FEAT_DotProd, I8MM FEAT_I8MM, BF16 FEAT_BF16, FP16 vector FEAT_FP16; ARMv6 SIMD32 = 32-bit
+# "SIMD within a register", no NEON; fp16arith = scalar half-precision arithmetic), Intel's SDM (AVX-512 F/SKX/VNNI/
+# BF16/FP16/AMX; 256-bit AVX-512VL as avx256skx/avx256vnni; AVX-VNNI(-INT8) is a VEX extension of AVX2), WebAssembly
+# SIMD128 and relaxed-SIMD proposals, the RISC-V V extension, Qualcomm Hexagon HVX.
+ISA_TOKEN_FAMILY = {
+    "neonsme2": ("SME2", "FEAT_SME2 streaming SVE mode, KleidiAI *_sme2_* kernels"),
+    "neonsme": ("SME", "FEAT_SME"),
+    "neon": ("NEON", "Advanced SIMD, ARMv7/ARMv8"), "neonv8": ("NEON", "Advanced SIMD with ARMv8 rounding"),
+    "neonfma": ("NEON", "Advanced SIMD + VFPv4 fused multiply-add"), "neonfp16": ("NEON", "Advanced SIMD fp16 conversion"),
+    "neonfp16arith": ("NEON", "FEAT_FP16 vector arithmetic"), "neonbf16": ("NEON", "FEAT_BF16"),
+    "neondot": ("NEON", "FEAT_DotProd"), "neondotfp16arith": ("NEON", "FEAT_DotProd + FEAT_FP16"),
+    "neoni8mm": ("NEON", "FEAT_I8MM"), "neoni8mmbf16": ("NEON", "FEAT_I8MM + FEAT_BF16"),
+    "neonmlal": ("NEON", "Advanced SIMD widening multiply-accumulate"),
+    "armsimd32": ("Arm-scalar", "ARMv6 SIMD32: packed 8/16-bit lanes in general-purpose registers, not NEON"),
+    "fp16arith": ("Arm-scalar", "ARMv8.2 FEAT_FP16 scalar half-precision instructions"),
+    "avx512f": ("AVX-512", "AVX-512 Foundation"), "avx512skx": ("AVX-512", "AVX-512 F+CD+BW+DQ+VL (Skylake-X)"),
+    "avx512vnni": ("AVX-512", "AVX-512 VNNI"), "avx512vnnigfni": ("AVX-512", "AVX-512 VNNI + GFNI"),
+    "avx512bf16": ("AVX-512", "AVX-512 BF16"), "avx512fp16": ("AVX-512", "AVX-512 FP16"),
+    "avx512amx": ("AVX-512", "AMX tiles with AVX-512"), "avx256skx": ("AVX-512", "AVX-512VL at 256 bits"),
+    "avx256vnni": ("AVX-512", "AVX-512VL VNNI at 256 bits"),
+    "avxvnni": ("AVX2-FMA", "AVX-VNNI (VEX-encoded, an AVX2-class extension)"),
+    "avxvnniint8": ("AVX2-FMA", "AVX-VNNI-INT8"), "avx2": ("AVX2-FMA", "AVX2"), "fma3": ("AVX2-FMA", "FMA3"),
+    "avx": ("AVX", "AVX"), "f16c": ("AVX", "F16C half-precision conversion (AVX-era)"),
+    "sse": ("SSE", "SSE"), "sse2": ("SSE", "SSE2"), "ssse3": ("SSE", "SSSE3"), "sse41": ("SSE", "SSE4.1"),
+    "sse2fma": ("SSE", "SSE2 with FMA3 instructions"),
+    "wasmsimd": ("WebAssembly", "SIMD128"), "wasmrelaxedsimd": ("WebAssembly", "relaxed SIMD"),
+    "wasmsdot": ("WebAssembly", "relaxed SIMD signed dot"), "wasmusdot": ("WebAssembly", "relaxed SIMD unsigned dot"),
+    "rvv": ("RISC-V", "RISC-V V extension"), "rvvfp16arith": ("RISC-V", "RVV with Zvfh"),
+    "hvx": ("Hexagon", "Hexagon Vector eXtensions"),
+    "scalar": ("scalar", "portable C"),
+}
+
+
+def _isa_token(name: str) -> str:
+    """The ISA token of a name, read without the module under test: the first token after `__` in the list."""
+    for tok in name.split("__", 1)[1].split("_"):
+        if tok in ISA_TOKEN_FAMILY:
+            return tok
+    raise AssertionError(f"no labelled ISA token in {name}")
+
+
+def test_every_logged_name_gets_the_family_of_its_isa_token():
+    fams = Counter()
+    for n in NAMES:
+        token = _isa_token(n)
+        expected = ISA_TOKEN_FAMILY[token][0]
+        k = parse(n)
+        assert (k.isa, k.isa_family) == (token, expected), n
+        fams[expected] += 1
+    # per-family counts from the list itself (hand-checkable with grep -c)
+    assert fams["SME2"] == 13 and fams["SME"] == 10
+    assert fams["Arm-scalar"] == sum(1 for n in NAMES if _isa_token(n) in ("armsimd32", "fp16arith"))
+    assert set(fams) == set(FAMILIES)
+    assert sum(fams.values()) == len(NAMES)
+
+
+@pytest.mark.parametrize("token", sorted(ISA_TOKEN_FAMILY))
+def test_each_labelled_token_alone(token):
+    assert isa_family(token) == ISA_TOKEN_FAMILY[token][0]

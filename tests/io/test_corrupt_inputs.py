@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from edgeprof.errors import CorruptETDumpError, InputError, NoRunsError, NotAnETDumpError
+from edgeprof.errors import CorruptETDumpError, InputError, NotAnETDumpError
 from edgeprof.io.etdump import read_etdump
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
@@ -61,22 +61,28 @@ def test_missing_file_and_directory(tmp_path):
 
 def test_every_truncation_of_a_real_file_is_a_typed_error(tmp_path, etdump):
     data = etdump("toycnn_xnn.N20").read_bytes()
-    offsets = sorted(set(range(0, len(data), 37)) | {12, 13, 16, 20, 24, len(data) - 1})
+    whole = read_etdump(etdump("toycnn_xnn.N20")).n_events
+    offsets = sorted(set(range(0, len(data), 37)) | {0, 4, 8, 11, 12, 13, 16, 20, 24, len(data) - 1})
     for cut in offsets:
         p = write(tmp_path, data[:cut])
-        with pytest.raises((CorruptETDumpError, NotAnETDumpError)) as e:
+        # shorter than size prefix + root offset + identifier: not an ETDump at all; longer: the size prefix says
+        # more bytes than the file has — a truncated ETDump, found at byte 0 where the prefix is
+        expected = NotAnETDumpError if cut < 12 else CorruptETDumpError
+        with pytest.raises(expected) as e:
             read_etdump(p)
-        assert str(p) in str(e.value)
-        # with the size prefix repaired the damage must be found by the bounds checks (or yield no runs)
+        assert type(e.value) is expected and str(p) in str(e.value), cut
         if cut >= 12:
+            assert e.value.offset == 0 and "truncated" in str(e.value), cut
+            # with the size prefix repaired, the bounds checks must find the damage inside (at a byte offset within
+            # the file); only the last byte (alignment padding) can go unnoticed, and then nothing is lost
             p.write_bytes(refix_prefix(data[:cut]))
-            try:
+            if cut == len(data) - 1:
+                assert read_etdump(p).n_events == whole
+                continue
+            with pytest.raises(CorruptETDumpError) as err:
                 read_etdump(p)
-            except CorruptETDumpError as err:
-                assert err.offset is not None and 0 <= err.offset <= cut + 4
-                assert "byte offset" in str(err)
-            except (NotAnETDumpError, NoRunsError):
-                pass
+            assert err.value.offset is not None and 0 <= err.value.offset <= cut + 4, cut
+            assert "byte offset" in str(err.value)
 
 
 def test_wrong_identifier(tmp_path, etdump):
