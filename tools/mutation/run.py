@@ -3,8 +3,9 @@
 1. Test map: the tests below run once under coverage, each test in its own context, so every source line knows
    the tests that execute it (and how long each takes).
 2. Each mutant (tools/mutation/mutants.py) is written into a private copy of the package (symlinks to the real
-   files except the mutated one) that comes first on PYTHONPATH, and the tests reaching its lines run in a fresh
-   interpreter, fastest first, stopping at the first failure. A failure or a timeout kills the mutant.
+   files except the mutated one) that comes first on the path, and the tests reaching its lines (the module's own
+   test file first, then the fastest) run in a forked child that imports the package and the tests afresh
+   (the parent holds only third-party imports), stopping at the first failure. A failure or a timeout kills it.
 3. docs/mutation.md gets the kill rate per module and every surviving mutant, with the reason from
    tools/mutation/equivalent.tsv when it is listed as equivalent.
 
@@ -20,11 +21,11 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -112,37 +113,62 @@ class Overlay:
             for name in filenames:
                 (root / rel / name).symlink_to(Path(dirpath) / name)
 
-    def run(self, mutant: Mutant, text: str, nodeids: list[str], timeout: float) -> tuple[str, float]:
+    def put(self, mutant: Mutant, text: str) -> None:
         target = self.root / module_path(mutant.module).relative_to(SRC)
-        cache = target.parent / "__pycache__"
         target.unlink()
         target.write_text(text)
-        shutil.rmtree(cache, ignore_errors=True)
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-               "--no-header", "--tb=no", "-W", "ignore", *nodeids]
-        env = dict(os.environ, **ENV, PYTHONPATH=str(self.root))
-        t0 = time.perf_counter()
+        shutil.rmtree(target.parent / "__pycache__", ignore_errors=True)
+
+    def restore(self, mutant: Mutant) -> None:
+        target = self.root / module_path(mutant.module).relative_to(SRC)
+        target.unlink()
+        target.symlink_to(module_path(mutant.module))
+        shutil.rmtree(target.parent / "__pycache__", ignore_errors=True)
+
+    def fork_tests(self, nodeids: list[str]) -> int:
+        """Run the tests in a forked child whose first path entry is this copy; returns the child's pid.
+
+        The parent has imported the third-party libraries the tests use (never edgeprof, never a test module), so
+        the child skips their import cost and imports the package — with the mutant — and the tests afresh.
+        Tests that start `python -m edgeprof` get the copy through PYTHONPATH."""
+        pid = os.fork()
+        if pid:
+            return pid
         try:
-            rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                timeout=timeout).returncode
-            status = "survived" if rc == 0 else "killed" if rc == 1 else f"killed (pytest exit {rc})"
-        except subprocess.TimeoutExpired:
-            status = "killed (timeout)"
-        finally:
-            target.unlink()
-            target.symlink_to(module_path(mutant.module))
-            shutil.rmtree(cache, ignore_errors=True)
-        return status, time.perf_counter() - t0
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.chdir(ROOT)
+            os.environ.update(ENV, PYTHONPATH=str(self.root))
+            sys.path.insert(0, str(self.root))
+            import pytest
+            rc = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header", "--tb=no",
+                              "-W", "ignore", *nodeids])
+            os._exit(int(rc))
+        except BaseException:
+            os._exit(3)
+
+
+def preload() -> None:
+    """Import what the tests import from outside the project, before any fork (not edgeprof itself)."""
+    assert "edgeprof" not in sys.modules
+    import click  # noqa: F401
+    import hypothesis  # noqa: F401
+    import numpy  # noqa: F401
+    import polars  # noqa: F401  (its thread pool starts on first use, i.e. in each child)
+    import pytest  # noqa: F401
+    import scipy.special  # noqa: F401
+    import scipy.stats  # noqa: F401
 
 
 def select_tests(m: Mutant, lines: dict, durations: dict, budget: float) -> tuple[list[str], int, float]:
     """The tests that execute the mutant's lines; the module's own test files first, then the fastest, within
-    ``budget`` seconds. A line run only at import (module constants) takes the tests of every line of the module."""
+    ``budget`` seconds. A line run only at import (module constants, default arguments) takes the tests of the whole module."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
     ids = set()
     for ln in range(m.line, m.end_line + 1):
         ids.update(by_line.get(ln, ()))
-    if not ids and m.scope == "<module>":
+    if not ids:  # run at import only (module constants, default arguments): every test of the module
         ids = {t for tests in by_line.values() for t in tests}
     stem = m.module.rsplit(".", 1)[-1]
     own = lambda t: 0 if f"test_{stem}" in t.split("::")[0] else 1  # noqa: E731
@@ -166,6 +192,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/mutation.md for a "
                     "full run, nothing for a sample)")
     ap.add_argument("--survivors", action="store_true", help="run only the previous run's survivors again")
+    ap.add_argument("--resume", action="store_true", help="keep the mutants an interrupted run already killed")
     ap.add_argument("--budget", type=float, default=TEST_BUDGET,
                     help=f"seconds of test time per mutant (default {TEST_BUDGET:g})")
     ap.add_argument("--reuse-map", action="store_true", help="use the test map of the previous run")
@@ -179,6 +206,9 @@ def main(argv=None) -> int:
     results_file = WORK / "results.json"
     previous = json.loads(results_file.read_text()) if results_file.exists() else {}
 
+    done: dict[str, dict] = {}
+    if args.resume and (WORK / "partial.json").exists():
+        done = {k: v for k, v in json.loads((WORK / "partial.json").read_text()).items() if is_killed(v["status"])}
     todo: list[Mutant] = []
     for m in modules:
         pool = allm[m]
@@ -187,7 +217,7 @@ def main(argv=None) -> int:
             pool = rng.sample([x for x in pool if x.key not in equivalent], min(args.sample, len(pool)))
         elif args.survivors:
             pool = [x for x in pool if previous.get(x.key, {}).get("status", "survived") in ("survived", "no test")]
-        todo += [x for x in pool if x.key not in equivalent or args.sample]
+        todo += [x for x in pool if (x.key not in equivalent or args.sample) and x.key not in done]
 
     if args.reuse_map and (WORK / "durations.json").exists():
         lines, durations = read_map(WORK / "coverage", WORK / "durations.json")
@@ -195,35 +225,54 @@ def main(argv=None) -> int:
         lines, durations = build_map(modules, args.tests.split(",") if args.tests else TESTS)
     WORK.mkdir(exist_ok=True)
     overlays = [Overlay(WORK / "overlay" / f"w{i}") for i in range(args.jobs)]
-    free = list(range(args.jobs))
-    import threading
-    lock = threading.Lock()
-    results: dict[str, dict] = {}
+    results: dict[str, dict] = dict(done)
     t_start = time.perf_counter()
+    preload()
+    queue = list(todo)
+    running: dict[int, tuple] = {}  # pid -> (slot, mutant, record, started, timeout)
+    free = list(range(args.jobs))
 
-    def one(mut: Mutant) -> None:
-        tests, reached, spent = select_tests(mut, lines, durations, args.budget)
-        rec = {"module": mut.module, "line": mut.line, "scope": mut.scope, "edit": mut.edit, "tests": reached}
-        if not tests:
-            rec.update(status="no test", seconds=0.0)
+    def finish(rec: dict, key: str) -> None:
+        results[key] = rec
+        if len(results) % 25 == 0:
+            (WORK / "partial.json").write_text(json.dumps(results, ensure_ascii=False))
+            print(f"  {len(results)}/{len(todo) + len(done)} mutants, {time.perf_counter() - t_start:.0f} s", flush=True)
+
+    while queue or running:
+        while queue and free:
+            mut = queue.pop(0)
+            tests, reached, spent = select_tests(mut, lines, durations, args.budget)
+            rec = {"module": mut.module, "line": mut.line, "scope": mut.scope, "edit": mut.edit, "tests": reached}
+            if not tests:
+                rec.update(status="no test", seconds=0.0)
+                finish(rec, mut.key)
+                continue
+            slot = free.pop()
+            overlays[slot].put(mut, mutated_source(sources[mut.module], mut.index, strings=mut.module in STRING_RULES))
+            rec["ran"] = len(tests)
+            pid = overlays[slot].fork_tests(tests)
+            running[pid] = (slot, mut, rec, time.perf_counter(), 15 + 3 * spent)
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            now = time.perf_counter()
+            for p, (slot, mut, rec, t0, limit) in list(running.items()):
+                if now - t0 > limit:
+                    os.kill(p, signal.SIGKILL)
+                    rec["timed_out"] = True
+            time.sleep(0.02)
+            continue
+        slot, mut, rec, t0, _ = running.pop(pid)
+        overlays[slot].restore(mut)
+        free.append(slot)
+        rc = os.waitstatus_to_exitcode(status)
+        rec["seconds"] = round(time.perf_counter() - t0, 2)
+        if rec.pop("timed_out", False):
+            rec["status"] = "killed (timeout)"
         else:
-            with lock:
-                w = free.pop()
-            try:
-                text = mutated_source(sources[mut.module], mut.index, strings=mut.module in STRING_RULES)
-                status, sec = overlays[w].run(mut, text, tests, timeout=30 + 5 * spent)
-            finally:
-                with lock:
-                    free.append(w)
-            rec.update(status=status, seconds=round(sec, 2), ran=len(tests))
-        with lock:
-            results[mut.key] = rec
-            if len(results) % 25 == 0:
-                (WORK / "partial.json").write_text(json.dumps(results, ensure_ascii=False))
-                print(f"  {len(results)}/{len(todo)} mutants, {time.perf_counter() - t_start:.0f} s", flush=True)
-
-    with ThreadPoolExecutor(args.jobs) as ex:
-        list(ex.map(one, todo))
+            # 1: a test failed; 2: collection broke (the mutant breaks an import); 4/5: the node ids were not found
+            rec["status"] = ("survived" if rc == 0 else "killed" if rc == 1 else "killed (import)" if rc == 2
+                             else f"error (exit {rc})")
+        finish(rec, mut.key)
 
     if not args.sample:
         merged = dict(previous) if args.survivors else {}
