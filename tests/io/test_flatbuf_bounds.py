@@ -175,3 +175,46 @@ def test_few_unique_on_both_sides_of_its_limit(n_distinct):
     u, inv = _few_unique(v)
     np.testing.assert_array_equal(u[inv], v)
     assert sorted(u.tolist()) == sorted(set(v.tolist()))
+
+
+def test_error_offsets_without_a_base_are_buffer_offsets():
+    with pytest.raises(CorruptETDumpError) as e:
+        FlatBuffer(bytes(8), "f.etdp").check(A([6]), 4, "x")
+    assert e.value.offset == 6
+
+
+def test_all_absent_scalar_vectors_are_empty():
+    vals, off = fb(bytes(8)).scalar_vectors(A([-1, -1]), np.uint32, "v")
+    assert vals.size == 0 and off.tolist() == [0, 0, 0]
+
+
+def test_a_vector_of_tables_ending_at_the_last_byte():
+    # one slot at 4 whose offset 0 points at itself: the vector (4 + 4 bytes) ends exactly at the end
+    data = struct.pack("<II", 1, 0)
+    assert fb(data).table_vector(0, "t").tolist() == [4]
+    tgt, owner = fb(data).table_vectors(A([0]), "t")
+    assert tgt.tolist() == [4] and owner.tolist() == [0]
+
+
+def test_a_bad_vtable_of_the_second_table_names_that_table():
+    # table A at 8 with its vtable at 0 (4, 4); table B at 12 whose vtable would start 1 byte before the end
+    data = bytearray(16)
+    struct.pack_into("<HH", data, 0, 4, 4)
+    struct.pack_into("<i", data, 8, 8)            # 8 - 8 = 0
+    struct.pack_into("<i", data, 12, -3)          # 12 + 3 = 15
+    with pytest.raises(CorruptETDumpError, match="vtable") as e:
+        fb(bytes(data)).tables(A([8, 12]), "event")
+    assert e.value.offset == 12
+
+
+def test_hash_collisions_fall_back_to_exact_comparison(monkeypatch):
+    import edgeprof.io.flatbuf as m
+    monkeypatch.setattr(m, "_HASH_WEIGHTS", np.zeros_like(m._HASH_WEIGHTS))   # every string hashes alike
+    texts = ["ab", "abc", "ab", "zz", "", "abc"]
+    out, refs = bytearray(), []
+    for s in texts:
+        refs.append(len(out))
+        out += struct.pack("<I", len(s)) + s.encode()
+        out += bytes(-len(out) % 4)
+    codes, uniq, _ = fb(bytes(out) + bytes(4)).strings(A(refs), "name")
+    assert [uniq[c] for c in codes] == texts and len(uniq) == 4
