@@ -174,3 +174,40 @@ def test_to_pandas(etdump):
     assert list(df.columns) == prof.events.columns and len(df) == prof.n_events
     assert df["duration_ns"].sum() == prof.events["duration_ns"].sum()
     assert df["delegate_debug_id_int"].isna().all()
+
+
+def test_every_derived_column_of_a_hand_built_dump(tmp_path):
+    # rows (file order): 0 init, 1 load | run 0: 2 nameless, 3 delegate op "7", 4 DELEGATE_CALL, 5 kernel,
+    # 6 OPERATOR_CALL, 7 Method::execute | an empty Execute block (skipped) | run 1: 8 kernel, 9 OPERATOR_CALL, 10 execute
+    runs = [Run("Default", [PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 5, 30, 0, -1)]),
+            Run("Execute", [PE(None, 100, 105, 1),
+                            PE(None, 106, 110, 2, dd_int=7),
+                            PE("DELEGATE_CALL", 95, 150, 2),
+                            PE("native_call_add.out", 151, 158, 3),
+                            PE("OPERATOR_CALL", 150, 160, 3),
+                            PE("Method::execute", 90, 170, -1, -1)]),
+            Run("Execute", []),
+            Run("Execute", [PE("native_call_add.out", 1002, 1010, 3), PE("OPERATOR_CALL", 1000, 1012, 3),
+                            PE("Method::execute", 990, 1020, -1, -1)])]
+    prof = read_etdump(write(tmp_path, runs))
+    ev = prof.events
+    assert ev["run_index"].to_list() == [-1, -1, 0, 0, 0, 0, 0, 0, 1, 1, 1]
+    assert ev["event_index"].to_list() == [0, 1, 0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert ev["name"].cast(pl.String).to_list() == [
+        "Method::init", "Program::load_method", "", "7", "DELEGATE_CALL", "native_call_add.out", "OPERATOR_CALL",
+        "Method::execute", "native_call_add.out", "OPERATOR_CALL", "Method::execute"]
+    assert ev["kind"].cast(pl.String).to_list() == [
+        "framework", "framework", "other", "delegate_op", "delegate_call", "kernel", "operator_call", "framework",
+        "kernel", "operator_call", "framework"]
+    assert ev["parent"].to_list() == [1, None, 7, 4, 7, 6, 7, None, 9, 10, None]
+    assert ev["depth"].to_list() == [1, 0, 1, 2, 1, 2, 1, 0, 2, 1, 0]
+    assert ev["duration_ns"].to_list() == [10, 25, 5, 4, 55, 7, 10, 80, 8, 12, 30]
+    assert ev["self_ns"].to_list() == [10, 15, 5, 4, 51, 7, 3, 80 - 5 - 55 - 10, 8, 4, 18]
+    assert ev["delegate_backend"].cast(pl.String).to_list() == [
+        "framework", "framework", "portable", "delegated", "delegated", "portable", "portable", "framework",
+        "portable", "portable", "framework"]
+    assert prof.n_runs == 2 and prof.latency_ns().tolist() == [80, 30]
+    r = prof.runs
+    assert r["run_index"].to_list() == [-1, 0, -1, 1] and r["n_events"].to_list() == [2, 6, 0, 3]
+    assert r["e2e_ns"].to_list() == [None, 80, None, 30]
+    assert any("1 RunData block(s) hold no events" in w for w in prof.warnings)

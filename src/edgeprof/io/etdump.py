@@ -63,7 +63,7 @@ def duration_problems(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, n
     problem[np.abs(dur) >= 2**53] = 3
     problem[back & ~wrap] = 1
     # values beyond int64 range (corrupt input, 2^63, 2^64-1 sentinels) count as invalid
-    problem[(start > np.uint64(2**62)) | (end > np.uint64(2**62))] = 2
+    problem[(start >= np.uint64(2**62)) | (end >= np.uint64(2**62))] = 2
     return dur, problem
 
 
@@ -293,7 +293,8 @@ def build_profile(dec: dict, path, file_size: int = 0):
         "bundled_input_index": dec["run_bundled_input_index"].astype(np.int32),
         "n_events": n_events.astype(np.int64),
         "n_method_execute": n_exec.astype(np.int32),
-        "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series((n_events == 0) | (e2e_problem != None)), None)  # noqa: E711
+        "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series((n_events == 0) | ~is_run | (e2e_problem != None)),  # noqa: E711
+                                                      None)
         if n_rundata else pl.Series([], dtype=pl.Int64),
         "e2e_source": pl.Series([None if k == 0 else src for k, src in zip(n_events.tolist(), e2e_source.tolist())],
                                 dtype=pl.String),
