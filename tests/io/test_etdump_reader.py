@@ -211,3 +211,11 @@ def test_every_derived_column_of_a_hand_built_dump(tmp_path):
     assert r["run_index"].to_list() == [-1, 0, -1, 1] and r["n_events"].to_list() == [2, 6, 0, 3]
     assert r["e2e_ns"].to_list() == [None, 80, None, 30]
     assert any("1 RunData block(s) hold no events" in w for w in prof.warnings)
+
+
+@pytest.mark.parametrize("start,end,e2e,problem", [(5, 6, 1, None), (5, 5, None, "zero duration")])
+def test_a_run_is_timed_from_one_nanosecond(tmp_path, start, end, e2e, problem):
+    runs = [Run("Execute", [PE("Method::execute", 0, 100, -1, -1)]),
+            Run("Execute", [PE("Method::execute", start, end, -1, -1)])]
+    r = read_etdump(write(tmp_path, runs), allow_empty=True).runs
+    assert r["e2e_ns"].to_list() == [100, e2e] and r["e2e_problem"].to_list() == [None, problem]
