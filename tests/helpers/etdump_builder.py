@@ -147,14 +147,18 @@ def build(runs: list[Run], *, size_prefixed: bool = True, version: int = 0) -> b
     for r in runs:
         evs = []
         for e in r.events:
-            if isinstance(e, PE):
-                payload, slot = _profile_event(b, e), 0
-            elif isinstance(e, AE):
-                payload, slot = _alloc_event(b, e), 1
-            else:
-                payload, slot = _debug_event(b, e), 2
+            # an Event holds one payload; None gives an empty Event, a tuple an Event with several payloads
+            payloads = []
+            for x in (e if isinstance(e, tuple) else () if e is None else (e,)):
+                if isinstance(x, PE):
+                    payloads.append((_profile_event(b, x), 0))
+                elif isinstance(x, AE):
+                    payloads.append((_alloc_event(b, x), 1))
+                else:
+                    payloads.append((_debug_event(b, x), 2))
             b.StartObject(3)
-            b.PrependUOffsetTRelativeSlot(slot, payload, 0)
+            for payload, slot in payloads:
+                b.PrependUOffsetTRelativeSlot(slot, payload, 0)
             evs.append(b.EndObject())
         allocs = []
         for a in r.allocators:

@@ -80,3 +80,22 @@ def test_why_a_profile_has_nothing_to_analyse(tmp_path, runs, why):
 def test_one_valid_run_is_enough(tmp_path):
     runs = [Run("Execute", [PE("Method::execute", 5, 5, -1)]), Run("Execute", [PE("Method::execute", 5, 9, -1)])]
     assert read_etdump(write(tmp_path, runs)).latency_ns().tolist()[-1] == 4
+
+
+def test_version_bundled_index_and_events_without_one_payload(tmp_path):
+    runs = [Run("Execute", [None, (PE("native_call_a.out", 1, 3, 0), AE(0, 8)), None, (AE(0, 16), PE("b", 4, 5, 1)),
+                            PE("Method::execute", 0, 10, -1)], allocators=["m"]),
+            Run("Execute", [PE("Method::execute", 20, 30, -1)], bundled_input_index=4)]
+    p = tmp_path / "v.etdp"
+    p.write_bytes(build(runs, version=7))
+    prof = read_etdump(p)
+    assert prof.version == 7
+    assert prof.runs["bundled_input_index"].to_list() == [-1, 4]
+    # an Event with several payloads counts as its first one in the order profile, allocation, debug
+    assert prof.run(0)["name"].cast(pl.String).to_list() == ["native_call_a.out", "b", "Method::execute"]
+    assert prof.allocations.height == 0
+    assert "2 Event table(s) hold no payload and were skipped" in prof.warnings
+    assert "2 Event table(s) hold more than one payload; the first was used" in prof.warnings
+    q = tmp_path / "w.etdp"
+    q.write_bytes(build([Run("Execute", [PE("Method::execute", 0, 10, -1)])]))
+    assert read_etdump(q).version == 0 and not read_etdump(q).warnings
