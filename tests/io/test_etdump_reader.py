@@ -206,8 +206,13 @@ def test_every_derived_column_of_a_hand_built_dump(tmp_path):
     assert ev["delegate_backend"].cast(pl.String).to_list() == [
         "framework", "framework", "portable", "delegated", "delegated", "portable", "portable", "framework",
         "portable", "portable", "framework"]
+    assert ev["chain_index"].to_list() == [-1, -1, 0, 0, 0, 0, 0, -1, 0, 0, -1]
+    assert ev["instruction_id"].to_list() == [0, 0, 1, 2, 2, 3, 3, -1, 3, 3, -1]
+    assert ev["start_ns"].to_list()[:3] == [10, 5, 100] and ev["end_ns"].to_list()[:3] == [20, 30, 105]
+    assert ev["block"].cast(pl.String).to_list() == ["Default"] * 2 + ["Execute"] * 9
     assert prof.n_runs == 2 and prof.latency_ns().tolist() == [80, 30]
     r = prof.runs
+    assert r["block"].to_list() == ["Default", "Execute", "Execute", "Execute"]
     assert r["run_index"].to_list() == [-1, 0, -1, 1] and r["n_events"].to_list() == [2, 6, 0, 3]
     assert r["e2e_ns"].to_list() == [None, 80, None, 30]
     assert any("1 RunData block(s) hold no events" in w for w in prof.warnings)
