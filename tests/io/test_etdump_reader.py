@@ -115,7 +115,8 @@ def test_32bit_timer_wraparound_and_impossible_intervals(tmp_path):
     prof = read_etdump(write(tmp_path, runs))
     ev = prof.run(0)
     assert ev["duration_ns"].to_list() == [15, 35, None, 50]
-    assert any("1 event(s) with end before start (not a 32-bit timer wrap)" in w for w in prof.warnings)
+    assert "left out as invalid: 1 event(s) with end before start (not a 32-bit timer wrap) (their durations are " \
+           "left empty)" in prof.warnings
 
 
 def test_runs_without_method_execute_fall_back_to_top_level_events(tmp_path):
@@ -224,3 +225,5 @@ def test_a_run_is_timed_from_one_nanosecond(tmp_path, start, end, e2e, problem):
             Run("Execute", [PE("Method::execute", start, end, -1, -1)])]
     r = read_etdump(write(tmp_path, runs), allow_empty=True).runs
     assert r["e2e_ns"].to_list() == [100, e2e] and r["e2e_problem"].to_list() == [None, problem]
+    assert r["e2e_source"].to_list() == ["method_execute"] * 2
+    assert r["start_ns"].to_list() == [0, start] and r["end_ns"].to_list() == [100, end]

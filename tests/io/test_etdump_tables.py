@@ -99,3 +99,55 @@ def test_version_bundled_index_and_events_without_one_payload(tmp_path):
     q = tmp_path / "w.etdp"
     q.write_bytes(build([Run("Execute", [PE("Method::execute", 0, 10, -1)])]))
     assert read_etdump(q).version == 0 and not read_etdump(q).warnings
+
+
+@pytest.mark.parametrize("later", [False, True])
+def test_method_init_nests_in_load_method_whatever_their_name_codes(tmp_path, later):
+    # the name codes follow where the builder put the strings: with only the load block Program::load_method is
+    # decoded first (code 0); with a later Method::init event, Method::init is — nesting must not depend on a
+    # name's code being non-zero
+    from edgeprof.io import etdump_decode
+    runs = [Run("Default", [PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 5, 30, 0, -1)])]
+    if later:
+        runs.append(Run("Execute", [PE("Method::init", 40, 41, 0, -1), PE("x", 50, 60, 1)]))
+    data = build(runs)
+    assert etdump_decode.decode(data, "x")["pe_names"][0] == ("Method::init" if later else "Program::load_method")
+    p = tmp_path / "i.etdp"
+    p.write_bytes(data)
+    d = read_etdump(p, allow_empty=True).events.filter(pl.col("run_index") == -1)
+    assert d["parent"].to_list() == [1, None] and d["depth"].to_list() == [1, 0]
+
+
+def test_two_delegate_int_ids_keep_their_own_names_and_one_xnnpack_op_makes_the_call_xnnpack(tmp_path):
+    runs = [Run("Execute", [PE(None, 100, 110, 2, dd_int=9), PE(None, 110, 120, 2, dd_int=7),
+                            PE("DELEGATE_CALL", 95, 125, 2),
+                            PE(None, 130, 140, 3, dd_str="Add (ND, F32) #1"), PE("DELEGATE_CALL", 128, 145, 3),
+                            PE("Method::execute", 90, 150, -1, -1)])]
+    ev = read_etdump(write(tmp_path, runs)).run(0)
+    assert ev["name"].cast(pl.String).to_list() == ["9", "7", "DELEGATE_CALL", "Add (ND, F32) #1", "DELEGATE_CALL",
+                                                    "Method::execute"]
+    assert ev["delegate_backend"].cast(pl.String).to_list() == ["delegated", "delegated", "delegated",
+                                                                "XnnpackBackend", "XnnpackBackend", "framework"]
+
+
+def test_a_block_named_default_that_executes_is_a_run(tmp_path):
+    runs = [Run("Default", [PE("Method::init", 1, 2, 0, -1)]),
+            Run("Default", [PE("native_call_x.out", 12, 18, 0), PE("Method::execute", 10, 20, -1, -1)])]
+    prof = read_etdump(write(tmp_path, runs))
+    assert prof.n_runs == 1 and prof.latency_ns().tolist() == [10]
+
+
+def test_operator_calls_end_to_end_under_method_execute_stay_measured(tmp_path):
+    runs = [Run("Execute", [PE("OPERATOR_CALL", 100, 110, 0), PE("OPERATOR_CALL", 110, 130, 1),
+                            PE("Method::execute", 100, 140, -1, -1)])]
+    ev = read_etdump(write(tmp_path, runs)).run(0)
+    assert ev["timing_source"].cast(pl.String).to_list() == ["measured"] * 3
+
+
+def test_a_kernel_after_its_operator_call_is_not_nested_in_it(tmp_path):
+    # parents are recorded after their children; a kernel event recorded after the only OPERATOR_CALL of its
+    # instruction has no operator parent and hangs under Method::execute
+    runs = [Run("Execute", [PE("OPERATOR_CALL", 100, 120, 0), PE("native_call_x.out", 105, 110, 0),
+                            PE("Method::execute", 90, 130, -1, -1)])]
+    ev = read_etdump(write(tmp_path, runs)).run(0)
+    assert ev["parent"].to_list() == [2, 2, None] and ev["depth"].to_list() == [1, 1, 0]
