@@ -45,6 +45,13 @@ class DE:  # DebugEvent
     tensor: TensorMeta | None = None
     int_value: int | None = None
     output: bool = False
+    float_value: float | None = None
+    double_value: float | None = None
+    bool_value: bool | None = None
+    tensor_list: list | None = None       # of TensorMeta
+    dd_int: int = -1
+    dd_str: str | None = None
+    value_type: int | None = None         # written as is when given (else from the payload)
 
 
 @dataclass
@@ -110,25 +117,38 @@ def _tensor(b, t: TensorMeta):
     return b.EndObject()
 
 
+def _scalar_table(b, kind: str, value):
+    b.StartObject(1)
+    {"int": b.PrependInt64Slot, "float": b.PrependFloat32Slot, "double": b.PrependFloat64Slot,
+     "bool": b.PrependBoolSlot}[kind](0, value, 0)
+    return b.EndObject()
+
+
 def _debug_event(b, e: DE):
     name = _string(b, e.name)
+    dd_str = _string(b, e.dd_str)
     tensor = _tensor(b, e.tensor) if e.tensor is not None else None
-    int_tbl = None
-    if e.int_value is not None:
+    tlist = None
+    if e.tensor_list is not None:
+        tv = _vector_of_tables(b, [_tensor(b, t) for t in e.tensor_list])
         b.StartObject(1)
-        b.PrependInt64Slot(0, e.int_value, 0)
-        int_tbl = b.EndObject()
-    out_tbl = None
-    if e.output:
-        b.StartObject(1)
-        b.PrependBoolSlot(0, True, False)
-        out_tbl = b.EndObject()
+        b.PrependUOffsetTRelativeSlot(0, tv, 0)
+        tlist = b.EndObject()
+    subs = {k: _scalar_table(b, kind, v) for k, kind, v in (
+        (3, "int", e.int_value), (4, "float", e.float_value), (5, "double", e.double_value),
+        (6, "bool", e.bool_value)) if v is not None}
+    out_tbl = _scalar_table(b, "bool", True) if e.output else None
+    vtype = e.value_type if e.value_type is not None else (
+        5 if tensor is not None else 6 if tlist is not None else 1 if 3 in subs else 3 if 4 in subs
+        else 4 if 5 in subs else 2 if 6 in subs else 0)
     b.StartObject(8)  # Value
-    b.PrependInt8Slot(0, 5 if tensor is not None else (1 if int_tbl is not None else 0), 0)
+    b.PrependInt8Slot(0, vtype, 0)
     if tensor is not None:
         b.PrependUOffsetTRelativeSlot(1, tensor, 0)
-    if int_tbl is not None:
-        b.PrependUOffsetTRelativeSlot(3, int_tbl, 0)
+    if tlist is not None:
+        b.PrependUOffsetTRelativeSlot(2, tlist, 0)
+    for k, t in subs.items():
+        b.PrependUOffsetTRelativeSlot(k, t, 0)
     if out_tbl is not None:
         b.PrependUOffsetTRelativeSlot(7, out_tbl, 0)
     value = b.EndObject()
@@ -136,6 +156,9 @@ def _debug_event(b, e: DE):
     b.PrependUint64Slot(0, e.chain_index, 0)
     b.PrependInt32Slot(1, e.instruction_id, -1)
     b.PrependUOffsetTRelativeSlot(2, value, 0)
+    b.PrependInt32Slot(3, e.dd_int, -1)
+    if dd_str is not None:
+        b.PrependUOffsetTRelativeSlot(4, dd_str, 0)
     if name is not None:
         b.PrependUOffsetTRelativeSlot(5, name, 0)
     return b.EndObject()

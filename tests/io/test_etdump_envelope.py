@@ -64,3 +64,14 @@ def test_envelope_lengths_at_their_boundaries():
     assert e.value.offset == 0
     fb, base = open_buffer(b"\x10\x00\x00\x00ED00" + bytes(8), "f")  # plain buffer
     assert base == 0 and fb.size == 16
+
+
+def test_files_over_4_gib_are_refused_unread(tmp_path):
+    from edgeprof.errors import InputError
+    from edgeprof.io.etdump_decode import read_bytes
+    p = tmp_path / "huge.etdp"
+    with open(p, "wb") as f:          # sparse: no disk space is used
+        f.truncate(4 * 1024**3 + 1)
+    with pytest.raises(InputError) as e:
+        read_bytes(p)
+    assert str(p) in str(e.value)

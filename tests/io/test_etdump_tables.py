@@ -151,3 +151,29 @@ def test_a_kernel_after_its_operator_call_is_not_nested_in_it(tmp_path):
                             PE("Method::execute", 90, 130, -1, -1)])]
     ev = read_etdump(write(tmp_path, runs)).run(0)
     assert ev["parent"].to_list() == [2, 2, None] and ev["depth"].to_list() == [1, 1, 0]
+
+
+def test_every_kind_of_debug_value(tmp_path):
+    from etdump_builder import DE, TensorMeta
+    t1, t2 = TensorMeta(6, [2, 3], [3, 1], 0), TensorMeta(15, [4], [1], 64)
+    runs = [Run("Execute", [
+        DE("i", 0, int_value=-7, dd_int=3), DE("f", 1, float_value=0.5, dd_str="Conv #1", chain_index=2),
+        DE("d", 2, double_value=2.25, output=True), DE("b", 3, bool_value=True), DE("b0", 3, bool_value=False),
+        DE("t", 4, tensor=t1), DE("tl", 5, tensor_list=[t1, t2]), DE("tl0", 5, tensor_list=[]),
+        DE("n", 6), DE("odd", 7, value_type=9), DE("s", 8, value_type=7),
+        PE("Method::execute", 0, 10, -1)])]
+    d = read_etdump(write(tmp_path, runs)).debug_events
+    assert d["name"].to_list() == ["i", "f", "d", "b", "b0", "t", "tl", "tl0", "n", "odd", "s"]
+    assert d["value_type"].to_list() == ["int", "float", "double", "bool", "bool", "tensor", "tensor_list",
+                                         "tensor_list", "null", "unknown(9)", "string"]
+    assert d["int_value"].to_list() == [-7.0] + [None] * 10
+    assert d["float_value"].to_list()[:4] == [None, 0.5, 2.25, None]
+    assert d["bool_value"].to_list()[:6] == [None, None, None, True, False, None]
+    assert d["is_output"].to_list() == [False, False, True] + [False] * 8
+    assert d["delegate_debug_id_int"].to_list()[:2] == [3, None]
+    assert d["delegate_debug_id_str"].to_list()[:2] == [None, "Conv #1"]
+    assert d["chain_index"].to_list()[:2] == [0, 2] and d["instruction_id"].to_list()[:3] == [0, 1, 2]
+    tensors = d["tensors"].to_list()
+    one = {"scalar_type": "float32", "sizes": [2, 3], "strides": [3, 1], "offset": 0}
+    two = {"scalar_type": "bfloat16", "sizes": [4], "strides": [1], "offset": 64}
+    assert tensors[5] == [one] and tensors[6] == [one, two] and tensors[7] == [] and tensors[0] == []

@@ -193,7 +193,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/mutation.md for a "
                     "full run, nothing for a sample)")
     ap.add_argument("--survivors", action="store_true", help="run only the previous run's survivors again")
-    ap.add_argument("--resume", action="store_true", help="keep the mutants an interrupted run already killed")
+    ap.add_argument("--resume", action="store_true", help="keep what an interrupted run already found")
     ap.add_argument("--budget", type=float, default=TEST_BUDGET,
                     help=f"seconds of test time per mutant (default {TEST_BUDGET:g})")
     ap.add_argument("--reuse-map", action="store_true", help="use the test map of the previous run")
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
 
     done: dict[str, dict] = {}
     if args.resume and (WORK / "partial.json").exists():
-        done = {k: v for k, v in json.loads((WORK / "partial.json").read_text()).items() if is_killed(v["status"])}
+        done = json.loads((WORK / "partial.json").read_text())
     todo: list[Mutant] = []
     for m in modules:
         pool = allm[m]
