@@ -121,3 +121,27 @@ def test_default_bootstrap_is_seeded_and_uses_2000_resamples():
     assert robust_latency(v)["ci"] == robust_latency(v, seed=0, resamples=2000)["ci"]
     assert robust_latency(v)["ci"] != robust_latency(v, seed=1, resamples=2000)["ci"]
     assert robust_latency(v)["ci"] != robust_latency(v, seed=0, resamples=2001)["ci"]
+
+
+def test_a_lead_exactly_two_percent_slower_is_not_warmup():
+    v = np.full(100, 50.0) + np.tile([-1e-4, 1e-4], 50)
+    v[:5] = 51.0                                    # 50 × 1.02 exactly
+    assert detect_warmup(v)["count"] == 0
+    v[:5] = 51.001
+    assert detect_warmup(v)["count"] == 5
+
+
+def test_drift_of_sub_millisecond_runs_is_in_percent_too():
+    v = 0.5 + 0.0005 * np.arange(60)                # +0.1 % of 0.5 ms per run
+    d = detect_drift(v)
+    assert d["slope_percent_per_100_runs"] == pytest.approx(0.0005 / np.median(v) * 1e4)
+
+
+def test_load_time_of_an_invalid_load_event_is_unknown(tmp_path):
+    from etdump_builder import PE, Run, build
+    runs = [Run("Default", [PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 2**40, 2**40 - 5, 0, -1)]),
+            Run("Execute", [PE("Method::execute", 0, 10, -1, -1)])]
+    p = tmp_path / "l.etdp"
+    p.write_bytes(build(runs))
+    got = framework_times_ms(load_etdump(p))
+    assert got == {"load_method_ms": None, "method_init_ms": pytest.approx(1e-5)}
