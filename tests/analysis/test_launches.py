@@ -182,3 +182,11 @@ def test_real_single_launch_pairs_with_the_allowance(real):
     assert max(false) <= 0.10, false
     assert min(found) >= 0.75, found
     assert min(naive) >= 0.2  # without the allowance, same-model launches are called different: why it exists
+
+
+@pytest.mark.parametrize("p", [[0.01, 0.04, 0.03, 0.2], [0.9, 0.95, 0.99], [0.5], [0.001, 0.001, 0.8, 0.6, 0.02]])
+def test_benjamini_hochberg_equals_scipy(p):
+    from scipy.stats import false_discovery_control
+    from edgeprof.analysis.launches import bh
+    assert bh(p) == pytest.approx(false_discovery_control(p, method="bh").tolist())
+    assert max(bh(p)) <= 1.0 and bh([]) == []

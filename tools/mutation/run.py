@@ -162,9 +162,12 @@ def preload() -> None:
     import scipy.stats  # noqa: F401
 
 
-def select_tests(m: Mutant, lines: dict, durations: dict, budget: float) -> tuple[list[str], int, float]:
-    """The tests that execute the mutant's lines; the module's own test files first, then the fastest, within
-    ``budget`` seconds. A line run only at import (module constants, default arguments) takes the tests of the whole module."""
+def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
+                 skip: set = frozenset()) -> tuple[list[str], int, float]:
+    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the module's
+    own test files first, then the most focused (fewest lines of this module executed: unit tests before
+    simulations and whole commands), then the fastest. A line run only at import (module constants, default
+    arguments) takes the tests of the whole module."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
     ids = set()
     for ln in range(m.line, m.end_line + 1):
@@ -172,8 +175,9 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float) -> tupl
     if not ids:  # run at import only (module constants, default arguments): every test of the module
         ids = {t for tests in by_line.values() for t in tests}
     stem = m.module.rsplit(".", 1)[-1]
+    reach = _reach(by_line)
     own = lambda t: 0 if f"test_{stem}" in t.split("::")[0] else 1  # noqa: E731
-    ranked = sorted(ids, key=lambda t: (own(t), durations.get(t, 1.0), t))
+    ranked = sorted((t for t in ids if t not in skip), key=lambda t: (own(t), reach.get(t, 0), durations.get(t, 1.0), t))
     chosen, spent = [], 0.0
     for t in ranked:
         if chosen and spent + durations.get(t, 1.0) > budget:
@@ -181,6 +185,21 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float) -> tupl
         chosen.append(t)
         spent += durations.get(t, 1.0)
     return chosen, len(ids), spent
+
+
+_REACH: dict[int, dict] = {}
+
+
+def _reach(by_line: dict) -> dict:
+    """Lines of one module each test executes (cached per module)."""
+    key = id(by_line)
+    if key not in _REACH:
+        count: dict[str, int] = {}
+        for tests in by_line.values():
+            for t in tests:
+                count[t] = count.get(t, 0) + 1
+        _REACH[key] = count
+    return _REACH[key]
 
 
 def main(argv=None) -> int:
@@ -193,6 +212,9 @@ def main(argv=None) -> int:
     ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/mutation.md for a "
                     "full run, nothing for a sample)")
     ap.add_argument("--survivors", action="store_true", help="run only the previous run's survivors again")
+    ap.add_argument("--new-tests-only", action="store_true",
+                    help="with --survivors: run only tests the previous test map did not have (a survivor's outcome "
+                         "can only change through them)")
     ap.add_argument("--resume", action="store_true", help="keep what an interrupted run already found")
     ap.add_argument("--budget", type=float, default=TEST_BUDGET,
                     help=f"seconds of test time per mutant (default {TEST_BUDGET:g})")
@@ -224,6 +246,7 @@ def main(argv=None) -> int:
             pool = [x for x in pool if not is_killed(previous.get(x.key, {}).get("status", "survived"))]
         todo += [x for x in pool if (x.key not in equivalent or args.sample) and x.key not in done]
 
+    old_tests = set(json.loads((WORK / "durations.json").read_text())) if args.new_tests_only else set()
     if args.reuse_map and (WORK / "durations.json").exists():
         lines, durations = read_map(WORK / "coverage", WORK / "durations.json")
     else:
@@ -246,8 +269,12 @@ def main(argv=None) -> int:
     while queue or running:
         while queue and free:
             mut = queue.pop(0)
-            tests, reached, spent = select_tests(mut, lines, durations, args.budget)
+            tests, reached, spent = select_tests(mut, lines, durations, args.budget, skip=old_tests)
             rec = {"module": mut.module, "line": mut.line, "scope": mut.scope, "edit": mut.edit, "tests": reached}
+            if old_tests and not tests:  # no new test reaches it: the previous outcome stands
+                rec = dict(previous.get(mut.key, rec))
+                finish(rec, mut.key)
+                continue
             if not tests:
                 rec.update(status="no test", seconds=0.0)
                 finish(rec, mut.key)
