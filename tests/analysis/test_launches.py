@@ -190,3 +190,31 @@ def test_benjamini_hochberg_equals_scipy(p):
     from edgeprof.analysis.launches import bh
     assert bh(p) == pytest.approx(false_discovery_control(p, method="bh").tolist())
     assert max(bh(p)) <= 1.0 and bh([]) == []
+
+
+@pytest.mark.parametrize("within,tau,effect,threshold", [(0.05, 0.0, 0.03, 0.0), (0.02, 0.04, 0.1, 0.02),
+                                                         (0.1, 0.01, 0.5, 0.0), (0.05, 0.2, 0.01, 0.0)])
+def test_design_table_from_its_stated_formulas(within, tau, effect, threshold):
+    """Every option re-derived with scipy's t quantiles from the rule the README states."""
+    from scipy.stats import t as tdist
+    from edgeprof.analysis.launches import design
+    d = design(within, tau, effect, threshold=threshold)
+    target = np.log1p(effect) - np.log1p(threshold)
+    want = []
+    for k in (2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50):
+        for n in (10, 20, 30, 50, 100, 200, 500, 1000):
+            se = np.sqrt(2 * (tau ** 2 + np.pi / 2 * within ** 2 / n) / k)
+            q = tdist.ppf(0.975, 2 * k - 2)
+            resolves = target > 0 and (q + tdist.ppf(0.8, 2 * k - 2)) * se <= target
+            want.append((k, n, 100 * np.expm1(q * se), resolves, 2 * k * n))
+    got = [(r["launches_per_arm"], r["runs_per_launch"], r["half_width_percent"], r["resolves"], r["total_runs"])
+           for r in d["options"]]
+    assert [g[:2] + g[3:] for g in got] == [w[:2] + w[3:] for w in want]
+    assert [g[2] for g in got] == pytest.approx([w[2] for w in want], rel=1e-9)
+    ok = [w for w in want if w[3]]
+    best = min(ok, key=lambda w: (w[4] + 200 * w[0], w[0])) if ok else None
+    rec = d["recommended"]
+    assert (rec["launches_per_arm"], rec["runs_per_launch"]) == best[:2] if best else rec is None
+    floor = 100 * np.expm1(tdist.ppf(0.975, 98) * np.sqrt(2 * tau ** 2 / 50)) if tau > 0 else 0.0
+    assert d["launch_floor_half_width_percent"] == pytest.approx(floor, rel=1e-9)
+    assert d["note"].startswith("launch-to-launch" if tau ** 2 > np.pi / 2 * within ** 2 / 100 else "run-to-run")
