@@ -218,3 +218,29 @@ def test_design_table_from_its_stated_formulas(within, tau, effect, threshold):
     floor = 100 * np.expm1(tdist.ppf(0.975, 98) * np.sqrt(2 * tau ** 2 / 50)) if tau > 0 else 0.0
     assert d["launch_floor_half_width_percent"] == pytest.approx(floor, rel=1e-9)
     assert d["note"].startswith("launch-to-launch" if tau ** 2 > np.pi / 2 * within ** 2 / 100 else "run-to-run")
+
+
+def test_single_launch_contrasts_from_their_formulas():
+    from scipy.stats import norm
+    from edgeprof.analysis.launches import contrast
+    yb, vb = np.array([np.log(10.0)]), np.array([0.0004])
+    yc, vc = np.array([np.log(8.0), np.log(8.4)]), np.array([0.0009, 0.0001])
+    z = norm.ppf(0.975)
+    est = yb[0] - np.average(yc, weights=1 / vc)            # precision-weighted (no launch term)
+    r = contrast(yb, vb, yc, vc, launch_cv=0.1)
+    se = np.sqrt(1 / np.sum(1 / (0.01 + vb)) + 1 / np.sum(1 / (0.01 + vc)))
+    assert r["regime"] == "single-launch" and r["estimate"] == pytest.approx(est)
+    assert (r["se"], r["low"], r["high"]) == pytest.approx((se, est - z * se, est + z * se))
+    assert r["p_value"] == pytest.approx(2 * norm.sf(abs(est) / se)) and r["df"] is None and r["tau"] == 0.1
+    r = contrast(yb, vb, yc, vc, launch_cv=0.0)
+    se = np.sqrt(vb.mean() / 1 + vc.mean() / 2)
+    assert r["regime"] == "single-launch, no allowance" and r["se"] == pytest.approx(se)
+    assert (r["low"], r["high"]) == pytest.approx((est - z * se, est + z * se))
+    draws = np.random.default_rng(0).normal(0.2, 0.03, 4000)
+    r = contrast(yb, vb, yc[:1], vc[:1], launch_cv=0.0, within_draws=draws)
+    assert (r["low"], r["high"]) == pytest.approx(tuple(np.quantile(draws, [0.025, 0.975])))
+    assert r["se"] == pytest.approx(np.std(draws, ddof=1)) and r["method"].startswith("percentile bootstrap")
+    # identical launches on both sides, four in all: no spread at all
+    same = np.log(np.full(2, 10.0))
+    r = contrast(same, np.zeros(2), same, np.zeros(2))
+    assert r["regime"] == "multi-launch" and r["estimate"] == 0.0 and r["p_value"] == 1.0
