@@ -41,3 +41,22 @@ def test_pairwise_estimators_subsample_only_beyond_four_million_pairs(n1, n2, su
     assert hl["subsampled"] is sub
     if not sub:
         assert hl["estimate"] == pytest.approx(float(np.median(np.subtract.outer(x, y))))
+
+
+@pytest.mark.parametrize("nx,ny", [(2, 2), (2, 7), (5, 3), (30, 40)])
+def test_brunner_munzel_equals_scipy(nx, ny):
+    rng = np.random.default_rng(nx * 100 + ny)
+    x, y = rng.normal(0.5, 1, nx), rng.normal(0, 2, ny)
+    if nx == 2 == ny:
+        x, y = np.array([1.0, 3.0]), np.array([2.0, 4.0])
+    got = rt.brunner_munzel(x, y)
+    want = ss.brunnermunzel(x, y, distribution="t")
+    assert got["statistic"] == pytest.approx(want.statistic, rel=1e-9)
+    assert got["p_value"] == pytest.approx(want.pvalue, rel=1e-9)
+
+
+def test_brunner_munzel_undefined_cases():
+    assert rt.brunner_munzel(np.array([1.0]), np.array([2.0, 3.0]))["note"] == "needs ≥ 2 runs per arm"
+    assert rt.brunner_munzel(np.array([1.0, 2.0]), np.array([3.0]))["p_value"] is None
+    sep = rt.brunner_munzel(np.array([1.0, 2.0, 3.0]), np.array([7.0, 8.0, 9.0]))
+    assert sep["p_value"] is None and "complete separation" in sep["note"]
