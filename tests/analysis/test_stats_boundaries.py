@@ -68,3 +68,33 @@ def test_order_statistic_interval_has_its_binomial_coverage(n):
     cover = ss.binom.cdf(hi, n, 0.5) - ss.binom.cdf(lo, n, 0.5)
     assert 0.95 <= cover <= 0.99
     assert lo >= 0 and hi <= n - 1
+
+
+def test_bimodality_coefficient_from_scipys_moments_and_mode_counts():
+    rng = np.random.default_rng(8)
+    one = rng.normal(10, 0.2, 300)
+    two = np.r_[rng.normal(10, 0.2, 150), rng.normal(12, 0.2, 150)]
+    for v in (one, two):
+        n = v.size
+        g, k = ss.skew(v, bias=False), ss.kurtosis(v, bias=False)
+        bc = (g * g + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+        assert st.bimodality(v)["bimodality_coefficient"] == pytest.approx(bc, rel=1e-9)
+    b1, b2 = st.bimodality(one), st.bimodality(two)
+    assert (b1["modes"], b1["hint"], b1["note"]) == (1, False, "")
+    assert b2["modes"] == 2 and b2["hint"] and b2["note"].startswith("possibly multimodal")
+    # a third cluster of 4 % of the runs is below the 10 %-of-the-highest-peak rule; 20 % is above it
+    small = np.r_[two, rng.normal(14, 0.2, 12)]
+    big = np.r_[two, rng.normal(14, 0.2, 60)]
+    assert st.bimodality(small)["modes"] == 2 and st.bimodality(big)["modes"] == 3
+    # beyond 5,000 runs the density is a histogram on the same grid
+    many = np.r_[rng.normal(10, 0.2, 3000), rng.normal(12, 0.2, 3000)]
+    assert st.bimodality(many)["modes"] == 2
+
+
+def test_bimodality_needs_thirty_distinct_runs():
+    v = np.random.default_rng(1).normal(10, 1, 30)
+    assert st.bimodality(v[:29]) == {"hint": False, "bimodality_coefficient": None, "modes": 1, "testable": False,
+                                     "note": "too few runs to tell (needs ≥ 30 runs, has 29)"}
+    assert st.bimodality(v)["testable"] is True
+    assert st.bimodality(np.full(40, 3.0))["note"] == "all runs equal"
+    assert st.bimodality(np.array([]))["modes"] == 0
