@@ -9,7 +9,7 @@ import pytest
 
 from edgeprof.errors import InputError
 from edgeprof.io.taxonomy_file import read_taxonomy as load_overrides
-from edgeprof.taxonomy import FRAMEWORK, TAXONOMY_VERSION, classify
+from edgeprof.taxonomy import CATEGORIES, FRAMEWORK, TAXONOMY_VERSION, classify
 
 from testdata import DATA
 
@@ -125,7 +125,7 @@ def test_subtypes_and_dtype_tokens(name, subtype, dtypes):
 @pytest.mark.parametrize("name", ["Method::execute", "Method::init", "Program::load_method", "OPERATOR_CALL",
                                   "DELEGATE_CALL", "JF_CALL", "MOVE_CALL", "FREE_CALL"])
 def test_framework_events_are_not_operators(name):
-    assert classify(name).category == FRAMEWORK
+    assert classify(name).category == FRAMEWORK == "FRAMEWORK"
 
 
 def test_toml_overrides(tmp_path):
@@ -160,19 +160,27 @@ LABELS = _labels()
 @pytest.mark.parametrize("name,table,spec", [(n, t, s) for n, t, s, _ in LABELS], ids=lambda v: str(v))
 def test_every_rule_against_the_labelled_list(name, table, spec):
     cat, _, sub = spec.partition("/")
-    if table == "aten":  # as a portable kernel event and as an edge/ATen op name
+    if table == "aten":  # as a portable kernel event and as an edge/ATen op name — by this rule, not a fallback
         for form in (f"native_call_{name}.out", f"aten.{name}.default"):
             c = classify(form)
-            assert (c.category, c.subtype) == (cat, sub), form
+            assert (c.category, c.subtype, c.rule) == (cat, sub, f"ATen {name}"), form
     elif table == "xnnpack":
         form = name if name.startswith("Invalid") else f"{name} (NC, F32) #1"
         c = classify(form)
         expect_sub = {"Convolution": "conv", "Convert": "convert"}.get(name, sub)
-        assert (c.category, c.subtype, c.source) == (cat, expect_sub, "xnnpack"), form
+        assert (c.category, c.subtype, c.source, c.rule) == (cat, expect_sub, "xnnpack", f"XNNPACK {name}"), form
     else:
         for form in (name, f"ios18.{name}"):
             c = classify(form)
-            assert (c.category, c.subtype, c.source) == (cat, sub, "mil"), form
+            assert (c.category, c.subtype, c.source, c.rule) == (cat, sub, "mil", f"MIL {name}"), form
+
+
+def test_the_labelled_list_is_for_this_taxonomy_version_and_its_categories():
+    head = (DATA / "taxonomy_labels.tsv").read_text().splitlines()[1]
+    assert f"(taxonomy {TAXONOMY_VERSION})" in head and TAXONOMY_VERSION == "2026.11.1"
+    assert CATEGORIES == ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
+                          "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", "OTHER")
+    assert {spec.split("/")[0] for _, _, spec, _ in LABELS} == set(CATEGORIES)
 
 
 def test_the_labelled_list_covers_every_table_entry():

@@ -213,8 +213,8 @@ def main(argv=None) -> int:
                     "full run, nothing for a sample)")
     ap.add_argument("--survivors", action="store_true", help="run only the previous run's survivors again")
     ap.add_argument("--new-tests-only", action="store_true",
-                    help="with --survivors: run only tests the previous test map did not have (a survivor's outcome "
-                         "can only change through them)")
+                    help="with --survivors: run only tests that are new or in test files changed since the previous "
+                         "test map (a survivor's outcome can only change through them)")
     ap.add_argument("--resume", action="store_true", help="keep what an interrupted run already found")
     ap.add_argument("--budget", type=float, default=TEST_BUDGET,
                     help=f"seconds of test time per mutant (default {TEST_BUDGET:g})")
@@ -246,7 +246,12 @@ def main(argv=None) -> int:
             pool = [x for x in pool if not is_killed(previous.get(x.key, {}).get("status", "survived"))]
         todo += [x for x in pool if (x.key not in equivalent or args.sample) and x.key not in done]
 
-    old_tests = set(json.loads((WORK / "durations.json").read_text())) if args.new_tests_only else set()
+    old_tests = set()
+    if args.new_tests_only:  # tests of the previous map whose file has not changed since: they ran already
+        prev = WORK / "durations.json"
+        since = prev.stat().st_mtime
+        old_tests = {t for t in json.loads(prev.read_text())
+                     if (ROOT / t.split("::")[0]).exists() and (ROOT / t.split("::")[0]).stat().st_mtime < since}
     if args.reuse_map and (WORK / "durations.json").exists():
         lines, durations = read_map(WORK / "coverage", WORK / "durations.json")
     else:
