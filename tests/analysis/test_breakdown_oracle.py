@@ -45,3 +45,26 @@ def test_portable_categories_and_operators_equal_inspectors_sums(name, etdump):
     assert matched == len(op_ms)
     assert b["e2e_ms"]["mean"] == pytest.approx(sum(e2e) / n_runs, rel=1e-9)
     assert b["backends"]["delegate_calls_per_run"] == 0
+
+
+@pytest.mark.parametrize("name", ["toycnn_xnn.N20", "mobilenet_v3_small_xnnq8.N20", "tel_xnn.N20"])
+def test_delegated_categories_and_overheads_equal_inspectors_sums(name, etdump):
+    rows = [r for r in csv.DictReader(gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt"))
+            if r["block_name"] != "Default"]
+    n_runs = len({r["run_index"] for r in rows})
+    cat_ms = defaultdict(float)
+    dcall = dop = 0.0
+    for r in rows:
+        d = float(r["duration_ms"])
+        if r["is_delegated_op"] == "True":
+            cat_ms[classify(r["event_name"]).category] += d
+            dop += d
+        elif r["event_name"].startswith("native_call_"):   # portable kernels outside the delegate
+            cat_ms[classify(r["event_name"]).category] += d
+        elif r["event_name"] == "DELEGATE_CALL":
+            dcall += d
+    b = breakdown(load_etdump(etdump(name)))
+    got = {c["line"]: c["avg_ms"] for c in b["categories"] if c["kind"] == "category"}
+    want = {k: v / n_runs for k, v in cat_ms.items()}
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-9)
+    assert b["backends"]["delegate_overhead_ms"] == pytest.approx((dcall - dop) / n_runs, rel=1e-6, abs=1e-9)
