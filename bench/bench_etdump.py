@@ -129,7 +129,7 @@ def main() -> None:
         whole = median_of(sys.executable, DRIVER_ANALYZE, str(work), args.repeat, prepare=fresh_copy)
         fresh_copy()
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "edgeprof.cli", "analyze", str(work), "--no-progress"], check=True,
+        subprocess.run([sys.executable, "-m", "edgeprof", "analyze", str(work), "--no-progress"], check=True,
                        capture_output=True)
         cli_wall = time.perf_counter() - t
         shutil.rmtree(work)

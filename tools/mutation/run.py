@@ -43,7 +43,7 @@ CORE = [
     "edgeprof.io.anemll", "edgeprof.analysis.ane_islands",
 ]
 STRING_RULES = {"edgeprof.taxonomy", "edgeprof.kernel_names"}  # modules whose string constants are rules
-TESTS = ["tests/io", "tests/analysis", "tests/core", "tests/cli/test_compare_launches.py",
+TESTS = ["tests/io", "tests/analysis", "tests/core", "tests/coreml/test_static.py", "tests/cli/test_compare_launches.py",
          "tests/cli/test_seed_000.py", "tests/cli/test_seed_003.py", "tests/render", "tests/api/test_results.py"]
 # timing, packaging and the mutation tool itself (its sample would run inside its own test map)
 EXCLUDE_TESTS = ["tests/core/test_scaling.py", "tests/core/test_layout.py", "tests/core/test_mutation.py"]
