@@ -294,8 +294,7 @@ def build_profile(dec: dict, path, file_size: int = 0):
         "n_events": n_events.astype(np.int64),
         "n_method_execute": n_exec.astype(np.int32),
         "e2e_ns": pl.Series(e2e.astype(np.int64)).set(pl.Series((n_events == 0) | ~is_run | (e2e_problem != None)),  # noqa: E711
-                                                      None)
-        if n_rundata else pl.Series([], dtype=pl.Int64),
+                                                      None) if n_rundata else pl.Series([], dtype=pl.Int64),
         "e2e_source": pl.Series([None if k == 0 else src for k, src in zip(n_events.tolist(), e2e_source.tolist())],
                                 dtype=pl.String),
         "e2e_problem": pl.Series(e2e_problem.tolist(), dtype=pl.String),
