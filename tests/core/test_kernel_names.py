@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -13,6 +14,7 @@ from edgeprof.kernel_names import (
     isa_family,
     kleidiai_kernel,
     kleidiai_wrappers,
+    normalize_kind,
     parse,
 )
 
@@ -209,3 +211,135 @@ def test_every_logged_name_gets_the_family_of_its_isa_token():
 @pytest.mark.parametrize("token", sorted(ISA_TOKEN_FAMILY))
 def test_each_labelled_token_alone(token):
     assert isa_family(token) == ISA_TOKEN_FAMILY[token][0]
+
+
+# --- the microkernel kind: XNNPACK says it in each "Using <kind> microkernel '<name>'" line of a real log, an oracle
+# that does not go through the name grammar. A name logged under two kinds (xx_copy: "unary" from the unary config
+# and "copy" from the transpose config) cannot be told from its name and is left out.
+_USING = re.compile(r"Using (\w+) microkernel '(xnn_\w+)'")
+
+
+def _logged_kinds() -> dict[str, str]:
+    seen: dict[str, set] = {}
+    for log in sorted((DATA / "xnnpack").glob("*.log")):
+        for m in _USING.finditer(log.read_text(errors="replace")):
+            seen.setdefault(m.group(2), set()).add(m.group(1))
+    return {name: kinds.pop() for name, kinds in seen.items() if len(kinds) == 1}
+
+
+def test_kind_inferred_from_the_name_is_the_kind_xnnpack_logs():
+    logged = _logged_kinds()
+    assert len(logged) >= 80 and len(set(logged.values())) >= 15
+    wrong = {n: (k, parse(n).kind) for n, k in logged.items() if parse(n).kind != normalize_kind(k)}
+    assert not wrong
+
+
+# kinds of the configs no bundled log exercises; source: the "Using … microkernel" table of XNNPACK's configs
+# (src/configs/*-config.c at the pinned commit: reduce-config.c logs "reduce" for rsum/rmax/…, "reduce_discontiguous"
+# for rdsum/rdmax…; cmul-config.c "cmul" for vcmul; dwconv2d-chw-config.c, conv-hwc2chw-config.c,
+# ibilinear-chw-config.c their own kinds; binary-elementwise-config.c "binary" for v<op>, v<op>c and vr<op>c)
+KINDS = {
+    "xnn_f16_f32acc_rsum_ukernel__avx512skx_u32_acc2": "reduce",
+    "xnn_f16_f32acc_rsum2_ukernel__avx512skx_u32_acc2": "reduce",
+    "xnn_bf16_rmax_ukernel__neon_u32_acc4": "reduce", "xnn_bf16_rmin_ukernel__neon_u32_acc4": "reduce",
+    "xnn_bf16_rminmax_ukernel__neon_u32_acc4": "reduce",
+    "xnn_f32_rdsum_ukernel_7p7x__hvx_u128": "reduce_discontiguous",
+    "xnn_f16_vcmul_ukernel__neonfp16arith_u16": "cmul",
+    "xnn_f16_dwconv2d_chw_ukernel_3x3p1__neonfp16arith_2x8": "dwconv2d_chw",
+    "xnn_f32_dwconv_minmax_ukernel_25p8c__neon": "dwconv",
+    "xnn_f16_conv_hwc2chw_ukernel_3x3s2p1c3x4__neonfp16arith_2x2": "conv_hwc2chw",
+    "xnn_f16_ibilinear_chw_ukernel__neonfp16arith_p8": "ibilinear_chw",
+    "xnn_f16_ibilinear_ukernel__fma3_u8": "ibilinear",
+    "xnn_f16_vmulcaddc_minmax_ukernel_c8__fma3_2x": "vmulcaddc",
+    "xnn_f16_vsub_ukernel__f16c_u16": "binary", "xnn_f16_vmul_ukernel__f16c_u16": "binary",
+    "xnn_f16_vdiv_ukernel__avx512fp16_u64": "binary", "xnn_f16_vmax_ukernel__f16c_u16": "binary",
+    "xnn_f16_vmin_ukernel__f16c_u16": "binary", "xnn_f16_vsqrdiff_ukernel__f16c_u16": "binary",
+    "xnn_f16_vprelu_ukernel__f16c_u16": "binary", "xnn_f32_vcopysign_ukernel__avx_u16": "binary",
+    "xnn_f32_vsubc_ukernel__avx512f_u32": "binary", "xnn_f32_vrsubc_ukernel__avx512f_u32": "binary",
+    "xnn_f32_vrdivc_ukernel__avx512f_u32": "binary",
+    "xnn_f32_vabs_ukernel__avx512f_u16": "unary", "xnn_f32_vsqrt_ukernel__avx512f_rsqrt_u16": "unary",
+    "xnn_f16_spmm_minmax_ukernel_32x1__neonfp16arith_pipelined": "spmm",
+    "xnn_f32_argmaxpool_ukernel_9p8x__neon_c4": "argmaxpool", "xnn_x32_unpool_ukernel__neon": "unpool",
+    "xnn_qd8_f32_qc8w_gemm_minmax_ukernel_1x8c8__avx2": "dqgemm",
+    "xnn_qdu8_f32_qc8w_igemm_minmax_ukernel_1x8c8__avx2": "dqigemm",
+    "xnn_qp8_f32_qb4w_gemm_minmax_ukernel_16x4c16s2__neoni8mm_mstep4": "qp8gemm_bl",
+    "xnn_qp8_f32_qc8w_gemm_minmax_ukernel_16x4c8__neoni8mm_mstep4": "qp8gemm",
+    "xnn_x16_transposec_ukernel__8x8_reuse_dec_zip_neon": "transpose",
+    "xnn_xx_transposev_ukernel__1x1_scalar_memcpy": "transpose",
+}
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_kind_of_each_config(name):
+    k = parse(name)
+    assert k.kind == KINDS[name]
+    assert k.is_gemm == (KINDS[name] in ("gemm", "igemm", "dqgemm", "dqigemm", "qp8gemm", "qp8gemm_bl"))
+
+
+def test_the_kind_table_names_are_real():
+    # all but the qdu8 one: the dqgemm config names qdu8 datatypes, no qdu8 kernel is in the list at this commit
+    assert set(KINDS) - set(NAMES) == {"xnn_qdu8_f32_qc8w_igemm_minmax_ukernel_1x8c8__avx2"}
+
+
+def test_architecture_tokens():
+    # an architecture token is the arch, not the ISA; alone it still gives the family
+    k = parse("xnn_f32_gemm_minmax_ukernel_4x8__asm_aarch64_ld128")
+    assert (k.arch, k.isa, k.isa_family, k.asm) == ("aarch64", "aarch64", "NEON", True)
+    k = parse("xnn_f32_gemm_minmax_ukernel_4x8__asm_aarch32_ld64")
+    assert (k.arch, k.isa, k.isa_family) == ("aarch32", "aarch32", "NEON")
+    for arch in ("wasm32", "wasmsimd32", "wasmrelaxedsimd32"):
+        k = parse(f"xnn_f32_vadd_ukernel__{arch}_u4")
+        assert (k.arch, k.isa, k.isa_family) == (arch, arch, "WebAssembly"), arch
+    k = parse("xnn_f32_gemm_minmax_ukernel_6x16__asm_amd64_u4")       # amd64 alone names no family
+    assert (k.arch, k.isa, k.isa_family) == ("amd64", "", "unknown")
+    # the first architecture token wins; a second one is not the ISA
+    k = parse("xnn_f32_vadd_ukernel__aarch64_neonfma_aarch32")
+    assert (k.arch, k.isa) == ("aarch64", "neonfma")
+    # every name of the list: the arch is the first of these tokens in its target
+    for n in NAMES:
+        toks = n.split("__")[1].split("_")
+        arch = next((t for t in toks if t in ("aarch64", "aarch32", "amd64")), "")
+        assert parse(n).arch == arch, n
+
+
+def test_micro_architecture_tuning():
+    assert parse("xnn_f32_gemm_minmax_ukernel_6x8__asm_aarch64_neonfma_cortex_a53").uarch == "cortex_a53"
+    assert parse("xnn_f16_gemm_minmax_ukernel_6x16__asm_aarch64_neonfp16arith_cortex_a55r0").uarch == "cortex_a55r0"
+    # "cortex" as the last token, or followed by something that is not a core name, is no tuning
+    assert parse("xnn_f32_gemm_minmax_ukernel_6x8__aarch64_neonfma_cortex").uarch == ""
+    assert parse("xnn_f32_gemm_minmax_ukernel_6x8__aarch64_neonfma_cortex_x1").uarch == ""
+    assert parse("xnn_f32_gemm_minmax_ukernel_6x8__aarch64_neonfma_ld64_cortex_a7").uarch == "cortex_a7"
+    assert sum(1 for n in NAMES if parse(n).uarch) == sum(1 for n in NAMES if re.search(r"_cortex_a\d+", n))
+
+
+def test_names_without_xnn_prefix_or_datatype():
+    k = parse("f32_gemm_minmax_ukernel_4x8__neon")
+    assert (k.dtype, k.op, k.tile, k.isa) == ("f32", "gemm", "4x8", "neon")
+    k = parse("xnn_gemm_minmax_ukernel_4x8__neon")                    # no datatype token
+    assert (k.dtype, k.op, k.variant) == ("", "gemm", "minmax")
+    k = parse("xnn_f32_gemm_minmax_ukernel_4x8_extra__neon")          # a tile of two tokens keeps both
+    assert k.tile == "4x8_extra" and (k.tile_mr, k.tile_nr) == (None, None)
+
+
+def test_transpose_tile_follows_the_double_underscore():
+    k = parse("xnn_x16_transposec_ukernel__8x8_reuse_dec_zip_neon")
+    assert (k.tile, k.tile_mr, k.tile_nr, k.isa) == ("8x8", 8, 8, "neon")
+    # only for transposes, and only a block shape
+    assert parse("xnn_f32_vadd_ukernel__4x4_neon").tile == ""
+    assert parse("xnn_x16_transposec_ukernel__reuse_neon").tile == ""
+    assert all(parse(n).tile for n in NAMES if parse(n).op in ("transposec", "transposev"))
+
+
+def test_kleidiai_by_datatype_when_the_wrapper_is_not_in_the_map():
+    # packed-LHS / qp8 datatypes exist only as KleidiAI wrappers (source: XNNPACK's gemm-config.c, the pf32/pf16/pqs8
+    # configs and the qp8 KleidiAI configs); tiles not in the map still count as KleidiAI
+    for name in ("xnn_pf16_gemm_minmax_ukernel_64x64c2__neonsme2", "xnn_pqs8_qc8w_gemm_minmax_ukernel_64x64c4__neonsme2",
+                 "xnn_qp8_f32_qc4w_gemm_minmax_ukernel_2x64c4__neonsme2", "xnn_pf32_gemm_minmax_ukernel_64x64__neonsme",
+                 "xnn_x8_packq_f32qp8_ukernel__scalar_u1", "xnn_x32_pack_lh_ukernel__gemm_neonsme",
+                 "xnn_x16_pack_lh_ukernel__gemm_neonsme2_v2"):
+        assert name not in kleidiai_wrappers()
+        assert kleidiai_kernel(parse(name)) == "kai (unmapped)", name
+    # an LHS pack for NEON, or any other datatype, is not KleidiAI
+    for name in ("xnn_x32_pack_lh_ukernel__neon", "xnn_f32_gemm_minmax_ukernel_64x64__neonsme2",
+                 "xnn_f32_qs8_vcvt_ukernel__avx2_u64"):
+        assert kleidiai_kernel(parse(name)) is None, name
