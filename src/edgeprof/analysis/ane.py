@@ -87,6 +87,12 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
                   [f"every non-const op runs on the {focus} or no island was reported"], interruptions=0, islands=[])
     real_tax = sum(r["cost_ms"] for r in ranked if r["is_interruption"])
     tool_tax = gi.get("estimated_total_tax_ms", sum(r["tool_cost_ms"] for r in ranked if r["is_interruption"]))
+    if not ranked:  # counted but not listed (a cut-off or hand-trimmed report): nothing to rank
+        return finding(f"{n} {focus} graph interruption(s) counted but none listed", "graph_interruptions", "high",
+                       [f"graph_interruptions says {n} but its interruptions and edge_runs arrays are empty, so the "
+                        f"islands cannot be located or ranked; the tool's estimate is {tool_tax:.4g} ms at {tool_b:g} ms "
+                        "per boundary"], interruptions=n, boundary_ms=boundary_ms, tool_boundary_ms=tool_b,
+                       tool_tax_ms=tool_tax, realistic_tax_ms=None, ranking_changed=False, islands=[])
     detail = []
     order_tool = [r["label"] for r in sorted(ranked, key=lambda r: r["tool_rank"])]
     order_real = [r["label"] for r in ranked]
