@@ -112,20 +112,10 @@ def test_kernel_view_from_csvs_equals_from_logs(tmp_path):
 # --------------------------------------------------------------------------------------------------
 
 def _xnn_profile(tmp_path, ops, runs=4):
-    from etdump_builder import PE, Run, build
+    from etdump_builder import build, xnnpack_runs
 
-    out, t = [], 0
-    for _ in range(runs):
-        ev, s = [], t + 100
-        for name, us in ops:
-            ev.append(PE(None, s, s + us * 1000, 0, dd_str=name))
-            s += us * 1000
-        ev.append(PE("DELEGATE_CALL", t + 50, s + 50, 0))
-        ev.append(PE("Method::execute", t, s + 100, -1, chain_index=-1))
-        out.append(Run("Execute", ev))
-        t += 10_000_000
     p = tmp_path / "sme.etdp"
-    p.write_bytes(build(out))
+    p.write_bytes(build(xnnpack_runs(ops, runs)))
     return p
 
 

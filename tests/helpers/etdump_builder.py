@@ -221,3 +221,19 @@ def portable_run(t0: int, ops=(("convolution.out", 1000, 5000), ("relu.out", 200
         t += overhead + kernel + 50
     events.append(PE("Method::execute", t0, t + 100, -1, chain_index=-1))
     return Run(name, events)
+
+
+def xnnpack_runs(ops, runs: int = 4, unit_ns: int = 1000) -> list[Run]:
+    """Runs shaped like the XNNPACK delegate's: each op (name, duration in units of ``unit_ns``, µs by default) as
+    a delegate event inside one DELEGATE_CALL."""
+    out, t = [], 0
+    for _ in range(runs):
+        ev, s = [], t + 100
+        for name, us in ops:
+            ev.append(PE(None, s, s + us * unit_ns, 0, dd_str=name))
+            s += us * unit_ns
+        ev.append(PE("DELEGATE_CALL", t + 50, s + 50, 0))
+        ev.append(PE("Method::execute", t, s + 100, -1, chain_index=-1))
+        out.append(Run("Execute", ev))
+        t += 10_000_000
+    return out

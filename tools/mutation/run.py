@@ -126,7 +126,7 @@ class Overlay:
         target.symlink_to(module_path(mutant.module))
         shutil.rmtree(target.parent / "__pycache__", ignore_errors=True)
 
-    def fork_tests(self, nodeids: list[str]) -> int:
+    def fork_tests(self, nodeids: list[str], module: str = "") -> int:
         """Run the tests in a forked child whose first path entry is this copy; returns the child's pid.
 
         The parent has imported the third-party libraries the tests use (never edgeprof, never a test module), so
@@ -142,6 +142,12 @@ class Overlay:
             os.chdir(ROOT)
             os.environ.update(ENV, PYTHONPATH=str(self.root))
             sys.path.insert(0, str(self.root))
+            if module:  # a mutant that breaks its module's import is killed by every test that imports it
+                import importlib
+                try:
+                    importlib.import_module(module)
+                except Exception:
+                    os._exit(2)
             import pytest
             rc = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header", "--tb=no",
                               "-W", "ignore", *nodeids])
@@ -166,18 +172,22 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
                  skip: set = frozenset()) -> tuple[list[str], int, float]:
     """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the module's
     own test files first, then the most focused (fewest lines of this module executed: unit tests before
-    simulations and whole commands), then the fastest. A line run only at import (module constants, default
-    arguments) takes the tests of the whole module."""
+    simulations and whole commands), then the fastest; a test taking over a quarter of the budget goes after the
+    others of its group. A line run only at import (module constants, default arguments) takes the tests of the
+    whole module and every test of its own test files."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
     ids = set()
     for ln in range(m.line, m.end_line + 1):
         ids.update(by_line.get(ln, ()))
-    if not ids:  # run at import only (module constants, default arguments): every test of the module
-        ids = {t for tests in by_line.values() for t in tests}
     stem = m.module.rsplit(".", 1)[-1]
-    reach = _reach(by_line)
     own = lambda t: 0 if f"test_{stem}" in t.split("::")[0] else 1  # noqa: E731
-    ranked = sorted((t for t in ids if t not in skip), key=lambda t: (own(t), reach.get(t, 0), durations.get(t, 1.0), t))
+    if not ids:  # run at import only (module constants, default arguments): every test of the module, and the
+        # module's own tests that execute none of its lines (a test that reads a constant runs no line of it)
+        ids = {t for tests in by_line.values() for t in tests} | {t for t in durations if not own(t)}
+    reach = _reach(by_line)
+    slow = lambda t: durations.get(t, 1.0) > budget / 4  # noqa: E731  (a slow test goes last: it would eat the budget)
+    ranked = sorted((t for t in ids if t not in skip),
+                    key=lambda t: (own(t), slow(t), reach.get(t, 0), durations.get(t, 1.0), t))
     chosen, spent = [], 0.0
     for t in ranked:
         if chosen and spent + durations.get(t, 1.0) > budget:
@@ -298,7 +308,7 @@ def main(argv=None) -> int:
             slot = free.pop()
             overlays[slot].put(mut, mutated_source(sources[mut.module], mut.index, strings=mut.module in STRING_RULES))
             rec["ran"] = len(tests)
-            pid = overlays[slot].fork_tests(tests)
+            pid = overlays[slot].fork_tests(tests, mut.module)
             running[pid] = (slot, mut, rec, time.perf_counter(), 15 + 3 * spent)
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:

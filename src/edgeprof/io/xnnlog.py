@@ -56,8 +56,10 @@ _LEVEL = {"Note": "info", "Debug": "debug", "Warning": "warning", "Error": "erro
 MAX_CSV_BYTES = 256 << 20        # a kernels CSV lists each kernel once: far below this
 MAX_LINE = 1 << 20               # a longer line is not a log line: refused (memory stays bounded)
 MAX_LOG_BYTES = 16 << 30         # decompressed bytes read from one log
-MAX_GZIP_RATIO = 500             # a gzip member expanding more than this (past 64 MB) is a bomb, not a log
-_BLOCK = 1 << 20
+MAX_GZIP_RATIO = 500             # a gzip member expanding more than this (past GZIP_FLOOR) is a bomb, not a log
+GZIP_FLOOR = 64 << 20            # decompressed bytes any gzip log may reach, whatever its ratio
+MAX_UTF16_BYTES = 512 << 20      # UTF-16 logs are decoded whole: at most this many bytes
+_BLOCK = 1 << 20                 # read size: never above MAX_LINE
 _HINTS = (b"XNNPACK", b"microkernel '", b"running operator", b"assumed_datatype", b"Tile size for GEMM",
           b"Inlining LHS packing", b"FP16 inference mode", b"cache_bytes", b"uarch", b"threadpool", b"VLENB")
 
@@ -95,9 +97,9 @@ def read_xnnlog(path) -> KernelLog:
             probe = f.read(_BINARY_PROBE)
             enc = _utf16(probe)
             if enc:  # UTF-16 (a Windows console capture, say): decoded, then read like any other log
-                data = probe + f.read((512 << 20) + 1)
-                if len(data) > (512 << 20):
-                    raise InputError(path, "UTF-16 log larger than 512 MB: convert it to UTF-8 first")
+                data = probe + f.read(MAX_UTF16_BYTES + 1)
+                if len(data) > MAX_UTF16_BYTES:
+                    raise InputError(path, f"UTF-16 log larger than {MAX_UTF16_BYTES >> 20} MB: convert it to UTF-8 first")
                 text = data.decode(enc, errors="replace").lstrip("\ufeff")
                 return _parse_lines(_lines(io.BytesIO(text.encode("utf-8")), path, None), str(path))
             _check_text(path, probe)
@@ -126,7 +128,7 @@ def _lines(f, path, compressed_size: int | None, limits: bool = True):
         if not block:
             break
         total += len(block)
-        if limits and compressed_size is not None and total > (64 << 20) and total > MAX_GZIP_RATIO * compressed_size:
+        if limits and compressed_size is not None and total > GZIP_FLOOR and total > MAX_GZIP_RATIO * compressed_size:
             raise InputError(path, f"expands beyond {total >> 20} MB from {compressed_size} compressed bytes: refused "
                              "as a possible gzip bomb")
         if limits and total > MAX_LOG_BYTES:
@@ -138,10 +140,10 @@ def _lines(f, path, compressed_size: int | None, limits: bool = True):
             if limits and len(carry) > MAX_LINE:
                 raise InputError(path, f"line {lineno + 1} is longer than {MAX_LINE >> 20} MiB: not a log line")
             continue
-        body, carry = data[: cut + 1], data[cut + 1:]
-        if limits and len(carry) > MAX_LINE:
-            at = lineno + body.count(b"\n") + 1
-            raise InputError(path, f"line {at} is longer than {MAX_LINE >> 20} MiB: not a log line")
+        # a block is never longer than MAX_LINE, so only the line begun in an earlier block can be too long
+        if limits and carry and data.find(b"\n") > MAX_LINE:
+            raise InputError(path, f"line {lineno + 1} is longer than {MAX_LINE >> 20} MiB: not a log line")
+        body, carry = data[: cut + 1], data[cut + 1:]  # carry < _BLOCK <= MAX_LINE: checked with the next block
         if not any(h in body for h in _HINTS):
             lineno += body.count(b"\n")
             continue
@@ -211,10 +213,10 @@ def _line(log: KernelLog, part: str, lineno: int, cut: bool, given=None, repeats
     """One message (or several run together): kernel registrations, warnings/errors, and the Debug/Info lines
     worth knowing. Each pattern is searched anywhere in the text, behind a cheap substring test."""
     style, level, start = given or _style(part)
-    found = 0
+    found = False
     if _KERNEL_HINT in part:
         for m in _KERNEL.finditer(part):
-            found += 1
+            found = True
             log.registrations.append(KernelRegistration(kind=m.group(1).lower(), name=m.group(2),
                                                         function=m.group(3) or "", source=m.group(4) or "",
                                                         line=lineno))
