@@ -258,7 +258,7 @@ def to_pandas(df: "pl.DataFrame"):
         elif s.dtype in (pl.String, pl.Categorical) or isinstance(s.dtype, pl.Enum):
             data[name] = pd.Series(s.cast(pl.String).to_list(), dtype=object)
         elif s.null_count() and s.dtype.is_integer():
-            data[name] = pd.array(s.to_list(), dtype=str(s.dtype).replace("Int", "Int").capitalize())
+            data[name] = pd.array(s.to_list(), dtype=str(s.dtype))  # pandas' nullable Int64, UInt8… of the same name
         else:
             data[name] = s.to_numpy()
     return pd.DataFrame(data)
