@@ -132,23 +132,22 @@ class Profile:
         import polars as pl
 
         keep = np.asarray(keep, dtype=bool)
-        if keep.all():
+        if keep.all():  # also when there is no execute run
             return self
-        new_index = np.full(keep.size + 1, -1, dtype=np.int64)  # run → new run index (−1: dropped or load/init)
-        new_index[:-1][keep] = np.arange(int(keep.sum()))
+        new_index = np.cumsum(keep) - 1  # run → its index among the kept runs (read for kept runs only)
+
+        def kept(r: "np.ndarray") -> "np.ndarray":  # rows of the load/init block (−1) and of kept runs
+            return (r < 0) | keep[np.clip(r, 0, keep.size - 1)]
+
         ev = self.events
-        run = ev["run_index"].to_numpy().astype(np.int64)
-        drop = (run >= 0) & ~keep[np.clip(run, 0, max(keep.size - 1, 0))] if keep.size else run >= 0
-        removed_before = np.cumsum(drop)
+        removed_before = np.cumsum(~kept(ev["run_index"].to_numpy().astype(np.int64)))
         parent = ev["parent"]
         pv = parent.fill_null(0).to_numpy()
         new_parent = pl.Series("parent", pv - removed_before[pv] if pv.size else pv, dtype=pl.Int64).set(
             parent.is_null(), None)
 
         def renumber(df: "pl.DataFrame") -> "pl.DataFrame":
-            r = df["run_index"].to_numpy().astype(np.int64)
-            ok = (r < 0) | keep[np.clip(r, 0, max(keep.size - 1, 0))] if keep.size else r < 0
-            df = df.filter(pl.Series(ok))
+            df = df.filter(pl.Series(kept(df["run_index"].to_numpy().astype(np.int64))))
             r = df["run_index"].to_numpy().astype(np.int64)
             return df.with_columns(pl.Series("run_index", np.where(r >= 0, new_index[np.maximum(r, 0)], r),
                                              dtype=pl.Int32))

@@ -130,3 +130,23 @@ def test_report_model_names_and_defaults():
     assert isl.center_percent == 0.0
     p = Profile("t", EMPTY, EMPTY, EMPTY, EMPTY)
     assert (p.version, p.file_size, p.sha256, p.etrecord, p.allocators, p.warnings) == (0, 0, "", None, [], [])
+
+
+def test_run_rows_validity_at_one_nanosecond_and_island_switches():
+    p = make([-1, 0, 1, 1, 2])
+    assert p.run(1)["row"].to_list() == [2, 3] and p.run(-1)["row"].to_list() == [0]
+    p = make([-1, 0, 1], runs={"run_index": [-1, 0, 1], "e2e_ns": [None, 1, 0], "e2e_source": [None, "m", "m"]})
+    assert p.valid_runs().n_runs == 1 and p.valid_runs().runs["e2e_ns"].to_list() == [None, 1]
+
+    def isl(inter, edge):
+        return AneIsland(0, "f", 0, 0, "p", "CPU", 1, 0.0, 0.0, 0.0, 0.0, 0, 1, 0, "", "t", "t", inter, edge)
+    assert [isl(True, "").switches, isl(False, "lead").switches, isl(False, "trail").switches,
+            isl(False, "all").switches, isl(False, "").switches] == [2, 1, 1, 0, 0]
+    prof = AneProfile(source="model.json", version="", model={}, compute={}, status={}, summary={}, measured={},
+                      placements=[], interruptions_summary={}, interruptions=[], edge_runs=[], op_types=[],
+                      op_type_totals={}, top_operations=[], conv_detail=[], high_cost_ops=[], ane_op_types={},
+                      cpu_op_types={}, unsupported_reasons={}, fallback_ops=[])
+    assert prof.name == "model.json"                          # no folder in the path
+    plan = AneCostPlan(source="plan.json", model="", operations=[], total_cost=0, total_ops=0, with_device=0,
+                       no_device=0)
+    assert plan.name == "plan.json" and AneCostPlan(**{**plan.__dict__, "model": "m.mlmodelc"}).name == "m.mlmodelc"
