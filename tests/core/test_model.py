@@ -61,6 +61,10 @@ def test_select_runs_renumbers_and_remaps_parents():
     assert q.events["row"].to_list() == [0, 3, 4, 5, 6, 7]
     assert q.events["parent"].to_list() == [None, None, 1, 2, None, 4]
     assert q.events["run_index"].to_list() == [-1, 0, 0, 0, 1, 1]
+    q = p.select_runs([True, True, False])
+    assert q.events["run_index"].to_list() == [-1, 0, 0, 1, 1, 1] and q.events["parent"].to_list() == [None, None, 1, None, 3, 4]
+    one = make([0]).select_runs([False])
+    assert one.events.height == 0 and one.n_runs == 0
     assert p.select_runs([True, True, True]) is p
     none = p.select_runs([False, False, False])
     assert none.events["row"].to_list() == [0] and none.n_runs == 0
