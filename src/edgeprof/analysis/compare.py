@@ -65,12 +65,11 @@ def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]
     for i, v in enumerate(arm.launches):
         v = np.asarray(v, dtype=float)
         v = v[np.isfinite(v)]
-        w = detect_warmup(v) if warmup == "auto" else {"count": min(int(warmup), max(v.size - 1, 0)), "testable": True,
-                                                       "method": "fixed"}
-        s = v[w["count"]:]
+        k = detect_warmup(v)["count"] if warmup == "auto" else min(int(warmup), max(v.size - 1, 0))  # keep one
+        s = v[k:]
         drift = detect_drift(s)
         src = arm.sources[i] if i < len(arm.sources) else f"launch {i}"
-        per_launch.append({"source": src, "runs": int(v.size), "warmup_dropped": w["count"],
+        per_launch.append({"source": src, "runs": int(v.size), "warmup_dropped": k,
                            "median_ms": float(np.median(s)) if s.size else None, "drift": drift})
         if drift["significant"] and drift["slope_percent_per_100_runs"] is not None:
             notes.append(f"{arm.name}: drift in {src} ({drift['slope_percent_per_100_runs']:+.1f} % per 100 runs, "
