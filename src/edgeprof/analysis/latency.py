@@ -58,9 +58,7 @@ def _warmup_significant(v: np.ndarray, k: int, candidates: int) -> tuple[bool, s
     if k >= 3:
         from .rank_tests import mann_whitney
 
-        mw = mann_whitney(lead, rest)
-        greater = mw["u"] > k * rest.size / 2
-        p = mw["p_value"] / 2 if greater else 1 - mw["p_value"] / 2
+        p = mann_whitney(lead, rest, alternative="greater")["p_value"]
         alpha = WARMUP_ALPHA / candidates  # the split was chosen among `candidates` lengths: Bonferroni
         return p < alpha, f"one-sided Mann–Whitney p = {p:.3g} < {alpha:.3g}"
     z = _modified_z(lead, rest)

@@ -45,8 +45,9 @@ def _exact_u_cdf(u: float, n1: int, n2: int) -> float:
     return float(dist[: int(np.floor(u)) + 1].sum() / dist.sum())
 
 
-def mann_whitney(x: np.ndarray, y: np.ndarray) -> dict:
-    """Two-sided Mann–Whitney U test. ``u`` is U of ``x`` (pairs with x > y, ties counting ½)."""
+def mann_whitney(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> dict:
+    """Mann–Whitney U test, two-sided or ``alternative="greater"`` (x tends to be larger than y). ``u`` is U of
+    ``x`` (pairs with x > y, ties counting ½)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     n1, n2 = x.size, y.size
@@ -54,8 +55,13 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> dict:
     u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2
     u2 = n1 * n2 - u1
     has_ties = bool((ties > 1).any())
+    greater = alternative == "greater"
     if not has_ties and (n1 <= 8 or n2 <= 8) and n1 + n2 <= EXACT_U_MAX_N:
-        p = min(1.0, 2 * _exact_u_cdf(min(u1, u2), min(n1, n2), max(n1, n2)))  # U is symmetric in the roles
+        m1, m2 = min(n1, n2), max(n1, n2)
+        if greater:  # P(U ≥ u1) = P(U ≤ u2): U is symmetric about n1·n2/2
+            p = min(1.0, _exact_u_cdf(u2, m1, m2))
+        else:
+            p = min(1.0, 2 * _exact_u_cdf(min(u1, u2), m1, m2))  # U is symmetric in the roles
         method = "exact"
     else:
         n = n1 + n2
@@ -63,8 +69,11 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> dict:
         sigma = np.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term))
         if sigma == 0:
             return {"u": float(u1), "p_value": 1.0, "method": "all values equal"}
-        z = (abs(u1 - n1 * n2 / 2) - 0.5) / sigma
-        p = float(min(1.0, 2 * ndtr(-max(z, 0.0))))
+        if greater:
+            p = float(ndtr(-(u1 - n1 * n2 / 2 - 0.5) / sigma))
+        else:
+            z = (abs(u1 - n1 * n2 / 2) - 0.5) / sigma
+            p = float(min(1.0, 2 * ndtr(-max(z, 0.0))))
         method = "normal approximation, tie and continuity corrected"
     return {"u": float(u1), "p_value": float(p), "method": method}
 
