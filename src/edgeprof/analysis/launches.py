@@ -114,7 +114,7 @@ def reml_tau2(groups: list[tuple[np.ndarray, np.ndarray]]) -> float:
 
 
 def _weighted(y: np.ndarray, v: np.ndarray, t2: float) -> tuple[float, float, np.ndarray]:
-    w = 1.0 / (t2 + v) if (t2 + v).min() > 0 else np.ones_like(y)
+    w = 1.0 / (t2 + v)  # v is floored at V_FLOOR by the caller
     return float((w * y).sum() / w.sum()), float(w.sum()), w
 
 
