@@ -79,6 +79,7 @@ def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
 
 
 EVENT_CHUNK = 1 << 15  # events decoded per block: bounds temporary memory on very large files
+MAX_TENSOR_ROWS = 100_000  # with fewer debug events than this, their tensors' metadata is kept as Python lists
 
 
 def decode(data: bytes, path) -> dict:
@@ -195,7 +196,7 @@ def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
         "int_value": np.full(n, np.nan),
         "float_value": np.full(n, np.nan),
         "bool_value": np.zeros(n, dtype=np.int8) - 1,
-        "tensors": [[] for _ in range(n)] if n < 100_000 else None,
+        "tensors": [[] for _ in range(n)] if n < MAX_TENSOR_ROWS else None,
     }
     if not has.any():
         return cols
