@@ -99,6 +99,7 @@ def test_a_mode_must_reach_ten_percent_of_the_highest(third, modes):
     b = bimodality(v)
     assert b["modes"] == modes and b["hint"] is True
     assert b["bimodality_coefficient"] < 5 / 9                  # the hint comes from the modes alone
+    assert b["note"] == "possibly multimodal: compare distributions, not only medians"
 
 
 def test_hint_from_the_coefficient_alone_and_neither():
@@ -118,3 +119,17 @@ def test_two_clusters_give_two_modes_on_either_density(n):
     assert bimodality(v)["modes"] == 2
     u = rng.normal(10, 0.1, n)
     assert bimodality(u)["modes"] == 1
+
+
+def test_uniform_runs_sit_just_below_five_ninths():
+    b = bimodality(np.linspace(10.0, 12.0, 120))
+    assert 0.5 < b["bimodality_coefficient"] < 5 / 9 and b["modes"] == 1 and b["hint"] is False and b["note"] == ""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bandwidth_is_silvermans_rule(seed):
+    v = np.random.default_rng(seed).lognormal(2, 0.3 + 0.3 * seed, 300)
+    sd, iqr = np.std(v, ddof=1), ss.iqr(v)
+    assert bimodality(v)["bandwidth"] == pytest.approx(0.9 * min(sd, iqr / 1.34) * 300 ** -0.2, rel=1e-12)
+    flat_iqr = np.r_[np.full(80, 5.0), np.linspace(1, 9, 20)]     # IQR 0: the standard deviation alone
+    assert bimodality(flat_iqr)["bandwidth"] == pytest.approx(0.9 * np.std(flat_iqr, ddof=1) * 100 ** -0.2)

@@ -156,5 +156,5 @@ def bimodality(v: np.ndarray) -> dict:
     peaks = np.flatnonzero((dens[1:-1] > dens[:-2]) & (dens[1:-1] >= dens[2:])) + 1
     modes = int((dens[peaks] >= 0.1 * dens.max()).sum())
     return {"hint": bool(bc > 5 / 9 or modes > 1), "bimodality_coefficient": float(bc), "modes": max(modes, 1),
-            "testable": True,
+            "bandwidth": float(bw), "testable": True,
             "note": "possibly multimodal: compare distributions, not only medians" if (bc > 5 / 9 or modes > 1) else ""}
