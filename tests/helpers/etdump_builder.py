@@ -44,7 +44,7 @@ class DE:  # DebugEvent
     chain_index: int = 0
     tensor: TensorMeta | None = None
     int_value: int | None = None
-    output: bool = False
+    output: bool | None = None            # None: no output table; False/True: a Bool table with that value
     float_value: float | None = None
     double_value: float | None = None
     bool_value: bool | None = None
@@ -63,7 +63,7 @@ class Run:
 
 
 def _string(b, s):
-    return b.CreateString(s) if s is not None else None
+    return b.CreateString(s) if s is not None else None  # bytes are written as they are (e.g. invalid UTF-8)
 
 
 def _vector_of_tables(b, offsets):
@@ -137,7 +137,7 @@ def _debug_event(b, e: DE):
     subs = {k: _scalar_table(b, kind, v) for k, kind, v in (
         (3, "int", e.int_value), (4, "float", e.float_value), (5, "double", e.double_value),
         (6, "bool", e.bool_value)) if v is not None}
-    out_tbl = _scalar_table(b, "bool", True) if e.output else None
+    out_tbl = _scalar_table(b, "bool", e.output) if e.output is not None else None
     vtype = e.value_type if e.value_type is not None else (
         5 if tensor is not None else 6 if tlist is not None else 1 if 3 in subs else 3 if 4 in subs
         else 4 if 5 in subs else 2 if 6 in subs else 0)

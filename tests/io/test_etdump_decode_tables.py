@@ -127,3 +127,49 @@ def test_sniff_pte_identifiers():
     assert sniff(bytes(4) + b"ETx1" + bytes(8)) == "not an ETDump"
     assert sniff(bytes(4) + b"ET1x" + bytes(8)) == "not an ETDump"
     assert sniff(bytes(4) + b"ET1") == "not an ETDump"
+
+
+def test_defaults_read_from_fields_a_writer_leaves_out():
+    run = Run("Execute", [PE("z", 0, 0, 0), AE(0, 0), DE("Execute", tensor=TensorMeta(0, [1], [1], 0), output=False),
+                          DE("o", output=True, bool_value=False)], allocators=["Execute"])
+    d = decode(build([run]), "d")
+    assert d["pe_start"].tolist() == [0] and d["pe_end"].tolist() == [0]
+    assert d["ae_allocator"].tolist() == [0] and d["ae_size"].tolist() == [0]
+    assert d["allocator_names"] == ["Execute"] and d["de_name"] == ["Execute", "o"]   # a name equal to the run's
+    v = d["de_value"]
+    assert v["tensors"][0] == [{"scalar_type": "uint8", "sizes": [1], "strides": [1], "offset": 0}]
+    assert v["is_output"].tolist() == [False, True]                 # an output table saying false is not an output
+    assert v["bool_value"].tolist() == [-1, 0]
+
+
+def test_invalid_utf8_is_counted_in_every_string_table():
+    run = Run("Execute", [PE(b"bad\xff", 0, 5, 0, dd_str=b"\xfe"), PE("ok", 5, 9, 1)])
+    d = decode(build([run]), "u")
+    assert d["invalid_utf8"] == 2
+    d = decode(build([Run(b"R\xff", [PE(b"\xff", 0, 5, 0)])]), "u")
+    assert d["invalid_utf8"] == 2
+
+
+def test_envelope_messages_and_plain_buffer_offsets():
+    with pytest.raises(NotAnETDumpError) as e:
+        open_buffer(bytes(16), "f")
+    assert str(e.value).endswith("f: not an ETDump (no 'ED00' identifier at byte 8)")
+    with pytest.raises(NotAnETDumpError) as e:
+        open_buffer(b"\x89PNG" + bytes(12), "f")
+    assert "f: a PNG image, not an ETDump (no 'ED00' identifier at byte 8)" in str(e.value)
+    # the same bad root offset in a plain and a size-prefixed buffer: offsets 4 bytes apart (the prefix)
+    from edgeprof.errors import CorruptETDumpError
+
+    plain = (0xFFFF).to_bytes(4, "little") + b"ED00" + bytes(8)
+    prefixed = len(plain).to_bytes(4, "little") + plain
+    offs = []
+    for data in (plain, prefixed):
+        with pytest.raises(CorruptETDumpError) as e:
+            decode(data, "f")
+        offs.append(e.value.offset)
+    assert offs[1] - offs[0] == 4 and offs[0] is not None
+
+
+def test_single_tensors_without_tensor_lists():
+    d = decode(build([Run("Execute", [DE("t", tensor=TensorMeta(6, [4], [1], 16)), DE("u", int_value=3)])]), "t")
+    assert d["de_value"]["tensors"] == [[{"scalar_type": "float32", "sizes": [4], "strides": [1], "offset": 16}], []]
