@@ -185,3 +185,68 @@ def test_other_dominates_note(tmp_path):
     run = Run("Execute", [PE("mystery_op", 100, 600, 0), PE("Method::execute", 0, 1000, -1, chain_index=-1)])
     p.write_bytes(build([run]))
     assert breakdown(load_etdump(p, warn=False))["notes"] == []          # exactly half: not more than half
+
+
+def _load(tmp_path, runs, name="x.etdp"):
+    p = tmp_path / name
+    p.write_bytes(build(runs))
+    return load_etdump(p, warn=False)
+
+
+def test_an_event_without_a_valid_duration_counts_zero(tmp_path):
+    # a kernel timestamp at 2^62 is out of range: no duration; its operator call keeps the whole 300 ns
+    pr = _load(tmp_path, [Run("Execute", [PE("native_call_relu.out", 2 ** 62 + 10, 2 ** 62 + 20, 0),
+                                          PE("OPERATOR_CALL", 100, 400, 0),
+                                          PE("Method::execute", 0, 1000, -1, chain_index=-1)])])
+    assert pr.events["duration_ns"].to_list()[0] is None
+    b = breakdown(pr)
+    assert [(o["operator"], o["avg_ms"], o["event_count"]) for o in b["operators_all"]] == [("native_call_relu.out", 0.0, 1)]
+    assert per_run_operators(pr, EventLines(pr))["native_call_relu.out"].tolist() == [0.0]
+    assert summary_split(pr)["backends_ms"]["portable"] == 0.0
+    assert graph_breaks(pr)["segments"][0]["run0_ms"] == 0.0003
+
+
+def test_a_profile_without_execute_runs(tmp_path, prof):
+    none = prof.select_runs([False, False])
+    b = breakdown(none)
+    assert (b["runs"], b["e2e_ms"], b["accounting_check_max_abs_ns"]) == (0, {"mean": 0.0, "median": None}, 0)
+    assert (b["backends"]["framework_overhead_ms"], b["backends"]["delegate_overhead_ms"],
+            b["backends"]["unattributed_ms"]) == (0.0, 0.0, 0.0)
+    assert b["operators_all"] == [] and b["categories"] == [
+        {"line": ln, "kind": "overhead", "total_ms": 0.0, "avg_ms": 0.0, "pct_of_e2e": None, "operator_count": 0,
+         "executions_per_run": 0.0} for ln in ("framework_overhead", "delegate_overhead", "unattributed")]
+    assert graph_breaks(none) == {"segments": [], "portable_islands": 0, "transitions": 0}
+    assert summary_split(none) == {"categories_ms": {}, "backends_ms": {}}
+
+
+def test_a_run_with_nothing_inside_execute(tmp_path):
+    pr = _load(tmp_path, [Run("Execute", [PE("Method::execute", 0, 1000, -1, chain_index=-1)])])
+    assert graph_breaks(pr) == {"segments": [], "portable_islands": 0, "transitions": 0}
+    b = breakdown(pr)
+    assert b["operators_all"] == [] and (b["categories"][0]["line"], b["categories"][0]["avg_ms"]) == ("unattributed", 0.001)
+    one = _load(tmp_path, [Run("Execute", [PE("my_leaf", 100, 200, 0),
+                                           PE("Method::execute", 0, 1000, -1, chain_index=-1)])], "one.etdp")
+    assert [o["operator"] for o in breakdown(one)["operators_all"]] == ["my_leaf"]     # a single leaf is a table
+
+
+def test_default_top_is_fifteen_operators(tmp_path):
+    ev = [PE(f"op_{k:02d}", 100 + 50 * k, 120 + 50 * k, k) for k in range(16)]
+    pr = _load(tmp_path, [Run("Execute", ev + [PE("Method::execute", 0, 2000, -1, chain_index=-1)])])
+    b = breakdown(pr)
+    assert len(b["operators"]) == 15 and len(b["operators_all"]) == 16 and len(b["other_top"]) == 15
+    assert b["notes"] == []                                          # 16 × 20 ns of 2000: OTHER is 16 %
+
+
+def test_other_note_names_three_and_fc_note_needs_both(tmp_path):
+    ev = [PE(f"mystery_{k}", 100 + 200 * k, 280 - 10 * k + 200 * k, k) for k in range(4)]   # 180, 170, 160, 150 ns
+    pr = _load(tmp_path, [Run("Execute", ev + [PE("Method::execute", 0, 1000, -1, chain_index=-1)])])
+    assert breakdown(pr)["notes"] == ["OTHER dominates: inspect mystery_0, mystery_1, mystery_2 before recommending "
+                                      "backend work"]
+    conv = _load(tmp_path, [Run("Execute", [PE("native_call_convolution.out", 150, 250, 0), PE("OPERATOR_CALL", 100, 300, 0),
+                                            PE(None, 410, 490, 1, dd_str="Add (ND) #1"), PE("DELEGATE_CALL", 400, 500, 1),
+                                            PE("Method::execute", 0, 1000, -1, chain_index=-1)])], "c.etdp")
+    assert breakdown(conv)["notes"] == []                            # a convolution but no Fully Connected
+    fc = _load(tmp_path, [Run("Execute", [PE(None, 410, 490, 1, dd_str="Fully Connected (NC, F32) GEMM #1"),
+                                          PE(None, 510, 590, 1, dd_str="Add (ND) #1"), PE("DELEGATE_CALL", 400, 600, 1),
+                                          PE("Method::execute", 0, 1000, -1, chain_index=-1)])], "f.etdp")
+    assert breakdown(fc)["notes"] == []                              # Fully Connected but no convolution

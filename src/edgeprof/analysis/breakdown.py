@@ -47,7 +47,6 @@ class EventLines:
 
     def __init__(self, profile: Profile, taxonomy: Taxonomy = DEFAULT):
         ev = profile.events
-        n = ev.height
         parent = ev["parent"].fill_null(-1).to_numpy()
         self.name_ids, _, self.names = profile.name_groups()
         self.classes = [taxonomy.classify(s) for s in self.names]
@@ -61,18 +60,17 @@ class EventLines:
 
         k = {name: i for i, name in enumerate(KINDS)}
         run = ev["run_index"].to_numpy()
-        name_exec = is_exec_name[self.name_ids] if n else np.zeros(0, bool)
-        in_exec = (run >= 0) & name_exec[_roots(parent)] if n else np.zeros(0, bool)
-        has_child = np.zeros(n, dtype=bool)
-        has_child[parent[parent >= 0]] = True
-        line = cat_code[self.name_ids] if n else np.zeros(0, np.int16)
+        name_exec = is_exec_name[self.name_ids]
+        in_exec = (run >= 0) & name_exec[_roots(parent)]
+        line = cat_code[self.name_ids]
         line[kinds == k["operator_call"]] = fw
         line[kinds == k["delegate_call"]] = col["delegate_overhead"]
-        line[((kinds == k["other"]) | (kinds == k["framework"])) & has_child] = fw
         line[name_exec] = col["unattributed"]
         line[~in_exec] = -1
         self.line = line
-        self.leaf = ~has_child & in_exec & ~name_exec & np.isin(kinds, (k["kernel"], k["delegate_op"], k["other"]))
+        # the reader nests kernels under OPERATOR_CALL, delegate ops under DELEGATE_CALL and every other event
+        # under Method::execute: kernels, delegate ops and other events are the leaves
+        self.leaf = in_exec & ~name_exec & np.isin(kinds, (k["kernel"], k["delegate_op"], k["other"]))
 
     def column(self, values: list) -> np.ndarray:
         """A per-distinct-name list expanded to rows."""
