@@ -133,3 +133,38 @@ def test_bandwidth_is_silvermans_rule(seed):
     assert bimodality(v)["bandwidth"] == pytest.approx(0.9 * min(sd, iqr / 1.34) * 300 ** -0.2, rel=1e-12)
     flat_iqr = np.r_[np.full(80, 5.0), np.linspace(1, 9, 20)]     # IQR 0: the standard deviation alone
     assert bimodality(flat_iqr)["bandwidth"] == pytest.approx(0.9 * np.std(flat_iqr, ddof=1) * 100 ** -0.2)
+
+
+def test_summary_against_numpy_and_scipy():
+    from edgeprof.analysis.stats import summarize
+
+    v = np.random.default_rng(9).lognormal(1, 0.4, 57)
+    s = summarize(v)
+    q1, q3 = np.percentile(v, [25, 75])
+    mad = np.median(np.abs(v - np.median(v)))
+    assert (s["count"], s["mean_ms"], s["median_ms"], s["min_ms"], s["max_ms"]) == \
+        (57, pytest.approx(v.mean()), pytest.approx(np.median(v)), v.min(), v.max())
+    assert s["std_dev_ms"] == pytest.approx(np.std(v, ddof=1))
+    assert s["cv_percent"] == pytest.approx(100 * np.std(v, ddof=1) / v.mean())
+    assert s["mad_ms"] == pytest.approx(mad) and s["sigma_mad_ms"] == pytest.approx(ss.median_abs_deviation(v, scale="normal"),
+                                                                                    rel=1e-4)
+    assert s["iqr_ms"] == pytest.approx(ss.iqr(v)) and s["iqr_ms"] == pytest.approx(q3 - q1)
+    assert s["percentiles"] == {f"p{p}": pytest.approx(np.percentile(v, p)) for p in (50, 75, 90, 95, 99)}
+    assert s["trimmed_mean_5_ms"] == pytest.approx(ss.trim_mean(v, 0.05))
+    assert s["trimmed_mean_10_ms"] == pytest.approx(ss.trim_mean(v, 0.10))
+    one = summarize(np.array([4.0]))
+    assert (one["std_dev_ms"], one["cv_percent"], one["trimmed_mean_5_ms"]) == (None, 0.0, 4.0)
+    assert summarize(np.array([])) == {"count": 0}
+    assert trimmed_mean(np.array([5.0]), 0.1) == 5.0
+
+
+def test_equal_runs_at_the_minimum_count_are_testable():
+    e = bimodality(np.full(MIN_RUNS_SHAPE, 7.0))
+    assert (e["testable"], e["note"]) == (True, "all runs equal")
+
+
+def test_bandwidth_with_a_small_interquartile_range():
+    v = np.random.default_rng(4).normal(1.0, 0.01, 200)             # IQR about 0.013 ms
+    sd, iqr = np.std(v, ddof=1), ss.iqr(v)
+    assert 0 < iqr < 1
+    assert bimodality(v)["bandwidth"] == pytest.approx(0.9 * min(sd, iqr / 1.34) * 200 ** -0.2, rel=1e-12)
