@@ -131,11 +131,12 @@ def test_sniff_pte_identifiers():
 
 def test_defaults_read_from_fields_a_writer_leaves_out():
     run = Run("Execute", [PE("z", 0, 0, 0), AE(0, 0), DE("Execute", tensor=TensorMeta(0, [1], [1], 0), output=False),
-                          DE("o", output=True, bool_value=False)], allocators=["Execute"])
+                          DE("o", output=True, bool_value=False, dd_str="Execute")], allocators=["Execute"])
     d = decode(build([run]), "d")
     assert d["pe_start"].tolist() == [0] and d["pe_end"].tolist() == [0]
     assert d["ae_allocator"].tolist() == [0] and d["ae_size"].tolist() == [0]
-    assert d["allocator_names"] == ["Execute"] and d["de_name"] == ["Execute", "o"]   # a name equal to the run's
+    assert d["allocator_names"] == ["Execute"] and d["de_name"] == ["Execute", "o"]   # strings equal to the run's name
+    assert d["de_dd_str"] == [None, "Execute"]
     v = d["de_value"]
     assert v["tensors"][0] == [{"scalar_type": "uint8", "sizes": [1], "strides": [1], "offset": 0}]
     assert v["is_output"].tolist() == [False, True]                 # an output table saying false is not an output
