@@ -245,10 +245,7 @@ def main(argv=None) -> int:
 
     if args.report_only:
         results = json.loads(results_file.read_text())
-        for m in CORE:
-            if m not in allm:
-                sources[m] = module_path(m).read_text()
-                allm[m] = mutants(m, sources[m], strings=m in STRING_RULES)
+        add_core_modules(allm, sources)
         rows = summarize(CORE, allm, results, equivalent, sample=False)
         print_table(rows)
         write_report(args.report or ROOT / "docs" / "mutation.md", rows, allm, results, equivalent, CORE, 0.0)
@@ -338,16 +335,13 @@ def main(argv=None) -> int:
         results_file.write_text(json.dumps(merged, indent=1, ensure_ascii=False))
         results = merged
         modules = CORE
-        for m in CORE:
-            if m not in allm:
-                sources[m] = module_path(m).read_text()
-                allm[m] = mutants(m, sources[m], strings=m in STRING_RULES)
+        add_core_modules(allm, sources)
     rows = summarize(modules, allm, results, equivalent, sample=bool(args.sample))
     print_table(rows)
     if args.report or not args.sample:
         write_report(args.report or ROOT / "docs" / "mutation.md", rows, allm, results, equivalent, modules,
                      time.perf_counter() - t_start)
-    low = [r for r in rows if r["rate"] is not None and r["rate"] < args.min_kill]
+    low = [r for r in rows if r["score"] is not None and r["score"] < args.min_kill]  # equivalents cannot be killed
     if args.sample:
         killed = sum(r["killed"] for r in rows)
         run = sum(r["run"] for r in rows)
@@ -357,6 +351,14 @@ def main(argv=None) -> int:
     for r in low:
         print(f"below target: {r['module']} {100 * r['rate']:.1f} %")
     return 1 if low else 0
+
+
+def add_core_modules(allm: dict, sources: dict) -> None:
+    """The mutants of every core module a run did not touch, so the report covers them all."""
+    for m in CORE:
+        if m not in allm:
+            sources[m] = module_path(m).read_text()
+            allm[m] = mutants(m, sources[m], strings=m in STRING_RULES)
 
 
 def is_killed(status: str) -> bool:
@@ -398,7 +400,8 @@ def write_report(path: Path, rows, allm, results, equivalent, modules, seconds: 
            "Operators and what is left alone: tools/mutation/mutants.py. A mutant is killed when a test reaching "
            "its line fails or times out; *equivalent* mutants are listed in tools/mutation/equivalent.tsv with the "
            "reason no test can tell them apart. *killed %* = killed / all mutants; *score* = killed / (all − "
-           "equivalent). CI runs a seeded sample (`make mutation-sample`) and fails below 85 %.", "",
+           "equivalent), the figure held to 85 % per module. CI runs a seeded sample (`make mutation-sample`) and "
+           "fails below 85 % killed.", "",
            "| module | mutants | killed | equivalent | open | killed % | score |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         out.append(f"| `{r['module']}` | {r['mutants']} | {r['killed']} | {r['equivalent']} | {r['survived']} | "
