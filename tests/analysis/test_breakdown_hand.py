@@ -250,3 +250,11 @@ def test_other_note_names_three_and_fc_note_needs_both(tmp_path):
                                           PE(None, 510, 590, 1, dd_str="Add (ND) #1"), PE("DELEGATE_CALL", 400, 600, 1),
                                           PE("Method::execute", 0, 1000, -1, chain_index=-1)])], "f.etdp")
     assert breakdown(fc)["notes"] == []                              # Fully Connected but no convolution
+
+
+def test_a_top_level_call_without_a_valid_duration(tmp_path):
+    pr = _load(tmp_path, [Run("Execute", [PE("native_call_relu.out", 150, 250, 0),
+                                          PE("OPERATOR_CALL", 2 ** 62 + 100, 2 ** 62 + 400, 0),
+                                          PE("Method::execute", 0, 1000, -1, chain_index=-1)])])
+    g = graph_breaks(pr)
+    assert g["segments"][0]["run0_ms"] == 0.0 and g["segments"][0]["mean_ms"] == 0.0
