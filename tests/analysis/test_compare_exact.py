@@ -52,7 +52,8 @@ def test_documented_defaults():
     ([[1.0, 2.0]], [[1.5, 2.5]], True),                  # two runs each: enough
     ([[1.0]], [[1.5, 2.5]], False), ([[1.0, 2.0]], [[1.5]], False),
     ([[1.0, 0.0]], [[1.5, 2.5]], False), ([[1.0, 2.0]], [[0.0, 2.5]], False),   # a zero latency: no log
-    ([], [[1.5, 2.5]], False),
+    ([], [[1.5, 2.5]], False), ([[1.5, 2.5]], [], False),
+    ([[1.0, 2.0]], [[0.5, 0.7]], True),                 # sub-millisecond runs are fine
 ])
 def test_minimum_runs_for_an_interval(b, c, has_ci):
     r = cmp([np.array(x) for x in b], [np.array(x) for x in c], warmup=0)
@@ -157,3 +158,11 @@ def test_summary_direction_around_one():
     assert r["verdict"] != "faster" and "faster, not established" in r["summary_line"]
     r = cmp(same, near, threshold=0.05)
     assert "slower, not established" in r["summary_line"]
+
+
+def test_separated_arms_name_mann_whitney():
+    r = cmp([np.array([10.0, 11.0, 12.0, 10.5])], [np.array([1.0, 2.0, 3.0, 1.5])], warmup=0)
+    assert r["tests"]["brunner_munzel"]["p_value"] is None
+    assert ", Mann–Whitney p = " in r["summary_line"]
+    r = cmp([runs(10.0, seed=1)], [runs(10.1, seed=2)], warmup=0)          # overlapping runs
+    assert ", Brunner–Munzel p = " in r["summary_line"]
