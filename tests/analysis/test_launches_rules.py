@@ -159,3 +159,16 @@ def test_design_note_switches_where_launch_variance_passes_a_100_run_median():
     edge = math.sqrt(math.pi / 2 * w * w / 100)
     assert design(w, edge * 1.0001, 0.05)["note"].startswith("launch-to-launch variation dominates")
     assert design(w, edge * 0.9999, 0.05)["note"].startswith("run-to-run noise dominates")
+
+
+def test_log_median_stats_at_three_runs_and_below_a_millisecond():
+    y, v = log_median_stats([np.array([9.0, 10.0, 12.0]), np.array([0.3, 0.4, 0.5])])
+    # n = 3: ranks 1.5 ∓ 1.70 clip to the whole sample, so the interval is [min, max]
+    assert v[0] == pytest.approx(((math.log(12.0) - math.log(9.0)) / (2 * 1.959963984540054)) ** 2)
+    assert v[1] == pytest.approx(((math.log(0.5) - math.log(0.3)) / (2 * 1.959963984540054)) ** 2)
+    assert y.tolist() == pytest.approx([math.log(10.0), math.log(0.4)])
+
+
+def test_mean_stats_of_two_runs():
+    y, v = mean_stats([np.array([2.0, 4.0])], log=False)
+    assert y.tolist() == [3.0] and v.tolist() == pytest.approx([2.0 / 2])        # var(ddof=1) = 2, over n = 2
