@@ -56,7 +56,7 @@ def duration_problems(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, n
     e = end.astype(np.int64)
     dur = e - s
     back = start > end
-    wrap = back & (start <= _U32_MAX) & (end <= _U32_MAX)
+    wrap = back & (start <= _U32_MAX)  # end < start ≤ 2^32 − 1: both fit a 32-bit counter
     dur[wrap] = (_U32_MAX - s[wrap]) + e[wrap]
     problem = np.zeros(start.size, dtype=np.int8)
     # a duration beyond 2**53 ns (104 days) cannot be real; it also keeps float sums exact
