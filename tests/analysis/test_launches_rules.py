@@ -172,3 +172,11 @@ def test_log_median_stats_at_three_runs_and_below_a_millisecond():
 def test_mean_stats_of_two_runs():
     y, v = mean_stats([np.array([2.0, 4.0])], log=False)
     assert y.tolist() == [3.0] and v.tolist() == pytest.approx([2.0 / 2])        # var(ddof=1) = 2, over n = 2
+
+
+def test_no_allowance_fields_and_identical_draws():
+    c = contrast(np.array([0.1]), np.array([1e-4]), np.array([0.0]), np.array([1e-4]), launch_cv=0,
+                 within_draws=np.full(100, 0.1))
+    assert (c["tau"], c["allowance"], c["df"], c["regime"]) == (0.0, 0.0, None, "single-launch, no allowance")
+    assert c["critical"] == pytest.approx(ss.norm.ppf(0.975)) and c["se"] == 0.0 and c["p_value"] == 1.0
+    assert (c["low"], c["high"]) == pytest.approx((0.1, 0.1))
