@@ -178,5 +178,5 @@ def test_no_allowance_fields_and_identical_draws():
     c = contrast(np.array([0.1]), np.array([1e-4]), np.array([0.0]), np.array([1e-4]), launch_cv=0,
                  within_draws=np.full(100, 0.1))
     assert (c["tau"], c["allowance"], c["df"], c["regime"]) == (0.0, 0.0, None, "single-launch, no allowance")
-    assert c["critical"] == pytest.approx(ss.norm.ppf(0.975)) and c["se"] < 1e-12 and c["p_value"] == 1.0
+    assert c["critical"] == pytest.approx(ss.norm.ppf(0.975)) and c["se"] < 1e-12 and c["p_value"] == 0.0
     assert (c["low"], c["high"]) == pytest.approx((0.1, 0.1))
