@@ -231,7 +231,7 @@ _mil("OTHER/const", "const")
 _mil("OTHER/control-flow", "cond", "while_loop", "make_list", "list_read", "list_write", "list_length", "list_gather",
      "list_scatter")
 
-FRAMEWORK_NAMES = {*WRAPPER_EVENTS, "Method::step", "JF_CALL", "MOVE_CALL", "FREE_CALL"}
+FRAMEWORK_NAMES = {*WRAPPER_EVENTS, "JF_CALL", "MOVE_CALL", "FREE_CALL"}  # and every Method::… / Program::… event
 
 # --- keyword rules for everything else (order matters: the first match wins) -------------------------------
 _KEYWORDS: list[tuple[str, str]] = [
@@ -339,8 +339,6 @@ class Taxonomy:
         if op == "Convolution":
             sub = {"DWConv": "depthwise", "VMulCAddC": "depthwise", "IGEMM": "igemm", "SPMM": "sparse",
                    "Conv2D HWC2CHW": "direct"}.get(uk, "conv")
-        elif op == "Deconvolution":
-            sub = "transposed"
         elif op == "Convert":
             sub = "dynamic-quantize" if any(d in ("QD8", "QDU8", "QP8") for d in dtypes) else "convert"
         return OpClass(cat, sub, op=op, source="xnnpack", dtypes=dtypes, rule=f"XNNPACK {op}" + (f" {uk}" if uk else ""))

@@ -57,7 +57,7 @@ def test_xnnpack_subtypes():
     assert (inv.source, inv.op, inv.rule) == ("xnnpack", "Invalid Unary Op", "XNNPACK Invalid Unary Op")
 
 
-@pytest.mark.parametrize("name", ["Method::step", "Method::anything", "Program::load_method", "JF_CALL", "MOVE_CALL",
+@pytest.mark.parametrize("name", ["Method::step", "Method::anything", "Program::load_method", "Program::other", "JF_CALL", "MOVE_CALL",
                                   "FREE_CALL", "OPERATOR_CALL", "DELEGATE_CALL", "  Method::execute  "])
 def test_framework_events(name):
     c = classify(name)
@@ -88,6 +88,8 @@ def test_portable_kernels_strip_underscores_and_copy_variants():
     assert (c.op, c.category) == ("view", "RESHAPE")
     c = classify("native_call_my_fancy_conv2d.out")          # not in the ATen table: a keyword rule, named as such
     assert c.source == "portable" and c.category == "CONV" and c.rule.startswith("keyword ")
+    c = classify("native_call_fused_relu_op.out")             # underscores separate words for the keyword rules
+    assert (c.category, c.source) == ("ACTIVATION", "portable")
     c = classify("native_call_zzz.out")
     assert (c.category, c.subtype, c.source, c.rule) == ("OTHER", "unknown", "portable", "no rule")
 
@@ -97,10 +99,13 @@ def test_mil_types():
     assert (c.source, c.op, c.rule) == ("mil", "conv", "MIL conv")
     c = classify("ios17.brand_new_op")                       # an unknown MIL type falls through to the keywords
     assert c.source in ("keyword", "unknown") and c.op == "ios17.brand_new_op"
+    t = from_document({"ops": {"brand_new_op": "GEMM/custom"}}, "t.toml")
+    c = t.classify("ios17.brand_new_op")                     # a user rule for a new MIL type is a MIL rule
+    assert (c.source, c.category, c.op) == ("mil", "GEMM", "brand_new_op")
 
 
 @pytest.mark.parametrize("name,pattern_word", [("MyDelegate/conv_block", "conv"), ("fused_upsampling_x2", "upsampl"),
-                                               ("fancy_slice_op", "slice")])
+                                               ("custom_bilinear_op", "bilinear"), ("fancy_slice_op", "slice")])
 def test_keyword_rules_name_their_pattern(name, pattern_word):
     c = classify(name)
     assert c.source == "keyword" and pattern_word in c.rule and re.search(c.rule, name.replace("_", " "), re.I)
