@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from simulate import compare_arms, lognormal_runs
 
 from edgeprof.analysis.compare import Arm, _log_median_draws, _prepare, compare_latency
 from edgeprof.analysis.stats import BOOTSTRAP_MAX_N
 
 
 def runs(median: float, n: int = 40, cv: float = 0.02, seed: int = 0) -> np.ndarray:
-    return median * np.exp(np.random.default_rng(seed).normal(0, cv, n))
+    return lognormal_runs(median, n, cv, seed)
 
 
 def cmp(b, c, **kw):
     kw.setdefault("resamples", 200)
-    return compare_latency(Arm("base", b), Arm("cand", c), **kw)
+    return compare_arms(b, c, **kw)
 
 
 def test_bootstrap_draws_up_to_5000_runs_then_the_normal_limit():

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from simulate import compare_arms, lognormal_runs
 import scipy.stats as ss
 
-from edgeprof.analysis.compare import Arm, _kit_keys, _log_median_draws, compare_latency
+from edgeprof.analysis.compare import _kit_keys, _log_median_draws
 
 
 def runs(median: float, n: int = 60, cv: float = 0.02, seed: int = 0) -> np.ndarray:
-    return median * np.exp(np.random.default_rng(seed).normal(0, cv, n))
+    return lognormal_runs(median, n, cv, seed)
 
 
-def cmp(b, c, **kw):
-    kw.setdefault("resamples", 300)
-    return compare_latency(Arm("base", b), Arm("cand", c), **kw)
+cmp = compare_arms
 
 
 def test_kit_keys_against_numpy_and_scipy():

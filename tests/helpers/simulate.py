@@ -54,3 +54,16 @@ def run(shape, *, sims, n=100, cv=0.05, true_speedup=1.0, launches=1, launch_sig
     return {"sims": sims, "faster": float((v == "faster").mean()), "slower": float((v == "slower").mean()),
             "equivalent": float((v == "equivalent").mean()), "inconclusive": float((v == "inconclusive").mean()),
             "coverage": float(np.mean(covered)), "width": float(np.mean(widths))}
+
+
+def lognormal_runs(median: float, n: int = 60, cv: float = 0.02, seed: int = 0) -> np.ndarray:
+    """``n`` runs around ``median`` with log-normal noise of about ``cv``, from a fixed seed."""
+    return median * np.exp(np.random.default_rng(seed).normal(0, cv, n))
+
+
+def compare_arms(b, c, **kw):
+    """``compare_latency`` of two lists of launches named base and cand (300 bootstrap resamples unless given)."""
+    from edgeprof.analysis.compare import Arm, compare_latency
+
+    kw.setdefault("resamples", 300)
+    return compare_latency(Arm("base", b), Arm("cand", c), **kw)
