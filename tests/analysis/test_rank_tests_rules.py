@@ -97,3 +97,45 @@ def test_exact_u_distribution_by_enumeration(n1, n2):
     for t in range(n1 * n2 + 1):
         assert rt._exact_u_cdf(t, n1, n2) == pytest.approx(cdf[t], rel=1e-12), t
     assert rt._exact_u_cdf(n1 * n2 / 2 + 0.5, n1, n2) == pytest.approx(cdf[int(n1 * n2 / 2 + 0.5)])
+
+
+def test_cliffs_delta_by_counting_pairs():
+    rng = np.random.default_rng(3)
+    x, y = np.round(rng.normal(0.5, 1, 17), 1), np.round(rng.normal(0, 1, 11), 1)      # with ties
+    gt = sum(a > b for a in x for b in y)
+    lt = sum(a < b for a in x for b in y)
+    want = (gt - lt) / (x.size * y.size)
+    assert rt.cliffs_delta(x, y) == pytest.approx(want)
+    assert rt.cliffs_delta(x, y, rt.mann_whitney(x, y)["u"]) == pytest.approx(want)
+
+
+def test_exact_two_sided_p_at_the_centre_is_one():
+    x, y = np.array([1.0, 4.0]), np.array([2.0, 3.0])          # U = 2 = n1·n2/2
+    r = rt.mann_whitney(x, y)
+    assert r["method"] == "exact" and r["p_value"] == 1.0
+    assert ss.mannwhitneyu(x, y, method="exact").pvalue == 1.0
+
+
+def test_hodges_lehmann_defaults_and_the_narrowest_interval():
+    rng = np.random.default_rng(8)
+    x, y = rng.normal(1, 1, 2001), rng.normal(0, 1, 2001)
+    assert rt.hodges_lehmann(x, y) == rt.hodges_lehmann(x, y, level=0.95, seed=0)
+    assert rt.hodges_lehmann(x, y)["estimate"] != rt.hodges_lehmann(x, y, seed=1)["estimate"]
+    # 2 × 5 pairs at a 30 % level: k = ⌊5 − 0.385·√(80/12)⌋ = 4, so the interval is [d(5), d(6)] (1-based)
+    a, b = np.array([0.0, 10.0]), np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    d = np.sort(np.subtract.outer(a, b).ravel())
+    hl = rt.hodges_lehmann(a, b, level=0.3)
+    assert (hl["low"], hl["high"]) == (d[4], d[5])
+
+
+def test_mann_kendall_degenerate_cases():
+    assert rt.mann_kendall(np.array([1.0, 2.0, 3.0]))["s"] == 0
+    flat = rt.mann_kendall(np.full(2001, 3.0))                  # the merge-sort path, all values equal
+    assert (flat["s"], flat["p_value"]) == (0.0, 1.0)
+
+
+def test_theil_sen_subsample_is_seeded():
+    n = 2829
+    v = 2.0 * np.arange(n) + np.random.default_rng(2).normal(0, 0.5, n)
+    idx = np.sort(np.random.default_rng(0).choice(n, size=int(np.sqrt(8_000_000)), replace=False))
+    assert rt.theil_sen(v) == pytest.approx(ss.theilslopes(v[idx], idx.astype(float)).slope, rel=1e-12)
