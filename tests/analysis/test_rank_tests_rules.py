@@ -70,7 +70,7 @@ def test_mann_kendall_small_and_flat():
     assert (flat["s"], flat["tau"], flat["z"], flat["p_value"]) == (0.0, None, None, 1.0)
 
 
-@pytest.mark.parametrize("n", [2, 3, 50, 2828])
+@pytest.mark.parametrize("n", [2, 3, 50, 2000, 2828])
 def test_theil_sen_against_scipy(n):
     rng = np.random.default_rng(n)
     v = 0.5 * np.arange(n) + rng.normal(0, 1, n)
