@@ -156,6 +156,8 @@ def test_summary_against_numpy_and_scipy():
     assert (one["std_dev_ms"], one["cv_percent"], one["trimmed_mean_5_ms"]) == (None, 0.0, 4.0)
     assert summarize(np.array([])) == {"count": 0}
     assert trimmed_mean(np.array([5.0]), 0.1) == 5.0
+    two = summarize(np.array([0.2, 0.4]))                       # two runs, below a millisecond
+    assert two["std_dev_ms"] == pytest.approx(np.sqrt(0.02)) and two["cv_percent"] == pytest.approx(100 * np.sqrt(0.02) / 0.3)
 
 
 def test_equal_runs_at_the_minimum_count_are_testable():
@@ -164,7 +166,7 @@ def test_equal_runs_at_the_minimum_count_are_testable():
 
 
 def test_bandwidth_with_a_small_interquartile_range():
-    v = np.random.default_rng(4).normal(1.0, 0.01, 200)             # IQR about 0.013 ms
+    v = 1.0 + 0.01 * np.random.default_rng(4).standard_t(2, 200)      # heavy tails: IQR/1.34 below the SD
     sd, iqr = np.std(v, ddof=1), ss.iqr(v)
-    assert 0 < iqr < 1
+    assert 0 < iqr < 1 and iqr / 1.34 < sd
     assert bimodality(v)["bandwidth"] == pytest.approx(0.9 * min(sd, iqr / 1.34) * 200 ** -0.2, rel=1e-12)
