@@ -156,11 +156,41 @@ def fit_name(stem: str, tail: str) -> str:
     return os.fsdecode(head + b"~" + digest.encode() + tail_b)
 
 
+# C0 controls but tab and newline, DEL, C1 controls (CSI 0x9b among them), and the bidirectional overrides that
+# reorder what a terminal or editor shows
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(s: str) -> str:
+    """Text from data as a terminal may show it: control characters and escape sequences' introducers (a
+    window-title or clear-screen sequence in an operator name) replaced by U+FFFD."""
+    return _CONTROL.sub("\ufffd", s)
+
+
 def display(path) -> str:
     """A path (or any text) as text that can always be printed and written: bytes that are not UTF-8 (a file
-    name from another system) are shown as U+FFFD."""
+    name from another system) are shown as U+FFFD, and so are control characters (:func:`printable`)."""
     s = os.fspath(path) if isinstance(path, os.PathLike) else path
     if isinstance(s, bytes):
-        return s.decode("utf-8", "replace")
-    return str(s).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return printable(s.decode("utf-8", "replace"))
+    return printable(str(s).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
 
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+               "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+
+
+def parse_bytes(text: str, option: str) -> int:
+    """A size option: ``4GB``, ``1500MB``, ``512k`` or a number of bytes (binary units: 1 GB = 2^30 bytes)."""
+    import re
+
+    from .errors import UsageError
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _BYTE_UNITS:
+        raise UsageError(f"{option}: expected a size such as 4GB or 1500MB, got {str(text)[:40]!r}")
+    n = int(float(m.group(1)) * _BYTE_UNITS[m.group(2).lower()])
+    if n < 64 << 20:
+        raise UsageError(f"{option}: {text} is too small to run anything (at least 64MB)")
+    return n

@@ -42,6 +42,30 @@ class OutputError(InputError):
     one line naming the path and the reason."""
 
 
+def _reason(e: BaseException) -> str:
+    """Why an output failed, in words: the OS error's (Polars and DuckDB report theirs as "… (os error 28)")."""
+    import errno
+    import re
+
+    code = getattr(e, "errno", None)
+    if code is None:
+        m = re.search(r"os error (\d+)", str(e))
+        code = int(m.group(1)) if m else None
+    if code == errno.ENOSPC or "No space left on device" in str(e):
+        return "no space left on the device"
+    if code == errno.ENAMETOOLONG:
+        return "file name too long"
+    if code is not None:
+        return os.strerror(code).lower()
+    text = getattr(e, "strerror", None) or str(e)
+    return text.splitlines()[0][:200].lower() if text else type(e).__name__
+
+
+def output_error(path, e: BaseException) -> "OutputError":
+    """The one-line :class:`OutputError` for an exception met while writing ``path``."""
+    return OutputError(path, f"cannot write ({_reason(e)})")
+
+
 class NotAnETDumpError(InputError):
     """The bytes are not an ETDump at all (wrong identifier, empty, another format)."""
 

@@ -3,7 +3,6 @@ each called on fixtures and checked against the CLI's JSON, bad input and paths 
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
 import os
@@ -13,41 +12,22 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp_client import run_calls
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 BIN = Path(sys.executable).parent
 
 try:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    import mcp  # noqa: F401
 except ImportError:
     if os.environ.get("EDGEPROF_REQUIRE_MCP"):
         raise
     pytest.skip("the mcp extra is not installed", allow_module_level=True)
 
 
-def _session(root: Path, *extra: str):
-    params = StdioServerParameters(command=str(BIN / "edgeprof"), args=["mcp", "--root", str(root), *extra],
-                                   env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"),
-                                   cwd=str(root))
-    return stdio_client(params)
-
-
 def _run(root: Path, calls: list[tuple[str, dict]], *extra: str):
-    async def go():
-        async with _session(root, *extra) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                tools = await s.list_tools()
-                out = []
-                for name, args in calls:
-                    res = await s.call_tool(name, args)
-                    text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
-                    doc = res.structured_content if res.structured_content is not None else (
-                        None if res.is_error else json.loads(text))
-                    out.append((res.is_error, doc, text))
-                return [t.name for t in tools.tools], {t.name: t.description for t in tools.tools}, out
-    return asyncio.run(go())
+    names, desc, _, out = run_calls(root, calls, *extra)
+    return names, desc, out
 
 
 def _cli(*args) -> dict:

@@ -151,6 +151,25 @@ def test_an_android_device_through_adb(fakes, tmp_path):
     assert rep.returncode == 0 and "Pixel 9 Pro" in (tmp_path / "r.md").read_text()
 
 
+def test_names_from_files_never_run_on_the_device(fakes, tmp_path):
+    """Every word of every device command line is quoted: models named to inject commands run nothing."""
+    import shutil
+
+    models = tmp_path / "models"
+    models.mkdir()
+    names = ["m$(touch PWNED1).pte", "m`touch PWNED2`.pte", "m;touch PWNED3;.pte", "m' && touch PWNED4 '.pte"]
+    for n in names:
+        shutil.copy(PTE, models / n)
+    out = tmp_path / "inj"
+    r = _ep(["run", *[models / n for n in names], "--runner", fakes["runner"], "--device", "adb:R5CX", "--runs", 3,
+             "--warmup", 1, "--launches", 1, "--out", out], fakes["run_env"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not list(tmp_path.rglob("PWNED*"))  # the device's shell runs in the fake device's folder or here
+    shells = [a[2] for a in (c["adb"] for c in calls(fakes["log"]) if "adb" in c) if a[1] == "shell"]
+    assert any("--model_path" in s and "'m$(touch PWNED1).pte'" in s for s in shells)
+    assert len(list(out.rglob("*.etdump"))) == len(names)  # each model really ran, under its own name
+
+
 def test_adb_xnntrace_writes_logcat_and_runner_output_as_the_kit_did(fakes, tmp_path):
     out = tmp_path / "adb_trace"
     r = _ep(["run", PTE, "--runner", fakes["runner"], "--device", "adb:R5CX", "--mode", "xnntrace", "--launches", 1,
@@ -210,6 +229,30 @@ def test_an_existing_folder_is_never_overwritten_without_force(fakes, tmp_path):
     r = _ep([*base[:-1], other, "--force"], fakes["run_env"])
     assert r.returncode == 2 and "not replaced, even with --force" in r.stderr
     assert (other / "notes.txt").read_text() == "precious"
+
+
+def test_force_replaces_only_what_edgeprof_wrote_and_never_an_input(fakes, tmp_path):
+    """``--force`` removes the files the folder's manifest lists (and their analysis outputs), nothing else; an
+    output folder holding an input is refused outright."""
+    import shutil
+
+    d1 = tmp_path / "d1"
+    base = ["run", PTE, "--runner", fakes["runner"], "--launches", 2, "--runs", 3, "--warmup", 0, "--out", d1]
+    assert _ep([*base, "--report"], fakes["run_env"]).returncode == 0
+    (d1 / "notes.txt").write_text("precious")
+    (d1 / "toycnn_xnnpack_fp32" / "my_plot.png").write_bytes(b"png")
+    first = sorted(p.relative_to(d1) for p in d1.rglob("*") if p.is_file())
+    assert len(first) > 10  # ETDumps, logs, CSVs, manifest, metrics, report
+    r = _ep([*base[:-1], d1, "--force", "--launches", 1], fakes["run_env"])
+    assert r.returncode == 0, r.stderr
+    assert (d1 / "notes.txt").read_text() == "precious" and (d1 / "toycnn_xnnpack_fp32" / "my_plot.png").exists()
+    assert not list(d1.rglob("*_l2.etdump")) and not list(d1.rglob("*_l2*_timeline.csv"))  # the old launch 2: gone
+    assert not (d1 / "report.md").exists() and len(list(d1.rglob("*.etdump"))) == 1
+    shutil.copy(PTE, d1 / "model.pte")
+    r = _ep(["run", d1 / "model.pte", "--runner", fakes["runner"], "--launches", 1, "--runs", 3, "--out", d1, "--force"],
+            fakes["run_env"])
+    assert r.returncode == 2 and "holds an input" in r.stderr and r.stderr.count("\n") == 1
+    assert (d1 / "model.pte").read_bytes() == PTE.read_bytes() and (d1 / "notes.txt").read_text() == "precious"
 
 
 def test_ctrl_c_leaves_a_consistent_folder_whose_manifest_says_partial(fakes, tmp_path):

@@ -51,7 +51,7 @@ def as_list(inputs) -> list:
 
 def common_root(paths: list[Path]) -> Path:
     """The folder the user named: the one folder given, else the deepest folder holding every input."""
-    from ..io.files import is_dir
+    from ..files import is_dir
 
     if len(paths) == 1 and is_dir(paths[0]):
         return paths[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._memory import release_free_memory
 from ..errors import ETRecordError, InputError, UsageError
-from ..io.files import display, exists
+from ..files import display, exists
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
 from ._common import as_list, common_root, rel, taxonomy_of

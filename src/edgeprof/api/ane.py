@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
-from ..io.files import exists, is_dir, is_file
+from ..files import exists, is_dir, is_file
 from ..io.workspace import Workspace
 from ._common import workspace
 from .results import AneAnalysis, AneDiff, AneFolder

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..io.files import display
+from ..files import display
 from ..io.runfolder import timeline_model_name
 from ..io.workspace import Workspace
 from ._common import as_list, taxonomy_of, workspace

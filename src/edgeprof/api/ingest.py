@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import EdgeprofError, InputError, UsageError
-from ..io.files import display
+from ..files import display
 from ..io.workspace import Workspace
 from ..store.schema import TABLES as _TABLES
 from ._common import as_list, taxonomy_of, workspace
@@ -57,6 +57,10 @@ def parse_labels(items) -> dict:
     return out
 
 
+def _shown(v):
+    return display(v) if isinstance(v, str) else v
+
+
 def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: datetime) -> tuple[dict, list[str]]:
     """The launch's columns that are not measurements, and warnings about what could not be used."""
     from ..io.manifest import launch_facts, recorded_device, recorded_revision
@@ -68,8 +72,8 @@ def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: date
     model = flags.get("model")
     if model is None and isinstance(manifest, dict) and isinstance(manifest.get("model"), str):
         model = Path(manifest["model"]).stem or None
-    model = model or rf.model or path.stem.split("_t")[0]
-    device = flags.get("device") or recorded_device(manifest)[0] or rf.platform or "unknown"
+    model = display(model or rf.model or path.stem.split("_t")[0])  # names from files: always valid UTF-8
+    device = display(flags.get("device") or recorded_device(manifest)[0] or rf.platform or "unknown")
     t = None
     for source, value in (("--time", flags.get("time")), ("manifest.json", rev["time"]), ("git", git_rev.get("time"))):
         if value:
@@ -86,13 +90,13 @@ def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: date
     t = t or now
     ident = {
         "model": model, "device": device, "date": t.date().isoformat(), "time": t,
-        "experiment": flags.get("experiment") or facts["experiment"] or rf.experiment,
+        "experiment": _shown(flags.get("experiment") or facts["experiment"] or rf.experiment),
         "platform": rf.platform, "fingerprint": fingerprint,
         "threads": flags.get("threads") if flags.get("threads") is not None else (facts["threads"] or rf.threads),
-        "commit": flags.get("commit") or rev["commit"] or git_rev.get("commit"),
-        "branch": flags.get("branch") or rev["branch"] or git_rev.get("branch"),
+        "commit": _shown(flags.get("commit") or rev["commit"] or git_rev.get("commit")),
+        "branch": _shown(flags.get("branch") or rev["branch"] or git_rev.get("branch")),
         "labels": json.dumps(flags.get("labels") or {}, sort_keys=True),
-        "source": str(path), "source_kind": "timeline_csv" if path.suffix == ".csv" else "etdump",
+        "source": display(path), "source_kind": "timeline_csv" if path.suffix == ".csv" else "etdump",
         "edgeprof_version": __version__, "ingested_at": now,
     }
     return ident, warnings
@@ -122,7 +126,7 @@ def _remote(path: str, ident: dict, root: str, etrecord, taxonomy, existing, dat
     if dataset is None:
         out["record"] = rec
         return out
-    from ..store.backends import dataset_parts, stage_parts
+    from ..store.dataset import dataset_parts, stage_parts
     from ..store.rows import frames
 
     out["staged"] = [(str(a), str(b)) for a, b in stage_parts(dataset_parts(Path(dataset), frames(
@@ -138,7 +142,8 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
     """Store the launches named by ``inputs`` in the history store ``store`` (a ``.duckdb`` file, or ``DIR/``
     for a Parquet dataset). See the module docstring; returns what was added, skipped and refused."""
     from ..io.git import git_revision
-    from ..store.backends import commit_parts, discard_parts, is_parquet_target, open_store
+    from ..store.backends import is_parquet_target, open_store
+    from ..store.dataset import commit_parts, discard_parts
 
     if workers is not None and scheduler is not None:
         raise UsageError("give --workers N (a local cluster) or --scheduler ADDRESS, not both")
@@ -187,7 +192,7 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
         return _result(store, "parquet" if parquet else "duckdb", engine, added, skipped, errors,
                        dict.fromkeys(_TABLES, 0), started, warnings)
     st = open_store(store, write=True, lock_timeout=lock_timeout)  # a DuckDB file: waits here for its lock
-    try:
+    with st:  # closed at the end; a store this call created is removed again if it fails
         lock = st.lock() if parquet else contextlib.nullcontext()
         with lock:
             if parquet:
@@ -211,8 +216,6 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
             added = [{"source": i["source"], "launch_id": i["launch_id"], "model": i["model"], "device": i["device"],
                       "commit": i["commit"], "time": i["time"].isoformat()} for i, _ in records]
             counts = st.counts()
-    finally:
-        st.close()
     return _result(store, st.kind, engine, added, skipped, errors, counts, started, warnings)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from ..io.files import display, is_dir
+from ..files import display, is_dir
 from ..io.runfolder import ETDUMP_SUFFIXES, is_timeline_csv
 from ..io.traces import trace_stem
 from ..io.workspace import Workspace

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..conventions import fit_name
-from ..io.files import display
+from ..files import display
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results import LatencyReport

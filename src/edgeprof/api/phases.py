@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import is_file, read_text
 from ..io.workspace import Workspace
 from ._common import workspace
 from .results import PhaseComparison, PhaseReport
@@ -34,9 +35,10 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
         positions = [0] * n
         for i in range(1, n):
             positions[i] = positions[i - 1] + 1 if labels[i] == labels[i - 1] else 0
-    elif order_file.is_file():
+    elif is_file(order_file):
+        text = read_text(order_file, 64 << 20, "run-order file")
         try:
-            order = json.loads(order_file.read_text(encoding="utf-8"))
+            order = json.loads(text)
             labels = [str(o["method"]) for o in order]
             positions = [int(o.get("position", 0)) for o in order]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:

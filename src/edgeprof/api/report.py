@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..conventions import fit_name
 from ..errors import InputError, UsageError
-from ..io.files import exists, is_dir
+from ..files import exists, is_dir
 from ..io.manifest import recorded_device, recorded_environment, recorded_runners
 from ..io.runfolder import display_path
 from ..io.traces import sme2_role

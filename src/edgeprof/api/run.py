@@ -10,13 +10,14 @@ collection leaves a consistent folder whose manifest says ``partial``.
 from __future__ import annotations
 
 import importlib.util
+import os
 import platform as _platform
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import EdgeprofError, InputError, UsageError
-from ..io.files import is_dir, is_file
+from ..files import display, is_dir, is_file
 from .results import Collection
 
 FAILED_SUFFIX = ".failed"  # outputs of a launch that did not finish are kept under this suffix
@@ -94,23 +95,38 @@ def _run_dir(cfg, out) -> Path:
     return Path(f"out_{cfg.experiments[0].model.stem}") / "runs" / plat
 
 
+def _inputs_inside(cfg, run_dir: Path) -> None:
+    """A collection never writes where its inputs are: an output folder holding a model, a runner, the config or
+    the inputs file is refused (``--force`` would replace the collection around them)."""
+    top = os.path.realpath(run_dir)
+    named = [e.model for e in cfg.experiments] + [Path(e.runner) for e in cfg.experiments if e.kind != "python"]
+    named += [p for p in (cfg.inputs, Path(cfg.source) if cfg.source else None) if p is not None]
+    for p in named:
+        real = os.path.realpath(p)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            raise UsageError(f"the output folder {display(run_dir)} holds an input ({display(p)}): choose another --out")
+
+
 def _prepare_folder(run_dir: Path, force: bool) -> None:
+    """An empty or absent folder is used as it is; a collection edgeprof wrote is replaced with ``--force`` —
+    only the files it lists (:mod:`edgeprof.api.run_outputs`), never the rest of the folder."""
+    from .run_outputs import clear
     from ..io.runfolder import MANIFEST, read_manifest_file
 
-    if not run_dir.exists():
+    if not os.path.lexists(run_dir):
         return
     if not is_dir(run_dir):
-        raise UsageError(f"{run_dir} exists and is not a folder")
+        raise UsageError(f"{display(run_dir)} exists and is not a folder")
     if not any(run_dir.iterdir()):
         return
     if not force:
-        raise UsageError(f"{run_dir} exists and is not empty: give --force to replace the collection in it, or "
-                         "another --out")
+        raise UsageError(f"{display(run_dir)} exists and is not empty: give --force to replace the collection in it, "
+                         "or another --out")
     manifest, _, _ = read_manifest_file(run_dir / MANIFEST) if is_file(run_dir / MANIFEST) else (None, None, None)
     if not (isinstance(manifest, dict) and manifest.get("tool") == "edgeprof"):
-        raise UsageError(f"{run_dir} is not empty and holds no collection edgeprof wrote (no manifest.json of "
+        raise UsageError(f"{display(run_dir)} is not empty and holds no collection edgeprof wrote (no manifest.json of "
                          "edgeprof's): not replaced, even with --force")
-    shutil.rmtree(run_dir)
+    clear(run_dir, manifest)
 
 
 def _etrecords(cfg, run_dir: Path) -> dict[str, str]:
@@ -340,6 +356,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
                 echo(line)
         return Collection({"run_dir": str(run_dir), "status": "dry run", "commands": lines,
                            "launches_planned": len(launches), "warnings": warnings})
+    _inputs_inside(cfg, run_dir)
     _prepare_folder(run_dir, force)
     run_dir.mkdir(parents=True, exist_ok=True)
     sh = Shell(echo=verbose_echo)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
-from ..io.files import exists, is_dir, is_file
+from ..files import exists, is_dir, is_file
 from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files, display_path
 from ..io.traces import manifest_sme2_roles, sme2_role, trace_folders, trace_stem
 from ..io.workspace import Workspace

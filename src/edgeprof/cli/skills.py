@@ -49,16 +49,25 @@ def install(dest, force, only):
 
 @main.command("mcp", context_settings=CONTEXT)
 @click.option("--root", "roots", multiple=True, type=click.Path(path_type=str),
-              help="A folder the tools may read (repeatable; default: the current folder). Paths outside are refused.")
+              help="A folder the tools may read (repeatable; default: the current folder). Nothing outside is read "
+                   "or written: not the arguments, not what a folder, manifest or store points to.")
 @click.option("--allow-write", is_flag=True, help="Also offer the tools that write files (analyze, report).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds one tool call may run; then it is stopped and answers with one line.")
+@click.option("--memory-limit", "memory", default="4GB", show_default=True,
+              help="Address space one tool call may use (e.g. 4GB, 1500MB).")
 @run_guarded
-def mcp(roots, allow_write):
+def mcp(roots, allow_write, timeout, memory):
     """Serve edgeprof's commands as MCP tools over stdio (needs the mcp extra: pip install 'edgeprof[mcp]').
+
+    Each call runs in its own worker process confined to the roots (Landlock where the kernel has it), with
+    a time and memory budget.
 
     \b
     edgeprof mcp --root ./runs                      (read-only)
     edgeprof mcp --root . --allow-write             (analyze and report may write their files)
     """
+    from ..conventions import parse_bytes
     from .mcp_server import serve
 
-    serve(list(roots), allow_write)
+    serve(list(roots), allow_write, timeout=timeout, memory=parse_bytes(memory, "--memory-limit"))

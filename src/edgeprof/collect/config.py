@@ -191,8 +191,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
         for role in ("baseline", "candidate"):
             v = pr.get(role)
             v = v.get("experiment") if isinstance(v, dict) else v
-            if v not in names:
-                raise InputError(path, f"{where}.{role}: {v!r} is not an experiment name")
+            if not isinstance(v, str) or v not in names:
+                raise InputError(path, f"{where}.{role}: {str(v)[:80]!r} is not an experiment name")
             ends.append(v)
         pairs.append((ends[0], ends[1]))
     seed = _int(doc.get("seed", DEFAULTS["seed"]), "seed", path, 0, 2**32 - 1)

@@ -142,11 +142,12 @@ def _adb(serial: str) -> list[str]:
 def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_level: int | None) -> str:
     """The ``adb shell`` command line of one runner process on the device."""
     e = launch.experiment
-    parts = [f"cd {DEVICE_DIR}", f"export LD_LIBRARY_PATH={DEVICE_DIR}"]
+    q = shlex.quote  # every word: names come from files and configs, and this line runs in the device's shell
+    parts = [f"cd {q(DEVICE_DIR)}", f"export LD_LIBRARY_PATH={q(DEVICE_DIR)}"]
     if xnn_log_level is not None:
-        parts.append(f"export XNN_LOG_LEVEL={xnn_log_level}")
-    cmd = ([f"taskset {shlex.quote(e.cpu_affinity)}"] if e.cpu_affinity else []) + [
-        f"./executor_runner_{e.name}", *(shlex.quote(a) for a in _runner_args(launch, executions, e.model.name, etdump))]
+        parts.append(f"export XNN_LOG_LEVEL={int(xnn_log_level)}")
+    cmd = ([f"taskset {q(e.cpu_affinity)}"] if e.cpu_affinity else []) + [
+        q(f"./executor_runner_{e.name}"), *(q(a) for a in _runner_args(launch, executions, e.model.name, etdump))]
     return " && ".join(parts + [" ".join(cmd)])
 
 
@@ -162,10 +163,10 @@ def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
 
     key = (e.device, e.name)
     if key not in ctx.prepared:
-        for argv in ([*adb, "shell", f"mkdir -p {DEVICE_DIR}"],
-                     [*adb, "push", str(e.model), f"{DEVICE_DIR}/{e.model.name}"],
+        for argv in ([*adb, "shell", f"mkdir -p {shlex.quote(DEVICE_DIR)}"],
+                     [*adb, "push", str(e.model), f"{DEVICE_DIR}/{e.model.name}"],  # adb push runs no shell
                      [*adb, "push", e.runner, f"{DEVICE_DIR}/executor_runner_{e.name}"],
-                     [*adb, "shell", f"chmod 755 {DEVICE_DIR}/executor_runner_{e.name}"]):
+                     [*adb, "shell", f"chmod 755 {shlex.quote(f'{DEVICE_DIR}/executor_runner_{e.name}')}"]):
             o = step(argv, timeout=min(e.timeout, 600))
             if not o.ok:
                 run.main = o
@@ -194,7 +195,7 @@ def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
         p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", str(launch.etdump)], timeout=600)
         if not p.ok and o.ok:
             run.warnings.append(f"adb pull failed: {tail(p.output, 300).strip()}")
-        step([*adb, "shell", f"rm -f {DEVICE_DIR}/{name}"], timeout=60)
+        step([*adb, "shell", f"rm -f {shlex.quote(f'{DEVICE_DIR}/{name}')}"], timeout=60)
     return run
 
 

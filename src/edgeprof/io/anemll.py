@@ -122,7 +122,7 @@ def _finite_float(s: str) -> float:
 
 
 def load_json(path) -> object:
-    from .files import read_regular
+    from ..files import read_regular
 
     path = Path(path)
     raw = read_regular(path, MAX_BYTES, "report")

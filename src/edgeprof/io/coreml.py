@@ -12,25 +12,29 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..mil_model import MilProgram
+from .. import access
+from ..files import exists, is_dir, is_file, read_text
 from .milblob import read_records
 from .mlpackage import CoreMLBundleError
 
 BUNDLE_SUFFIXES = (".mlpackage", ".mlmodelc", ".mlmodel")
+MAX_MIL_BYTES = 1 << 30  # model.mil text (tens of MB for the largest LLMs)
 
 
 def is_bundle(path: Path) -> bool:
-    return path.suffix in BUNDLE_SUFFIXES or (path.is_dir() and ((path / "Manifest.json").is_file()
-                                                                 or (path / "model.mil").is_file()))
+    return path.suffix in BUNDLE_SUFFIXES or (is_dir(path) and (is_file(path / "Manifest.json")
+                                                               or is_file(path / "model.mil")))
 
 
 def find_bundles(path) -> list[Path]:
     """The bundle itself, or the bundles directly inside a folder (sorted by name)."""
     path = Path(path)
-    if not path.exists():
+    access.check(path)
+    if not exists(path):
         raise InputError(path, "no such file or folder")
     if is_bundle(path):
         return [path]
-    if path.is_dir():
+    if is_dir(path):
         found = sorted(p for p in path.iterdir() if is_bundle(p))
         if found:
             return found
@@ -39,31 +43,29 @@ def find_bundles(path) -> list[Path]:
 
 def read_bundle(path) -> MilProgram:
     path = Path(path)
-    if path.suffix == ".mlpackage" or (path.is_dir() and (path / "Manifest.json").is_file()):
-        if not path.is_dir():
+    access.check(path)
+    if path.suffix == ".mlpackage" or (is_dir(path) and is_file(path / "Manifest.json")):
+        if not is_dir(path):
             raise CoreMLBundleError(path, "an .mlpackage must be a folder (a zipped package? unzip it first)")
         from .mlpackage import program_from_spec, read_spec, spec_path
 
         spec_file = spec_path(path)
         prog = program_from_spec(read_spec(spec_file), str(path))
         base = spec_file.parent
-    elif path.suffix == ".mlmodelc" or (path.is_dir() and (path / "model.mil").is_file()):
-        if not path.is_dir():
+    elif path.suffix == ".mlmodelc" or (is_dir(path) and is_file(path / "model.mil")):
+        if not is_dir(path):
             raise CoreMLBundleError(path, "an .mlmodelc must be a folder")
         from .mil_text import parse_mil_text
 
         mil = path / "model.mil"
-        try:
-            text = mil.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not os.path.lexists(mil):
             raise CoreMLBundleError(path, "no model.mil in the compiled model (a neural-network model? only ML "
-                                          "Programs have one)") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise CoreMLBundleError(mil, f"unreadable model.mil ({type(e).__name__}: {e})") from None
+                                          "Programs have one)")
+        text = read_text(mil, MAX_MIL_BYTES, "model.mil", CoreMLBundleError)
         prog = parse_mil_text(text, mil)
         prog.source = str(path)
         base = path
-    elif path.suffix == ".mlmodel" and path.is_file():
+    elif path.suffix == ".mlmodel" and is_file(path):
         from .mlpackage import program_from_spec, read_spec
 
         prog = program_from_spec(read_spec(path), str(path))

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
-from .files import read_regular
+from ..files import read_regular
 
 MAX_BYTES = 16 << 20
 

@@ -10,6 +10,8 @@ Python object per event. :mod:`edgeprof.io.etdump` turns the columns into a :cla
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..errors import CorruptETDumpError, NotAnETDumpError
@@ -53,10 +55,28 @@ def sniff(data: bytes) -> str | None:
 
 
 def read_bytes(path) -> bytes:
-    """The file's bytes: a regular file of at most 4 GiB (FIFOs, devices and folders are refused unread)."""
-    from .files import read_regular
+    """The file's bytes: a regular file of at most 4 GiB (FIFOs, devices and folders are refused unread).
 
-    return read_regular(path, MAX_ETDUMP_BYTES, "ETDump")
+    A size-prefixed ETDump ends where its prefix says: bytes after that (padding, a second file appended) are
+    an error found from the first 12 bytes, before the rest is read — a copy with trailing bytes is not a
+    different measurement, and a zero-padded sparse file is not read into memory."""
+    from ..files import open_regular
+
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_ETDUMP_BYTES:
+            raise NotAnETDumpError(path, f"{size} bytes is larger than any ETDump ({MAX_ETDUMP_BYTES >> 20} MB limit)")
+        head = f.read(12)
+        if len(head) == 12 and head[8:12] == IDENTIFIER:
+            end = 4 + int.from_bytes(head[0:4], "little")
+            if size > end:
+                raise CorruptETDumpError(path, f"{size - end} byte(s) after the end of the ETDump (its size prefix "
+                                               f"says it ends at byte {end}): trailing data", offset=end)
+        try:
+            data = head + f.read(size - len(head))
+        except OSError as e:
+            raise NotAnETDumpError(path, f"cannot read ({e.strerror or e})") from None
+    return data
 
 
 def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:

@@ -156,18 +156,18 @@ def _handles(v) -> list[int]:
 def read_etrecord(path, method: str | None = None) -> ETRecord:
     """Read the JSON members of an ETRecord. Raises :class:`ETRecordError` on anything unusable."""
     path = os.fspath(path)
-    from .files import check_regular
+    from ..files import open_regular
 
-    check_regular(path, ETRecordError)
+    with open_regular(path, ETRecordError) as f:
+        try:
+            return _read_etrecord(path, method, f)
+        except (TypeError, AttributeError, KeyError, OverflowError, RecursionError, ValueError) as e:  # defensive
+            raise ETRecordError(path, f"unusable ETRecord ({type(e).__name__}: {str(e)[:120]})") from None
+
+
+def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
     try:
-        return _read_etrecord(path, method)
-    except (TypeError, AttributeError, KeyError, OverflowError, RecursionError, ValueError) as e:  # defensive
-        raise ETRecordError(path, f"unusable ETRecord ({type(e).__name__}: {str(e)[:120]})") from None
-
-
-def _read_etrecord(path: str, method: str | None) -> ETRecord:
-    try:
-        z = zipfile.ZipFile(path)
+        z = zipfile.ZipFile(f)
     except FileNotFoundError:
         raise ETRecordError(path, "no such ETRecord file") from None
     except IsADirectoryError:

@@ -28,11 +28,10 @@ class WeightFileError(InputError):
 
 def read_records(path, offsets) -> dict[int, tuple[str, int, int]]:
     """{offset: (dtype, stored bytes, data offset)} for each blob record offset, every one validated."""
-    try:
-        size = os.path.getsize(path)
-        f = open(path, "rb")
-    except OSError as e:
-        raise WeightFileError(path, f"cannot read weight file ({e.strerror or e})") from None
+    from ..files import open_regular
+
+    f = open_regular(path, WeightFileError)
+    size = os.fstat(f.fileno()).st_size
     out: dict[int, tuple[str, int, int]] = {}
     with f:
         head = f.read(HEADER_SIZE)

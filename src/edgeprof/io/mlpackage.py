@@ -18,6 +18,8 @@ from ..errors import InputError
 from ..mil_model import MAX_DIM, MAX_RANK, Arg, Blob, Block, Function, MilProgram, MilType, Op, Value
 
 _PROTO_NAME = "_edgeprof_coremltools_proto"
+MAX_MANIFEST_BYTES = 1 << 20  # a package's Manifest.json (a few hundred bytes in practice)
+MAX_SPEC_BYTES = 2 << 30  # protobuf messages cannot be larger
 # MIL_pb2.DataType names → the spelling of model.mil text
 _DTYPES = {"BOOL": "bool", "STRING": "string", "FLOAT16": "fp16", "FLOAT32": "fp32", "FLOAT64": "fp64", "BFLOAT16": "bf16",
            "FLOAT8E4M3FN": "fp8e4m3fn", "FLOAT8E5M2": "fp8e5m2", "INT4": "int4", "INT8": "int8", "INT16": "int16",
@@ -55,15 +57,17 @@ def proto_modules():
 def spec_path(package: Path) -> Path:
     """The model specification file of an ``.mlpackage``, found through its Manifest.json."""
     manifest = package / "Manifest.json"
+    from ..files import is_file, read_text
+
+    if not is_file(manifest):
+        raise CoreMLBundleError(package, "not an .mlpackage: no Manifest.json")
     try:
-        m = json.loads(manifest.read_text(encoding="utf-8"))
+        m = json.loads(read_text(manifest, MAX_MANIFEST_BYTES, "package manifest", CoreMLBundleError))
         entry = m["itemInfoEntries"][m["rootModelIdentifier"]]
         path = package / "Data" / entry["path"]
-    except FileNotFoundError:
-        raise CoreMLBundleError(package, "not an .mlpackage: no Manifest.json") from None
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise CoreMLBundleError(manifest, f"unreadable package manifest ({type(e).__name__}: {e})") from None
-    if not path.is_file():
+    if not is_file(path):
         raise CoreMLBundleError(package, f"the manifest names {entry['path']!r}, which is not in the package")
     return path
 
@@ -72,10 +76,11 @@ def read_spec(path: Path):
     """Parse a Core ML model specification (protobuf) file."""
     pb = proto_modules()
     spec = pb.Model_pb2.Model()
+    from ..files import read_regular
+
+    data = read_regular(path, MAX_SPEC_BYTES, "Core ML model specification", CoreMLBundleError)
     try:
-        spec.ParseFromString(path.read_bytes())
-    except OSError as e:
-        raise CoreMLBundleError(path, f"cannot read ({e.strerror or e})") from None
+        spec.ParseFromString(data)
     except Exception as e:  # protobuf's DecodeError and friends
         raise CoreMLBundleError(path, f"not a Core ML model specification ({type(e).__name__}: {e})") from None
     return spec

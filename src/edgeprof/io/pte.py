@@ -75,11 +75,9 @@ class CorruptProgramError(InputError):
 
 def read_pte(path) -> PteProgram:
     path = Path(path)
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise InputError(path, f"cannot read ({e.strerror or e})") from None
-    with f:
+    from ..files import open_regular
+
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         if size < 16:
             raise CorruptProgramError(path, f"{size} bytes: too short to be an ExecuTorch program", offset=0)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..conventions import fit_name
+from .. import access
 from .traces import trace_stem
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
@@ -36,13 +37,16 @@ class RunFile:
 
 
 def find_etdumps(inputs) -> list[Path]:
-    """ETDump files named by ``inputs`` (files as given; folders searched recursively), sorted, unique."""
+    """ETDump files named by ``inputs`` (files as given; folders searched recursively, a file that links outside
+    the allowed roots not found), sorted, unique."""
+    from ..files import is_dir, is_file
+
     out: list[Path] = []
     seen = set()
     for item in inputs:
         p = Path(item)
-        if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.suffix in ETDUMP_SUFFIXES and f.is_file()
+        if is_dir(p):
+            found = sorted(f for f in p.rglob("*") if f.suffix in ETDUMP_SUFFIXES and is_file(f)
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
         else:
             found = [p]
@@ -133,7 +137,7 @@ def describe(path: Path) -> RunFile:
             platform = parent
         if experiment is None and m:
             experiment = base
-    from .files import display
+    from ..files import display
 
     def shown(v):
         return display(v) if v is not None else None
@@ -144,7 +148,7 @@ def describe(path: Path) -> RunFile:
 
 def manifest_path(run_dir: Path) -> Path | None:
     """Where ``manifest.json`` of a run folder is: in it, or up to two levels above it."""
-    from .files import is_file
+    from ..files import is_file
 
     for d in (run_dir, run_dir.parent, run_dir.parent.parent):
         f = d / MANIFEST
@@ -156,7 +160,7 @@ def manifest_path(run_dir: Path) -> Path | None:
 def read_json_doc(f: Path, what: str = "JSON file") -> tuple[object, str | None]:
     """(parsed document, problem): an unreadable file is a problem to report, not an error."""
     from ..errors import InputError
-    from .files import read_regular
+    from ..files import read_regular
 
     try:
         return json.loads(read_regular(f, 64 << 20, what).decode("utf-8")), None
@@ -199,7 +203,7 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
     """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an
     experiment of ``run_dir`` (its ETDumps, else its timeline CSVs); one thread count only."""
     from ..errors import InputError, UsageError
-    from .files import check_regular, exists, is_dir, is_file
+    from ..files import check_regular, exists, is_dir, is_file
 
     def etdumps(folder: Path) -> list[Path]:
         return ws.etdumps(folder) if ws is not None else find_etdumps([folder])
@@ -210,14 +214,15 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
     if exists(p) and not is_dir(p):
         check_regular(p)  # a FIFO, a device, a socket: refused with what it is
     if is_dir(p):
-        files = etdumps(p) or sorted(p.rglob(TIMELINE_GLOB))
+        files = etdumps(p) or sorted(f for f in p.rglob(TIMELINE_GLOB) if is_file(f))
         if not files:
             raise InputError(p, "no ETDump or timeline CSV below this folder")
         return _filter_threads(files, threads, p)
     if run_dir is not None:
         files = [f for f in etdumps(run_dir) if describe(f).experiment == spec]
         if not files:
-            files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB)) if describe(etdump_of_timeline(f)).experiment == spec]
+            files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB))
+                     if is_file(f) and describe(etdump_of_timeline(f)).experiment == spec]
         if not files:
             known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
             raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
@@ -266,7 +271,7 @@ def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
     the ETDump's own folder when none): the ETDump's folder and each folder above it up to ``root``, each with
     its ``artifacts/``; and ``out_<model>/artifacts/`` when ``root`` lies inside ``out_<model>`` (the kit's
     layout: ``out_<model>/runs/<platform>`` beside ``out_<model>/artifacts``)."""
-    from .files import is_dir
+    from ..files import is_dir
 
     root = root if root is not None else etdump.parent
     if not is_dir(root):
@@ -285,7 +290,7 @@ def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
             if is_dir(up / "artifacts") and up / "artifacts" not in folders:
                 folders.append(up / "artifacts")
             break
-    return folders
+    return [f for f in folders if access.inside(f)]  # confined: never above the roots
 
 
 def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Path | None = None,
@@ -297,7 +302,7 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
     an ``.etrecord`` whose name is a prefix of the ETDump's (at a ``_``/``.``/``-`` boundary) in
     :func:`etrecord_folders`, the longest such prefix in the nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
     """
-    from .files import is_file
+    from ..files import is_file
 
     folders = etrecord_folders(etdump, root)
     by_manifest = None
@@ -313,7 +318,7 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
     best, best_len, where = None, 0, ""
     for folder in folders:
         try:
-            cands = sorted(folder.glob("*.etrecord"))
+            cands = sorted(c for c in folder.glob("*.etrecord") if access.inside(c))
         except OSError:
             continue
         for c in cands:
@@ -348,7 +353,7 @@ def find_program(etdump: Path, manifest: dict | None = None, manifest_path: Path
     """The ``.pte`` an ETDump was recorded from: a program ``manifest.json`` names (the kit's ``model``, or
     ``edgeprof run``'s experiments) whose name prefixes the ETDump's, else the ``.pte`` with the longest such
     prefix in :func:`etrecord_folders` (nearest folder first). Never outside the folder the user named."""
-    from .files import is_file
+    from ..files import is_file
 
     folders = etrecord_folders(etdump, root)
     named = []
@@ -366,7 +371,7 @@ def find_program(etdump: Path, manifest: dict | None = None, manifest_path: Path
                 return b
     for folder in folders:
         try:
-            cands = sorted(folder.glob("*.pte"))
+            cands = sorted(c for c in folder.glob("*.pte") if access.inside(c))
         except OSError:
             continue
         scored = [(_prefix_len(c.stem, etdump.stem), c) for c in cands]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -22,20 +23,17 @@ from ..conventions import METHOD_EXECUTE, NS_PER_MS, WRAPPER_EVENTS, ms
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
+MAX_CSV_BYTES = 64 << 30  # the read is bounded by the file's size; this only refuses the absurd
 
 
 def read_timeline_csv(path):
     import polars as pl
 
     from .etdump import build_profile
-    from .files import check_regular
+    from ..files import read_regular
 
     path = Path(path)
-    check_regular(path)
-    try:
-        data = path.read_bytes()  # read once: parsed from memory below, and hashed for the history store
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
+    data = read_regular(path, MAX_CSV_BYTES, "timeline CSV")  # read once: parsed from memory, hashed for the store
     try:
         head = pl.read_csv(io.BytesIO(data), n_rows=0)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
@@ -163,13 +161,19 @@ def execute_latency_ms(path) -> "np.ndarray":
     without building a profile; empty when it has no ``Method::execute`` rows."""
     import polars as pl
 
-    from .files import check_regular
+    from ..files import check_regular, open_regular
 
     path = Path(path)
     check_regular(path)
     try:
-        lf = pl.scan_parquet(path) if path.suffix == ".parquet" else pl.scan_csv(
-            path, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
+        os.fsencode(path).decode("utf-8")
+        source = path  # Polars opens it (and reads only the columns it needs)
+    except UnicodeDecodeError:  # a name Polars cannot take: read through our own opener
+        with open_regular(path) as f:
+            source = io.BytesIO(f.read())
+    try:
+        lf = pl.scan_parquet(source) if path.suffix == ".parquet" else pl.scan_csv(
+            source, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
         cols = lf.collect_schema().names()
         if not {"name", "duration_ms"} <= set(cols):
             raise InputError(path, "not a timeline table: needs name and duration_ms columns")

@@ -25,9 +25,11 @@ def sme2_role(text: str) -> str | None:
 
 def trace_folders(run_dir: Path) -> list[Path]:
     """Where trace logs of a run folder live: the folder itself and a sibling ``<platform>_trace``."""
+    from ..files import is_dir
+
     out = [run_dir]
     sib = run_dir.parent / f"{run_dir.name}_trace"
-    if sib.is_dir():
+    if is_dir(sib):  # never outside the allowed roots
         out.append(sib)
     return out
 
@@ -37,20 +39,25 @@ def _looks_like_trace(f: Path) -> bool:
         return True
     if f.suffix == ".gz":
         return False
+    from ..errors import InputError
+    from ..files import open_regular
+
     try:
-        with open(f, "rb") as fh:
+        with open_regular(f) as fh:
             return b"microkernel '" in fh.read(_TRACE_PROBE)
-    except OSError:
+    except (OSError, InputError):
         return False
 
 
 def find_trace_logs(run_dir: Path) -> list[Path]:
     """XNNPACK trace logs below ``run_dir`` and its ``<platform>_trace`` sibling: ``*_xnntrace.log`` files, and
     other ``*.log``/``*.txt`` files that hold ``Using … microkernel`` lines."""
+    from ..files import is_file
+
     out = []
     for folder in trace_folders(run_dir):
         for f in sorted(folder.rglob("*")):
-            if (f.suffix in _TRACE_EXTS and f.is_file() and not any(p.startswith(".") for p in f.relative_to(folder).parts)
+            if (f.suffix in _TRACE_EXTS and is_file(f) and not any(p.startswith(".") for p in f.relative_to(folder).parts)
                     and _looks_like_trace(f)):
                 out.append(f)
     return out
@@ -58,9 +65,11 @@ def find_trace_logs(run_dir: Path) -> list[Path]:
 
 def find_kernel_tables(run_dir: Path) -> list[Path]:
     """Kernel tables (``*_kernels.csv``, edgeprof's or the Arm kit's) below ``run_dir`` and its trace sibling."""
+    from ..files import is_file
+
     out = []
     for folder in trace_folders(run_dir):
-        out += [f for f in sorted(folder.rglob("*_kernels.csv")) if f.is_file()
+        out += [f for f in sorted(folder.rglob("*_kernels.csv")) if is_file(f)
                 and not any(p.startswith(".") for p in f.relative_to(folder).parts)]
     return out
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import ETRecordError, InputError, UsageError
 from ..model import ETRecordInfo, Profile
 from . import runfolder, traces
-from .files import display, is_dir
+from ..files import display, is_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -204,7 +204,7 @@ class Workspace:
 
             return read_timeline_csv(path)
         if path.suffix not in ETDUMP_SUFFIXES and not is_dir(path):
-            from .files import check_regular
+            from ..files import check_regular
 
             check_regular(path)
             raise InputError(path, "expected an ETDump (.etdump/.etdp) or a timeline CSV (*_all_runs_timeline.csv)")

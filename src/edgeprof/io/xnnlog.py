@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 import zlib
 from pathlib import Path
@@ -85,12 +86,13 @@ def _utf16(probe: bytes) -> str | None:
 def read_xnnlog(path) -> KernelLog:
     """Read one log file, streaming (memory does not grow with the log). Raises :class:`InputError` for a
     missing, unreadable, binary or non-regular file, a line longer than 1 MiB, and a gzip bomb."""
-    from .files import check_regular
+    from ..files import open_regular
 
     path = Path(path)
-    st = check_regular(path)
+    raw = open_regular(path)
+    st = os.fstat(raw.fileno())
     try:
-        with open(path, "rb") as raw:
+        with raw:
             gz = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
             f = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
@@ -280,7 +282,7 @@ def read_kernel_csv(path) -> list[dict]:
     import csv
     import io
 
-    from .files import read_regular
+    from ..files import read_regular
 
     path = Path(path)
     raw = read_regular(path, MAX_CSV_BYTES, "kernels CSV")

@@ -7,6 +7,9 @@
   their process is gone (or they are a day old).
 * A target that exists and is not a regular file — ``/dev/null``, a FIFO, ``/dev/stdout`` — is written to
   directly, never renamed over; a folder is refused.
+* Confined (:mod:`edgeprof.access`, the agent server): an output must lie inside the roots (its folder's
+  real path), must not be a symlink, and must be a regular file or absent — links, FIFOs, devices and
+  ``/proc/self/fd/N`` are refused, never written through.
 * Every ``OSError`` becomes one :class:`~edgeprof.errors.OutputError` naming the path and the reason.
 """
 
@@ -21,7 +24,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import OutputError
+from ..errors import OutputError, output_error
+from .. import access
 
 
 def _umask() -> int:
@@ -34,25 +38,6 @@ _MODE = 0o666 & ~_umask()  # what a plain open() would give the file
 _TMP = re.compile(r"^\..{0,40}\.edgeprof-(\d+)-[0-9a-f]{8}\.tmp$", re.DOTALL)
 STALE_SECONDS = 24 * 3600
 _swept: set[str] = set()
-
-
-def _reason(e: BaseException) -> str:
-    code = getattr(e, "errno", None)
-    if code is None:  # Polars reports I/O failures as "… (os error 28)"
-        m = re.search(r"os error (\d+)", str(e))
-        code = int(m.group(1)) if m else None
-    if code == errno.ENOSPC:
-        return "no space left on the device"
-    if code == errno.ENAMETOOLONG:
-        return "file name too long"
-    if code is not None:
-        return os.strerror(code).lower()
-    text = getattr(e, "strerror", None) or str(e)
-    return text.splitlines()[0][:200].lower() if text else type(e).__name__
-
-
-def output_error(path, e: BaseException) -> OutputError:
-    return OutputError(path, f"cannot write ({_reason(e)})")
 
 
 def _alive(pid: int) -> bool:
@@ -95,8 +80,30 @@ def sweep_stale(folder: Path) -> int:
     return removed
 
 
+def _confined_target(path: Path) -> None:
+    """Under confinement: the output's folder lies inside the roots and the output is no link and no special
+    file (checked without following it)."""
+    if not access.inside(path.parent):
+        raise OutputError(path, "cannot write: " + access.outside_message())
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise output_error(path, e) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(path, "cannot write: it is a symbolic link (outputs are not written through links here)")
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(path, "cannot write: it is a folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(path, "cannot write: not a regular file (a FIFO, device or socket): refused")
+
+
 def _direct(path: Path) -> bool:
     """True when ``path`` exists and is not a regular file: write to it directly. A folder is refused."""
+    if access.roots() is not None:
+        _confined_target(path)
+        return False
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -119,7 +126,7 @@ def _tmp_for(path: Path) -> Path:
     head = path.name[:40].encode("utf-8", "surrogateescape")[:40].decode("utf-8", "ignore")
     tmp = path.parent / f".{head}.edgeprof-{os.getpid()}-{secrets.token_hex(4)}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _MODE)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), _MODE)
         os.close(fd)
     except OSError as e:
         raise output_error(path, e) from None

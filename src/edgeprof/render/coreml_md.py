@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .markdown import cell, table
+from .markdown import cell, code, table, text
 
 
 def _si(n, units: tuple, fmt: str, bare: str, unknown: str) -> str:
@@ -41,7 +41,7 @@ def model_section(m: dict, level: int = 3, top: int = 25) -> str:
     if m["hazards"]:
         for z in m["hazards"]:
             out.append(f"- **{cell(z['title'])}** — {z['op_count']} ops: {cell(', '.join(z['ops'][:6]))}"
-                       f"{' …' if z['op_count'] > 6 else ''}  \n  _rule `{z['rule']}`: {cell(z['rule_source'])}_")
+                       f"{' …' if z['op_count'] > 6 else ''}  \n  _rule {code(z['rule'])}: {cell(z['rule_source'])}_")
     else:
         out.append("- none of the documented rules fires")
     c = est["chip"]
@@ -86,7 +86,7 @@ def coreml_markdown(doc: dict, level: int = 2) -> str:
 def coreml_diff_markdown(d: dict, level: int = 3) -> str:
     h = "#" * level
     out = [f"{h} Core ML model diff (static estimate): {cell(d['before'])} → {cell(d['after'])}", ""]
-    out += [f"- {cell(s)}" for s in d["statements"]] + [""]
+    out += [f"- {text(s)}" for s in d["statements"]] + [""]
     if d["op_types"]:
         out.append(table(["type", "ops before", "ops after", "FLOPs before", "FLOPs after", "stored before", "stored after"],
                          [[r["short_type"], r["count_before"], r["count_after"], _f(r["flops_before"]),

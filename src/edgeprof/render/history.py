@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 from ..conventions import fmt_ms
 from . import report
+from .markdown import code
 
 CHARTS = {"history_trend", "history_shares"}
 
@@ -19,7 +20,7 @@ def _change_rows(s: dict) -> list[list]:
         cats = ", ".join(f"{x['name']} {x['delta_ms']:+.3g} ms ({x['share_of_change_pct']:.0f} %)"
                          if x["share_of_change_pct"] is not None else f"{x['name']} {x['delta_ms']:+.3g} ms"
                          for x in att["categories"][:3])
-        ops = ", ".join(f"`{x['name']}` {x['delta_ms']:+.3g} ms" for x in att["operators"][:3])
+        ops = ", ".join(f"{code(x['name'])} {x['delta_ms']:+.3g} ms" for x in att["operators"][:3])
         rows.append([c["commit_after"], c["commit_before"], c["direction"], c["status"],
                      f"{c['change_pct']:+.1f} % [{c['ci_pct'][0]:+.1f}, {c['ci_pct'][1]:+.1f}]", cats, ops])
     return rows

@@ -1,34 +1,100 @@
-"""Markdown renderings (GitHub-flavoured tables)."""
+"""Markdown renderings (GitHub-flavoured tables), safe for text that came from data.
+
+Names in profiles, logs and manifests are whatever their authors wrote. Every value goes through :func:`text`
+(or :func:`cell`, :func:`code`): code spans are found by CommonMark's own rule (a run of n backticks closes
+at the next run of exactly n), so a viewer and edgeprof always agree on what is code; outside code spans
+``<``, ``>`` and ``&`` become entities (no HTML, no autolink), backslashes are doubled (no escape of ours is
+undone), and a ``]`` that could close a link, image or reference definition is escaped. Inside a code span
+nothing is interpreted by any viewer.
+"""
 
 from __future__ import annotations
 
 import re
 
-_CODE = re.compile(r"(`+)(.*?)\1", re.DOTALL)
+_RUN = re.compile(r"`+")
+
+
+def code_spans(s: str) -> list[tuple[bool, str]]:
+    """``s`` cut into (is_code, piece) as CommonMark reads it; code pieces keep their backtick fences."""
+    out: list[tuple[bool, str]] = []
+    pos = 0  # start of the text not yet emitted
+    i = 0
+    while True:
+        m = _RUN.search(s, i)
+        if m is None:
+            break
+        n = len(m.group(0))
+        j = m.end()
+        close = None
+        while True:
+            c = _RUN.search(s, j)
+            if c is None:
+                break
+            if len(c.group(0)) == n:
+                close = c
+                break
+            j = c.end()
+        if close is None:  # no closing run: these backticks are literal text; a later run may still open
+            i = m.end()
+            continue
+        if m.start() > pos:
+            out.append((False, s[pos:m.start()]))
+        out.append((True, s[m.start():close.end()]))
+        pos = i = close.end()
+    if pos < len(s):
+        out.append((False, s[pos:]))
+    return out
+
+
+def code_content(piece: str) -> str:
+    """The text a code span shows: fences removed, one space stripped from each side when both are spaces."""
+    n = len(piece) - len(piece.lstrip("`"))
+    inner = piece[n:len(piece) - n]
+    if len(inner) >= 2 and inner[0] == inner[-1] == " " and inner.strip(" "):
+        inner = inner[1:-1]
+    return inner
+
+
+_LINK_CLOSE = re.compile(r"\](?=[(\[:])")
+
+
+def _escape_text(s: str) -> str:
+    s = s.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _LINK_CLOSE.sub(r"\\]", s)
+
+
+_BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d{1,9}(?=[.)]))")
 
 
 def text(v) -> str:
-    """Text from data, safe in Markdown: ``<``, ``>`` and ``&`` escaped outside code spans (an operator named
-    ``<script>`` stays text in every Markdown viewer), line breaks flattened."""
+    """Text from data, safe in Markdown: line breaks flattened, code spans as CommonMark finds them kept,
+    everything else escaped (see the module docstring); a leading ``#``, ``>``, ``-``, ``+``, ``=`` or ``1.``
+    is escaped too, so a value never turns its line into a heading, quote or list."""
+    return _BLOCK_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit()
+                                                    else m.group(2) + "\\"), _inline(v), count=1)
+
+
+def _inline(v) -> str:
     s = str(v).replace("\r", " ").replace("\n", " ")
-    out, pos = [], 0
-    for m in _CODE.finditer(s):
-        out.append(_escape_html(s[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_escape_html(s[pos:]))
-    return "".join(out)
+    return "".join(piece if is_code else _escape_text(piece) for is_code, piece in code_spans(s))
 
 
-def _escape_html(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def code(v) -> str:
+    """``v`` as one code span, whatever backticks it holds (fenced by a longer run, padded where needed)."""
+    s = str(v).replace("\r", " ").replace("\n", " ")
+    longest = max((len(r) for r in _RUN.findall(s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ") and s.strip()) else ""
+    return f"{fence}{pad}{s}{pad}{fence}" if s else "` `"
 
 
 def cell(v) -> str:
-    """One table cell: pipes escaped, line breaks flattened, HTML escaped outside code spans, None empty."""
+    """One table cell (or a name inside our own line): pipes escaped, otherwise as :func:`text` without the
+    line-start escapes a cell does not need; None is empty."""
     if v is None:
         return ""
-    return text(str(v).replace("\\", "\\\\").replace("|", "\\|"))
+    return _inline(str(v).replace("|", "\\|"))
 
 
 def table(headers: list[str], rows: list[list]) -> str:
@@ -50,7 +116,7 @@ def kernel_view(view: dict, title: str | None = None) -> str:
         title = f"{b} vs {c}: {what} (XNNPACK delegated)" + (f", kernels matching '{flt}'" if flt and flt.lower() != "gemm" else "")
     out = [f"#### **{cell(title)}**", "", f"**Verdict:** {text(view['verdict'])}", ""]
     if view["kernels"]:
-        rows = [[f"`{k['kernel_name']}`", "✅ registered" if k["baseline"] else "❌ absent",
+        rows = [[code(k["kernel_name"]), "✅ registered" if k["baseline"] else "❌ absent",
                  "✅ registered" if k["candidate"] else "❌ absent", k["isa_family"], k["isa"] or "?", k["category"],
                  (k["kleidiai_kernel"] or "yes") if k["kleidiai"] else ""]
                 for k in view["kernels"]]
@@ -81,13 +147,13 @@ def ane_findings(result: dict, level: int = 3) -> str:
     out = [f"{h} Apple Neural Engine: {cell(result['model'])}", "", f"**{cell(result['headline'])}**", ""]
     for f in result["findings"]:
         mark = {"high": "🔴", "medium": "🟠", "warning": "🟡"}.get(f["severity"], "ℹ️")
-        out.append(f"{h}# {mark} {cell(f['title'])}  \n_from `{f['section']}`_")
+        out.append(f"{h}# {mark} {cell(f['title'])}  \n_from {code(f['section'])}_")
         out.append("")
         if f["id"] == "graph_interruptions" and f["evidence"].get("islands"):
-            out += [f"- {cell(d)}" for d in f["detail"][:2]] + [""]
+            out += [f"- {text(d)}" for d in f["detail"][:2]] + [""]
             out.append(table(ISLAND_HEADERS, _island_rows(f["evidence"]["islands"])))
         else:
-            out += [f"- {cell(d)}" for d in f["detail"]] + [""]
+            out += [f"- {text(d)}" for d in f["detail"]] + [""]
     for w in result.get("warnings", []):
         out.append(f"> warning: {cell(w)}")
     return "\n".join(out) + "\n"
@@ -112,7 +178,7 @@ def ane_folder(folder: dict) -> str:
 
 
 def ane_diff(d: dict) -> str:
-    out = [f"### ANE diff: {cell(d['before'])} → {cell(d['after'])}", ""] + [f"- {cell(s)}" for s in d["statements"]] + [""]
+    out = [f"### ANE diff: {cell(d['before'])} → {cell(d['after'])}", ""] + [f"- {text(s)}" for s in d["statements"]] + [""]
     if d["reports"] == "profile":
         if d["interruptions"]["fixed"] or d["interruptions"]["introduced"]:
             rows = [["fixed", x["function"], x["first_type"], x["last_type"], x["reason"], x["count"]]

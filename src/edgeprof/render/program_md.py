@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .markdown import cell, table
+from .markdown import cell, code, table, text
 
 
 def program_markdown(d: dict, level: int = 3) -> str:
@@ -23,7 +23,7 @@ def program_markdown(d: dict, level: int = 3) -> str:
                          [[r["value"], r["dtype"], str(r["sizes"]), f"{r['bytes']:,}", cell(", ".join(r["owners"])[:80])]
                           for r in c["largest"]]))
     for m in d["memory_plan"]:
-        out += ["", f"{h}# Memory plan of `{m['plan']}`: {m['planned_bytes']:,} bytes planned", ""]
+        out += ["", f"{h}# Memory plan of {code(m['plan'])}: {m['planned_bytes']:,} bytes planned", ""]
         out.append(table(["arena", "bytes", "tensors", "highest byte used"],
                          [[a["id"], "—" if a["bytes"] is None else f"{a['bytes']:,}", len(a["tensors"]),
                            f"{a['highest_byte_used']:,}"] for a in m["arenas"]]))
@@ -41,7 +41,7 @@ def program_markdown(d: dict, level: int = 3) -> str:
 
 def program_diff_markdown(d: dict, level: int = 3) -> str:
     out = [f"{'#' * level} Programs: {cell(d['before'])} → {cell(d['after'])}", ""]
-    return "\n".join(out + [f"- {cell(s)}" for s in d["statements"]]) + "\n"
+    return "\n".join(out + [f"- {text(s)}" for s in d["statements"]]) + "\n"
 
 
 def _g(x) -> str:
@@ -50,7 +50,7 @@ def _g(x) -> str:
 
 def program_join_markdown(j: dict, level: int = 4) -> str:
     h = "#" * level
-    out = [f"{h} Work vs time ({cell(j['program'])}, method `{j['method']}`: {j['matched']} of "
+    out = [f"{h} Work vs time ({cell(j['program'])}, method {code(j['method'])}: {j['matched']} of "
            f"{j['program_instructions']} instructions timed)", ""]
     out.append(table(["category", "ms/run", "GFLOP/s", "instructions", "weight share"],
                      [[c["category"], f"{c['ms_per_run']:.4g}", _g(c["gflops"]), c["instructions"],

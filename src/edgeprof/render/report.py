@@ -12,7 +12,7 @@ from html import escape
 
 from ..conventions import evidence_name, fmt_ci, fmt_ms, fmt_pct
 from . import svg
-from .markdown import cell, table, text
+from .markdown import code, code_content, code_spans, table, text
 
 SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs delegated", "Top operators",
             "Top OTHER operators", "Kernel evidence", "Validation", "Findings", "What this report could not use")
@@ -53,19 +53,19 @@ def _run(out, d):
             ["Device", f"{m['device']} (as recorded in {m['device_source']})" if m.get("device")
              else "not recorded in the run (the analysis host is not the device)"]]
     if m.get("run_dir"):
-        rows.append(["Run folder", f"`{m['run_dir']}`"])
+        rows.append(["Run folder", f"{code(m['run_dir'])}"])
     if m.get("manifest"):
-        rows.append(["Manifest", f"`{m['manifest']}`"])
+        rows.append(["Manifest", f"{code(m['manifest'])}"])
     if m.get("executorch"):
         e = m["executorch"]
         rows.append(["ExecuTorch", f"{e.get('sha') or e.get('version') or '?'}{' (dirty)' if e.get('dirty') else ''}"])
     for k, v in (m.get("runners") or {}).items():
-        rows.append([f"Runner ({k})", f"`{v}`"])
+        rows.append([f"Runner ({k})", f"{code(v)}"])
     rows += [[k, v] for k, v in m.get("environment") or []]
     out.append(("table", ["", ""], rows))
     out.append(("table", ["configuration", "role", "experiment", "threads", "runs", "launches", "ETRecord", "input"],
                 [[c["name"], c["role"] or "—", c.get("experiment") or "—", c.get("threads") if c.get("threads") is not None
-                  else "—", c["latency"]["count"], c["launches"], c["etrecord"], f"`{c['files'][0]}`"
+                  else "—", c["latency"]["count"], c["launches"], c["etrecord"], f"{code(c['files'][0])}"
                   + (f" (+{len(c['files']) - 1})" if len(c["files"]) > 1 else "")] for c in d["configs"]]))
     out.append(("p", "**Runs used in every table and chart below:** the steady runs after the detected warm-up — "
                 + "; ".join(_runs_used(c) for c in d["configs"]) + "."))
@@ -196,7 +196,7 @@ def _work(out, d):
     for cfg in cfgs:
         j = cfg["program"]
         out.append(("h3", cfg["name"]))
-        out.append(("p", f"`{j['program']}`: {j['matched']} of {j['program_instructions']} instructions timed; "
+        out.append(("p", f"{code(j['program'])}: {j['matched']} of {j['program_instructions']} instructions timed; "
                           "FLOPs and bytes from the shapes the program records (evidence etdump+program)."))
         out.append(("table", ["category", "ms per run", "GFLOP/s", "instructions", "weight share %"],
                     [[c["category"], fmt_ms(c["ms_per_run"]), "—" if c["gflops"] is None else f"{c['gflops']:.3g}",
@@ -221,7 +221,7 @@ def _portable(out, d):
                          f"island(s), {g['transitions']} delegate↔portable switch(es)."))
         if bd["portable_hotspots"] and any(k != "portable" for k in b["leaf_time"]):
             out.append(("p", "Portable hotspots (delegation candidates): " + ", ".join(
-                f"`{o['operator']}` {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:6])))
+                f"{code(o['operator'])} {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:6])))
         lanes = cfg["lanes"]
         out.append(("chart", "timeline", {"segments": lanes["segments"],
                                           "title": f"{cfg['name']}: run {lanes['run_index']} (the median steady run)"}))
@@ -233,7 +233,7 @@ def _operators(out, d):
         ops = cfg["breakdown"]["operators"]
         out.append(("h3", cfg["name"]))
         out.append(("table", ["operator", "backend", "category", "ms per run", "% of e2e", "per run"],
-                    [[f"`{o['operator']}`", o["backend"], f"{o['category']}/{o['subtype']}", fmt_ms(o["avg_ms"]),
+                    [[f"{code(o['operator'])}", o["backend"], f"{o['category']}/{o['subtype']}", fmt_ms(o["avg_ms"]),
                       fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}"] for o in ops[:10]]))
         out.append(("chart", "hbars", {"items": [(o["operator"], o["avg_ms"], o["category"]) for o in ops[:10]],
                                        "title": f"{cfg['name']}: top operators (ms per run)"}))
@@ -243,7 +243,7 @@ def _operators(out, d):
         other = cfg["breakdown"]["other_top"]
         if other:
             any_other = True
-            out.append(("p", f"{cfg['name']}: " + ", ".join(f"`{o['operator']}` {fmt_ms(o['avg_ms'], 3)} ms "
+            out.append(("p", f"{cfg['name']}: " + ", ".join(f"{code(o['operator'])} {fmt_ms(o['avg_ms'], 3)} ms "
                                                              f"({o['pct_of_e2e']:.1f} %)" for o in other[:5])))
     if not any_other:
         out.append(("p", "None: every operator has a category."))
@@ -261,7 +261,7 @@ def _kernels(out, d):
         s = log["summary"]
         fams = ", ".join(f"{f} {n}" for f, n in s["by_family"].items()) or "no kernel lines"
         role = {"on": "SME2-on", "off": "SME2-off"}.get(log["role"], "role unknown")
-        rows.append([f"`{log['path']}` ({role})", "registered", evidence_name("xnntrace"),
+        rows.append([f"{code(log['path'])} ({role})", "registered", evidence_name("xnntrace"),
                      f"{s['kernels']} kernels ({fams}); SME2 GEMM/IGEMM: {len(s['sme2_gemm_kernels'])}"])
     out.append(("table", ["source", "tier", "evidence", "what it shows"], rows))
     if k and k.get("view"):
@@ -307,7 +307,7 @@ def to_markdown(bl: list[tuple]) -> str:
         elif kind in ("list", "olist"):
             for i, (item, sub) in enumerate(b[1], 1):
                 out.append(f"{i}. {text(item)}" if kind == "olist" else f"- {text(item)}")
-                out += [f"   - {cell(s)}" for s in sub]
+                out += [f"   - {text(s)}" for s in sub]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -338,12 +338,17 @@ a{color:inherit}}
 
 
 def _inline(text: str) -> str:
-    """Markdown-lite → HTML for our own text: `code`, **bold**, _italic_ (after escaping)."""
-    h = escape(str(text))
-    h = re.sub(r"`([^`]+)`", r"<code>\1</code>", h)
-    h = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", h)
-    h = re.sub(r"(?<![\w/])_([^_]+)_(?![\w/])", r"<em>\1</em>", h)
-    return h
+    """Markdown-lite → HTML: code spans as CommonMark finds them (their text escaped, shown verbatim), then
+    **bold** and _italic_ in the rest (after escaping)."""
+    out = []
+    for is_code, piece in code_spans(str(text).replace("\r", " ").replace("\n", " ")):
+        if is_code:
+            out.append(f"<code>{escape(code_content(piece))}</code>")
+            continue
+        h = escape(piece)
+        h = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", h)
+        out.append(re.sub(r"(?<![\w/])_([^_]+)_(?![\w/])", r"<em>\1</em>", h))
+    return "".join(out)
 
 
 _NUM = re.compile(r"^[−+\-]?[\d.,]+(?:e[+-]?\d+)?(?: \[[^\]]+\])?%?$")
@@ -404,9 +409,9 @@ def to_html(bl: list[tuple], title: str) -> str:
             out.append(f"<table>{'<thead><tr>' + head + '</tr></thead>' if head else ''}<tbody>{rows}</tbody></table>")
         elif kind in ("list", "olist"):
             items = []
-            for text, sub in b[1]:
+            for item, sub in b[1]:
                 inner = "".join(f"<li>{_inline(s)}</li>" for s in sub)
-                items.append(f"<li>{_inline(text)}{'<ul>' + inner + '</ul>' if inner else ''}</li>")
+                items.append(f"<li>{_inline(item)}{'<ul>' + inner + '</ul>' if inner else ''}</li>")
             tag = "ol" if kind == "olist" else "ul"
             out.append(f"<{tag}>" + "".join(items) + f"</{tag}>")
         elif kind == "chart":

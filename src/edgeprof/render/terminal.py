@@ -49,7 +49,9 @@ class _RichBar:
     def update(self, done, total, path):
         if self._task is None:
             self._task = self._progress.add_task("", total=total)
-        self._progress.update(self._task, completed=done, description=str(path)[-60:])
+        from ..conventions import display
+
+        self._progress.update(self._task, completed=done, description=escape(display(str(path))[-60:]))
 
 
 def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False):
@@ -60,11 +62,21 @@ def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False
 
 
 def console(stderr: bool = False):
-    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables."""
+    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables. Text from
+    data never reaches the terminal as control characters (:func:`edgeprof.conventions.printable`): rich's own
+    styling and cursor control pass, an escape sequence in an operator name does not."""
     from rich.console import Console
+    from rich.segment import Segment
+
+    from ..conventions import printable
+
+    class SafeConsole(Console):
+        def _render_buffer(self, buffer):
+            return super()._render_buffer(s if s.control else Segment(printable(s.text), s.style, s.control)
+                                          for s in buffer)
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(file=stream, width=None if stream.isatty() else 120, highlight=False)
+    return SafeConsole(file=stream, width=None if stream.isatty() else 120, highlight=False)
 
 
 def print_analyze(result) -> None:

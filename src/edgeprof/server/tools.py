@@ -1,0 +1,181 @@
+"""The agent server's tools: each is a call of :mod:`edgeprof.api`, run inside a confined worker process
+(:mod:`edgeprof.server.worker`), returning the command's JSON document and a one-line summary.
+
+A tool's signature and docstring are what the agent sees (the MCP adapter registers them as they are). Paths
+are relative to the first root (the worker's current folder) or absolute, and every one must lie inside a
+root — the arguments here, and, through :mod:`edgeprof.access`, everything the call finds on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..conventions import SCHEMA_VERSION
+from ..errors import UsageError
+from .. import access
+
+WRITE_TOOLS = ("analyze", "report")  # offered only with --allow-write
+
+
+def _path(p: str | None, what: str = "path") -> str | None:
+    """An argument path, resolved against the first root, refused when it leads outside the roots."""
+    if p is None:
+        return None
+    if not isinstance(p, str) or not p:
+        raise UsageError(f"{what}: expected a path (a non-empty string)")
+    if "\x00" in p:
+        raise UsageError(f"{what}: a path with a NUL byte")
+    if not access.inside(p):
+        raise UsageError(f"{what} {p!r} " + access.outside_message())
+    return os.path.realpath(p)
+
+
+def _spec(s: str | None, what: str, run_dir: str | None) -> str | None:
+    """A profile named by path, or (with a run folder) by experiment name: a path-like value is checked as a
+    path; a bare name is an experiment of ``run_dir`` (a file of that name in the root is found only when
+    it lies inside)."""
+    if s is None:
+        return None
+    if not isinstance(s, str) or not s:
+        raise UsageError(f"{what}: expected a path or an experiment name")
+    if run_dir is None or os.sep in s or s.startswith(".") or os.path.isabs(s) or (os.altsep and os.altsep in s):
+        return _path(s, what)
+    if "\x00" in s:
+        raise UsageError(f"{what}: a NUL byte")
+    return s
+
+
+def _summary(kind: str, doc: dict) -> str:
+    if kind == "comparison":
+        sp = doc.get("speedup") or {}
+        return f"verdict {doc.get('verdict')}: speedup {sp.get('estimate')} [{sp.get('ci_low')}, {sp.get('ci_high')}]"
+    if kind == "ane_analysis":
+        return str(doc.get("headline", ""))
+    if kind == "program":
+        return f"{doc.get('file_size'):,} bytes, {len(doc.get('instructions', []))} instructions"
+    if kind == "coreml_static":
+        return "; ".join(f"{m['model']}: {len(m['hazards'])} hazard(s)" for m in doc.get("models", []))
+    return kind
+
+
+def _doc(res) -> dict:
+    from ..render import jsonfmt
+
+    if isinstance(res, list):  # one result per input (latency)
+        doc = {"schema_version": SCHEMA_VERSION, "kind": "collection", "items": [r.to_dict() for r in res]}
+    else:
+        doc = res.to_dict() if hasattr(res, "to_dict") else res
+    doc = json.loads(jsonfmt.dumps(doc))  # the CLI's JSON exactly (its stable float formatting, sorted keys)
+    return {"summary": _summary(doc.get("kind", ""), doc), "result": doc}
+
+
+def latency(path: str) -> dict:
+    """Robust latency statistics of a profile (ETDump or timeline CSV): warm-up, outliers, interval. Read-only."""
+    from .. import api
+
+    return _doc(api.latency([_path(path)]))
+
+
+def compare(baseline: str, candidate: str, run_dir: str | None = None) -> dict:
+    """Compare two profiles (baseline, candidate): speedup = baseline / candidate with its 95 % interval and
+    verdict; with run_dir, experiment names work too. Read-only."""
+    from .. import api
+
+    rd = _path(run_dir, "run_dir")
+    return _doc(api.compare(_spec(baseline, "baseline", rd), _spec(candidate, "candidate", rd), run_dir=rd))
+
+
+def breakdown(path: str, program: str | None = None) -> dict:
+    """Where the time goes in one profile: categories, operators, portable vs delegated, graph breaks; with
+    program (a .pte) the work per instruction. Read-only."""
+    from .. import api
+
+    return _doc(api.breakdown(_path(path), program=_path(program, "program")))
+
+
+def kernels(path: str) -> dict:
+    """XNNPACK kernels registered in an xnntrace log (registration evidence, not timing). Read-only."""
+    from .. import api
+
+    return _doc(api.kernels(_path(path)))
+
+
+def validate(run_dir: str) -> dict:
+    """Validate a run folder (outputs present, fresh and consistent with the ETDumps). Read-only."""
+    from .. import api
+
+    return _doc(api.validate(_path(run_dir, "run_dir")))
+
+
+def ane(path: str, costplan: str | None = None) -> dict:
+    """Findings of an anemll-profile report (with costplan: the cross-check), a cost plan, or a model folder of
+    reports. Read-only."""
+    from .. import api
+
+    return _doc(api.ane(_path(path), costplan=_path(costplan, "costplan")))
+
+
+def program(path: str) -> dict:
+    """What is inside an ExecuTorch .pte: sizes, memory plan, instructions, XNNPACK nodes, FLOPs. Read-only."""
+    from .. import api
+
+    return _doc(api.program(_path(path)))
+
+
+def coreml(path: str) -> dict:
+    """Static analysis of a Core ML model (.mlpackage/.mlmodelc or folder): per-op cost, hazards, ANE placement
+    estimate. Read-only."""
+    from .. import api
+
+    return _doc(api.coreml(_path(path)))
+
+
+def phases(path: str, phases: str | None = None) -> dict:
+    """An LLM-shaped profile per phase (prefill, decode): tokens/s, time to first token, latency slope with
+    position separated from drift. phases: run ranges like 0:1=prefill,1:=decode (optional). Read-only."""
+    from .. import api
+
+    if phases is not None and not isinstance(phases, str):
+        raise UsageError("phases: expected run ranges such as 0:1=prefill,1:=decode")
+    return _doc(api.phases(_path(path), spec=phases))
+
+
+def history(store: str, model: str | None = None) -> dict:
+    """History of a store (DuckDB file or Parquet folder): points per commit, change points and their
+    attribution. Read-only."""
+    from .. import api
+
+    if model is not None and not isinstance(model, str):
+        raise UsageError("model: expected a model name")
+    return _doc(api.history(_path(store, "store"), model=model))
+
+
+def analyze(path: str) -> dict:
+    """Analyze a run folder or ETDumps: WRITES the Arm kit's timeline and ops-stats CSVs and
+    analysis_summary.json beside the inputs."""
+    from .. import api
+
+    return _doc(api.analyze([_path(path)], progress=False))
+
+
+def report(run_dir: str, baseline: str | None = None, candidate: str | None = None, html: bool = False) -> dict:
+    """Report on a run folder: WRITES report.md (and report.html when html is true) in the run folder."""
+    from .. import api
+
+    rd = _path(run_dir, "run_dir")
+    b, c = _spec(baseline, "baseline", rd), _spec(candidate, "candidate", rd)
+    return _doc(api.report([rd], baseline=[b] if b else (), candidate=[c] if c else (), write=True,
+                           html=os.path.join(rd, "report.html") if html is True else None))
+
+
+TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, coreml, phases, history,
+                                 analyze, report)}
+
+
+def call(name: str, args: dict) -> dict:
+    """Run one tool (inside the worker)."""
+    fn = TOOLS.get(name)
+    if fn is None:
+        raise UsageError(f"no tool {name!r}")
+    return fn(**args)

@@ -1,0 +1,132 @@
+"""What both history stores share: the DuckDB connection every query goes through, hardened for stores that
+came from elsewhere, and the store interface (queries as Polars frames, the launches already stored, counts).
+
+A store is data from elsewhere, so DuckDB opens it with file access limited to the store's folder and the
+staging folder (``allowed_directories``, then ``enable_external_access = false``, the configuration locked, no
+extension loaded or installed): a view or macro that reads another file cannot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from ..errors import InputError, UsageError
+from .schema import TABLES
+
+LOCK_TIMEOUT_DEFAULT = 60.0
+
+
+def _duckdb():
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - a core dependency; a broken install only
+        raise UsageError("the history store needs DuckDB: pip install duckdb") from None
+    return duckdb
+
+
+class Base:
+    kind = ""
+
+    def __init__(self, path: Path, write: bool, lock_timeout: float):
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self.con = None
+        self.created = False  # this call made the store (removed again if its first batch fails)
+
+    def execute(self, sql: str, params=None):
+        """``con.execute``, a damaged store's error as one line naming the store."""
+        try:
+            return self.con.execute(sql, params or [])
+        except _duckdb().Error as e:
+            raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
+
+    def rows(self, sql: str, params=None) -> list[tuple]:
+        try:
+            return self.con.execute(sql, params or []).fetchall()
+        except _duckdb().Error as e:
+            raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
+
+    def query(self, sql: str, params=None):
+        """A query's result as a Polars frame (through numpy: no pyarrow needed)."""
+        import polars as pl
+
+        cur = self.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        try:
+            data = cur.fetchnumpy()
+        except _duckdb().Error as e:
+            raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
+        return pl.DataFrame({n: _plain(data[n]) for n in names})
+
+    def existing(self, launch_ids: list[str]) -> set[str]:
+        if not launch_ids:
+            return set()
+        got = self.rows("SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?))",
+                        [list(launch_ids)])
+        return {r[0] for r in got}
+
+    def counts(self) -> dict[str, int]:
+        return {t: int(self.rows(f'SELECT count(*) FROM "{t}"')[0][0]) for t in TABLES}
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+    def abandon_new(self) -> None:
+        """After a failure: a store this call created (and so holds nothing) is removed again."""
+        if not self.created:
+            return
+        with contextlib.suppress(Exception):
+            self.close()
+        if self.path.is_dir():
+            for d in sorted(self.path.rglob("*"), key=lambda q: len(q.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    d.unlink() if d.name == ".edgeprof.lock" else d.rmdir()
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+        else:
+            for f in (self.path, Path(str(self.path) + ".wal")):
+                with contextlib.suppress(OSError):
+                    f.unlink()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is not None:
+            self.abandon_new()
+        self.close()
+
+
+def connect(database: str, *, read_only: bool = False, allowed: list[str] = ()):
+    """A DuckDB connection that may touch only ``allowed`` folders (besides its own database file): external
+    access off, no extension autoloading or installing, configuration locked."""
+    duckdb = _duckdb()
+    con = duckdb.connect(database, read_only=read_only, config={"autoinstall_known_extensions": False,
+                                                                "autoload_known_extensions": False})
+    try:
+        con.execute("SET allowed_directories = ?", [[os.path.realpath(a).rstrip(os.sep) + os.sep for a in allowed]])
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+
+
+def _plain(arr):
+    """numpy column from DuckDB → something Polars takes (masked arrays become lists with None)."""
+    import numpy as np
+
+    if isinstance(arr, np.ma.MaskedArray):
+        if arr.mask is np.ma.nomask or not np.any(arr.mask):
+            return arr.data
+        return [None if m else v for v, m in zip(arr.data.tolist(), arr.mask.tolist())]
+    return arr
