@@ -82,44 +82,48 @@ def record(session: str, launches: int, runs: int, load: str, seed: int, frozen:
 
 
 def extract(run_dir: Path) -> Path:
-    """One CSV row per (program, launch, run): e2e latency, category times, the top operators' times."""
+    """One CSV row per (program, launch, run): the end-to-end latency, each accounting line (categories and
+    overheads) and each operator type, in ms — the same per-run quantities ``compare`` contrasts."""
     import polars as pl
 
     sys.path.insert(0, str(ROOT / "src"))
-    from edgeprof.analysis.breakdown import per_run_categories
+    from edgeprof.analysis.breakdown import LINES, EventLines, per_run_lines, per_run_operators
     from edgeprof.io.workspace import Workspace
 
     meta = json.loads((run_dir / "session.json").read_text())
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    order = {(r["experiment"], r["launch"]): (r["position"], (r["fingerprint"]["before"] or {}).get("loadavg", [None])[0])
-             for r in manifest["results"] if r["status"] == "ok"}
-    ws = Workspace(run_dir)
+    facts = {}
+    for r in manifest["results"]:
+        if r["status"] == "ok":
+            before = (r.get("fingerprint") or {}).get("before") or {}
+            facts[(r["experiment"], r["launch"])] = (r["position"], (before.get("loadavg") or [None])[0])
+    ws = Workspace(run_dir, discover_etrecord=False)
     frames = []
     for prog in PROGRAMS:
-        tops = None
         for f in sorted((run_dir / prog).glob("*.etdump")):
             launch = int(f.stem.rsplit("_l", 1)[1])
             prof = ws.valid_profile(f, etrecord=False)
-            lat = prof.latency_ms()
-            cats, ops = per_run_categories(prof)
-            if tops is None:
-                tops = list(ops.mean().sort(descending=True).row(0, named=False) and
-                            [c for c in ops.columns])[:3] if ops.width else []
-            pos, load = order.get((prog, launch), (None, None))
-            df = pl.DataFrame({"session": meta["session"], "load": meta["load"], "program": prog, "launch": launch,
-                               "position": pos, "loadavg": load, "run": list(range(len(lat))), "latency_ms": lat})
-            df = pl.concat([df, cats.rename({c: f"cat:{c}" for c in cats.columns}),
-                            ops.select([c for c in tops if c in ops.columns]).rename({c: f"op:{c}" for c in tops
-                                                                                      if c in ops.columns})],
-                           how="horizontal")
-            frames.append(df)
+            lines = EventLines(prof)
+            m, e2e, _ = per_run_lines(prof, lines)
+            ops = per_run_operators(prof, lines)
+            pos, load = facts.get((prog, launch), (None, None))
+            cols = {"session": meta["session"], "load": meta["load"], "program": prog, "launch": launch,
+                    "position": pos, "loadavg": load, "run": list(range(len(e2e))),
+                    "latency_ms": (e2e / 1e6).tolist()}
+            for j, name in enumerate(LINES):
+                if m[:, j].any():
+                    cols[f"line:{name}"] = (m[:, j] / 1e6).tolist()
+            for name, v in ops.items():
+                cols[f"op:{name}"] = (v / 1e6).tolist()
+            frames.append(pl.DataFrame(cols))
     table = pl.concat(frames, how="diagonal_relaxed")
     OUT.mkdir(parents=True, exist_ok=True)
     target = OUT / f"{meta['session']}.csv.gz"
     with gzip.open(target, "wb", compresslevel=9) as fh:
         table.write_csv(fh, float_precision=6)
-    (OUT / f"{meta['session']}.json").write_text(json.dumps({**meta, "machine": manifest.get("machines"),
-                                                             "rows": table.height}, indent=1, default=str))
+    (OUT / f"{meta['session']}.json").write_text(json.dumps({**meta, "machines": manifest.get("machines"),
+                                                             "rows": table.height, "columns": table.width},
+                                                            indent=1, default=str))
     return target
 
 
