@@ -194,3 +194,37 @@ def parse_bytes(text: str, option: str) -> int:
     if n < 64 << 20:
         raise UsageError(f"{option}: {text} is too small to run anything (at least 64MB)")
     return n
+
+
+# What a verdict can be about: one vocabulary for ``compare --metric``, ``--fail-on`` and ``history --metric``
+# (whose stored column names stay accepted).
+METRICS = ("median", "mean", "p90", "p99")
+METRIC_ALIASES = {"median_ms": "median", "mean_ms": "mean", "p90_ms": "p90", "p99_ms": "p99"}
+
+
+def metric_name(text: str) -> str:
+    """``median``/``mean``/``p90``/``p99`` (or a stored alias such as ``median_ms``) → its one name."""
+    m = METRIC_ALIASES.get(str(text), str(text))
+    if m not in METRICS:
+        raise ValueError(f"a metric is one of {', '.join(METRICS)}, got {str(text)[:40]!r}")
+    return m
+
+
+def parse_fraction(text, option: str, *, upper: float = 1.0, allow_zero: bool = True) -> float:
+    """A relative amount as people write it: ``3%``, ``3 %`` or ``0.03`` → 0.03. A bare number above 1 is refused
+    with the hint (``3`` is not 300 %: write ``3%``); so is a negative one or one at or above ``upper``."""
+    from .errors import UsageError
+
+    s = str(text).strip()
+    pct = s.endswith("%")
+    try:
+        v = float(s[:-1].strip()) / 100 if pct else float(s)
+    except ValueError:
+        raise UsageError(f"{option}: a relative amount such as 3% or 0.03, got {str(text)[:40]!r}") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise UsageError(f"{option}: must be {'at least' if allow_zero else 'above'} 0, got {str(text)[:40]!r}")
+    if not pct and v > 1:
+        raise UsageError(f"{option}: {s} would be {100 * v:g} %; write {s}% for {s} percent, or {v / 100:g}")
+    if v >= upper:
+        raise UsageError(f"{option}: must be below {100 * upper:g} %, got {str(text)[:40]!r}")
+    return v

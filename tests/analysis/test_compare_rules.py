@@ -42,16 +42,17 @@ def test_kit_keys_against_numpy_and_scipy():
 
 
 def test_single_launch_sentence_and_scope():
-    r = cmp([runs(10.0)], [runs(5.0, seed=3)])
+    # one launch each with the default 25 % launch SD allowance: a 3× change is found
+    r = cmp([runs(15.0)], [runs(5.0, seed=3)])
     assert r["regime"] == "single-launch" and r["verdict"] == "faster" and r["significant"]
     s = r["speedup"]["estimate"]
-    assert s == pytest.approx(np.median(runs(10.0)) / np.median(runs(5.0, seed=3)))
+    assert s == pytest.approx(np.median(runs(15.0)) / np.median(runs(5.0, seed=3)))
     assert r["summary_line"].startswith(f"cand vs base: {s:.3g}× faster [speedup {s:.3f}, 95% CI ")
-    assert r["summary_line"].endswith("threshold 2 % — verdict: faster (single-launch: allowance of 10 % "
+    assert r["summary_line"].endswith("threshold 2 % — verdict: faster (single-launch: allowance of 25 % "
                                       "launch-to-launch SD per arm)")
     assert "60 vs 60 runs in 1 vs 1 launch(es)" in r["summary_line"]
     assert any(w.startswith("1 and 1 launch(es): launch-to-launch variation cannot be measured") for w in r["warnings"])
-    assert r["launch_allowance"] == {"launch_cv": 0.1, "applied": True, "source": "default"}
+    assert r["launch_allowance"] == {"launch_cv": 0.25, "applied": True, "source": "default", "from_arms": False}
     assert r["launch_sd_estimate"] is None and r["ci"]["degrees_of_freedom"] is None
 
 
@@ -83,7 +84,7 @@ def test_three_launches_each_add_a_test_on_launch_medians():
 
 
 def test_slower_sentence():
-    r = cmp([runs(5.0)], [runs(10.0, seed=3)])
+    r = cmp([runs(5.0)], [runs(15.0, seed=3)])
     s = r["speedup"]["estimate"]
     assert r["verdict"] == "slower" and r["summary_line"].startswith(f"cand vs base: {1 / s:.3g}× slower [")
 
@@ -120,8 +121,8 @@ def test_minimum_detectable_effect_and_the_plan():
     assert r["minimum_detectable_effect"] == pytest.approx(np.expm1((crit + float(ndtri(0.8))) * se), rel=1e-6)
     if r["verdict"] == "inconclusive":
         assert r["plan"]["statement"].startswith("to resolve a ")
-        assert any(w.startswith("underpowered: with this noise and these run counts the minimum detectable effect is ")
-                   and w.endswith("add runs") for w in r["warnings"])
+        assert any(w.startswith("underpowered: the minimum detectable effect is ") and "add runs" in w
+                   for w in r["warnings"])
 
 
 def test_log_median_draws_of_a_large_launch_use_the_normal_limit():

@@ -178,9 +178,9 @@ def test_real_single_launch_pairs_with_the_allowance(real):
         v = _verdicts(pairs)
         false.append(np.isin(v, ("faster", "slower")).mean())
         naive.append(np.isin(_verdicts(pairs, launch_cv=0.0), ("faster", "slower")).mean())
-        found.append((_verdicts(pairs, 1.5) == "faster").mean())
+        found.append((_verdicts(pairs, 3.0) == "faster").mean())
     assert max(false) <= 0.10, false
-    assert min(found) >= 0.75, found
+    assert min(found) >= 0.80, found  # the default 25 % allowance finds a 3× change (tests/analysis/test_noise_corpus.py)
     assert min(naive) >= 0.2  # without the allowance, same-model launches are called different: why it exists
 
 

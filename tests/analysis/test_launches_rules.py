@@ -13,7 +13,7 @@ import scipy.optimize as so
 import scipy.stats as ss
 
 from edgeprof.analysis.launches import (
-    LAUNCH_CV_DEFAULT,
+    LAUNCH_SD_DEFAULT,
     V_FLOOR,
     bh,
     contrast,
@@ -27,11 +27,11 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def test_documented_allowance_and_floor():
-    assert LAUNCH_CV_DEFAULT == 0.10 and "(default **0.10**, i.e. 10 %)" in README
+    assert LAUNCH_SD_DEFAULT == 0.25 and "the default **0.25** (25 %" in README
     assert V_FLOOR == 1e-12
     c = contrast(np.array([0.0]), np.array([0.0]), np.array([0.1]), np.array([0.0]))
-    assert c["regime"] == "single-launch" and "allowance of 10 % launch-to-launch SD" in c["method"]
-    assert c["se"] == pytest.approx(math.sqrt(2 * (0.01 + 1e-12)), rel=1e-12)
+    assert c["regime"] == "single-launch" and "allowance of 25 % launch-to-launch SD" in c["method"]
+    assert c["se"] == pytest.approx(math.sqrt(2 * (0.0625 + 1e-12)), rel=1e-12)
     c = contrast(np.array([0.0]), np.array([0.0]), np.array([0.1]), np.array([0.0]), launch_cv=0)
     assert c["se"] == pytest.approx(math.sqrt(2e-12), rel=1e-9)        # identical runs still have a resolution
 

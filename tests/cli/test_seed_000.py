@@ -181,7 +181,10 @@ def test_seed_000_walkthrough(seed_run):
                      "tel_xnnpack_fp32_mac_sme2_on_t1_exec_all_runs_timeline_robust_comparison.json")
     cmp = json.loads(out.read_text())
     assert cmp["config1"]["name"] == "SME2-Off" and cmp["config2"]["name"] == "SME2-On"
-    assert cmp["verdict"] == "faster" and cmp["speedup"]["estimate"] > 1.5
+    # one launch per arm and nothing measured about this machine's launch noise: a 1.7× speedup is not
+    # established (the default allows 25 % per arm), and the output says what would establish it
+    assert cmp["verdict"] == "inconclusive" and cmp["speedup"]["estimate"] > 1.5
+    assert "record ≥" in (cmp["advice"] or "") and cmp["launch_noise"]["source"] == "default"
     assert "SME2-On vs SME2-Off: " in cmp["summary_line"] and "faster" in cmp["summary_line"]
     # the speedup is the ratio of the steady runs' medians, computed here from the records
     wb = cmp["baseline"]["launches"][0]["warmup_dropped"]

@@ -25,14 +25,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri, stdtrit
 
-from ..conventions import fmt_ratio
+from ..conventions import METRICS, fmt_ratio
 from ..conventions import verdict as verdict_of
 from .latency import detect_drift, detect_warmup
-from .launches import LAUNCH_CV_DEFAULT, contrast, design, log_median_stats
+from .launches import contrast, design, log_median_stats, metric_stats
+from .noise import TAIL, LaunchNoise
+
+TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
 from .stats import (
     BOOTSTRAP_MAX_N,
-    bimodality,
     bootstrap_medians,
     order_statistic_median_ci,
     summarize,
@@ -82,10 +84,88 @@ def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]
     return steady, per_launch, notes
 
 
+def _modal_warning(name: str, runs: list[np.ndarray]) -> str | None:
+    """A second mode the median can jump to, as a property of the configuration: it recurs in at least two and
+    at least half of an arm's launches (each launch's own runs, so launch-to-launch differences are not taken
+    for modes). One launch that switched between two levels part-way is a state change of that launch, not
+    evidence about the configuration — on real A/A recordings a single launch shows one in ~1 of 6."""
+    from .stats import modes
+
+    found = [modes(x) for x in runs if x.size >= 30]
+    split = [m for m in found if m["multimodal"]]
+    if len(split) < 2 or len(split) * 2 < len(found):
+        return None
+    m = max(split, key=lambda m: min(m["masses"]))
+    return (f"{name}: latency is multimodal within {len(split)} of {len(found)} launch(es) (modes at "
+            + ", ".join(f"{c:.4g} ms ({100 * w:.0f} %)" for c, w in zip(m["centres_ms"], m["masses"]))
+            + "): a ratio of medians can jump between modes; compare the distributions too")
+
+
+def metric_contrasts(b_runs: list[np.ndarray], c_runs: list[np.ndarray], noise: LaunchNoise, *, level: float,
+                     threshold: float) -> dict:
+    """Per metric (median, mean, p90, p99): the launch-level contrast of the arms' steady runs, its speedup
+    interval and verdict — the same rule for every metric, each with its own launch SD allowance; and the share
+    of slow runs (``slow_share``: runs ≥ 2× their launch's median), the tail check."""
+    keys = (*METRICS, TAIL)
+    return contrasts_of({m: metric_stats(b_runs, m) for m in keys}, {m: metric_stats(c_runs, m) for m in keys},
+                        noise, level=level, threshold=threshold)
+
+
+def contrasts_of(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: float, threshold: float) -> dict:
+    """:func:`metric_contrasts` from each arm's per-launch statistics ({metric: (log values, variances)})."""
+    out = {}
+    for m in METRICS:
+        (yb, vb), (yc, vc) = b_stats[m], c_stats[m]
+        nm = noise.for_metric(m)
+        ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
+        lo, hi = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
+        out[m] = {"speedup": float(np.exp(ct["estimate"])), "ci_low": lo, "ci_high": hi, "p_value": ct["p_value"],
+                  "verdict": verdict_of(lo, hi, threshold), "_ct": ct}
+    if TAIL in b_stats:
+        (yb, vb), (yc, vc) = b_stats[TAIL], c_stats[TAIL]
+        nm = noise.for_metric(TAIL)
+        ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
+        share = [float(np.mean(np.sin(y) ** 2)) for y in (yb, yc)]
+        more = ct["high"] < 0 and share[1] >= TAIL_MATERIAL
+        out[TAIL] = {"baseline_share": share[0], "candidate_share": share[1], "p_value": ct["p_value"],
+                     "verdict": "slower" if more else "no significant change", "_ct": ct}
+    return out
+
+
+def _tail_statement(tails: dict, metric: str) -> str | None:
+    """A tail regression: the headline metric is not slower, but the mean, p90 or p99 is, or the share of slow runs
+    (≥ 2× their launch's median) grew."""
+    head = tails[metric]
+    if head["verdict"] == "slower":
+        return None
+    worse = [m for m in ("mean", "p90", "p99") if m != metric and tails[m]["verdict"] == "slower"]
+    slow = tails.get(TAIL) or {}
+    if not worse and slow.get("verdict") != "slower":
+        return None
+
+    def change(t):
+        s = t["speedup"]
+        return f"{fmt_ratio(s)} faster" if s >= 1 else f"{fmt_ratio(1 / s)} slower"
+    parts = [f"{m} {change(tails[m])} [{tails[m]['ci_low']:.3g}–{tails[m]['ci_high']:.3g}]" for m in worse]
+    if slow.get("verdict") == "slower":
+        parts.append(f"{100 * slow['candidate_share']:.1f} % of runs took ≥ 2× their launch's median "
+                     f"(baseline {100 * slow['baseline_share']:.1f} %)")
+    return f"tail regression: {metric} {change(head)} ({head['verdict']}), but " + ", ".join(parts) + \
+        " — some runs got much slower"
+
+
 def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, level: float = 0.95,
-                    seed: int = 0, resamples: int = 2000, warmup="auto", launch_cv: float = LAUNCH_CV_DEFAULT,
-                    launch_cv_source: str = "default") -> dict:
-    """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours)."""
+                    seed: int = 0, resamples: int = 2000, warmup="auto", noise: LaunchNoise | None = None,
+                    metric: str = "median", launch_cv: float | None = None) -> dict:
+    """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours). ``noise``: the
+    launch-to-launch SD a single launch cannot show and its evidence (:mod:`.noise`; None: the default, or
+    ``launch_cv`` when given as a number); ``metric``: what the verdict is about (median, mean, p90, p99)."""
+    from .noise import default, given
+
+    if noise is None:
+        noise = given(launch_cv) if launch_cv is not None else default()
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}")
     warnings: list[str] = []
     b_runs, b_launch, b_notes = _prepare(baseline, warmup)
     c_runs, c_launch, c_notes = _prepare(candidate, warmup)
@@ -99,27 +179,34 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
         "level": level,
         "seed": seed,
         "resamples": resamples,
+        "metric": metric,
         "baseline": {"name": baseline.name, "launches": b_launch, **summarize(b_all)},
         "candidate": {"name": candidate.name, "launches": c_launch, **summarize(c_all)},
     }
-    if b_all.size < 2 or c_all.size < 2 or np.any(b_all <= 0) or np.any(c_all <= 0):
+    if (b_all.size < 2 or c_all.size < 2 or np.any(b_all <= 0) or np.any(c_all <= 0)
+            or any(x.size == 0 for x in b_runs + c_runs)):
         warnings.append("each arm needs at least 2 runs with positive latency for an interval")
         result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
         result.update(ci=None, verdict="inconclusive", significant=False, warnings=warnings)
         result["summary_line"] = _line(result)
         return result
 
-    yb, vb = log_median_stats(b_runs)
-    yc, vc = log_median_stats(c_runs)
-    draws = None
-    if kb == 1 and kc == 1 and launch_cv == 0:
+    tails = metric_contrasts(b_runs, c_runs, noise, level=level, threshold=threshold)
+    if kb == 1 and kc == 1 and noise.sd == 0:  # no allowance: about these two launches only (a bootstrap)
         rng = np.random.default_rng(seed)
         draws = _log_median_draws(b_runs[0], resamples, rng) - _log_median_draws(c_runs[0], resamples, rng)
-    ct = contrast(yb, vb, yc, vc, level=level, launch_cv=launch_cv, within_draws=draws)
+        yb, vb = log_median_stats(b_runs)
+        yc, vc = log_median_stats(c_runs)
+        if metric == "median":
+            tails["median"]["_ct"] = contrast(yb, vb, yc, vc, level=level, launch_cv=0.0, within_draws=draws)
+    ct = tails[metric].pop("_ct")
+    for t in tails.values():
+        t.pop("_ct", None)
     theta, se, df = ct["estimate"], ct["se"], ct["df"]
     lo_r, hi_r = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
     speedup = float(np.exp(theta))
     regime = ct["regime"]
+    used = ct.get("tau", noise.sd)
     if regime == "multi-launch":
         scope = (f"{kb} and {kc} launches: the interval includes launch-to-launch variation "
                  f"(estimated SD {100 * ct['tau']:.1f} %)")
@@ -127,67 +214,94 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
             one = baseline.name if kb == 1 else candidate.name
             warnings.append(f"{one} has a single launch: the launch-to-launch variation is estimated from the other arm")
     elif regime == "single-launch":
-        scope = (f"{kb} and {kc} launch(es): launch-to-launch variation cannot be measured; the interval adds an "
-                 f"allowance of {100 * launch_cv:g} % per arm ({launch_cv_source}; --launch-cv sets it, 0 removes it)"
-                 " — record more launches to measure it instead")
+        where = ("the two launches of one arm differed by that much" if ct.get("allowance_from_arms")
+                 else noise.detail)
+        scope = (f"{kb} and {kc} launch(es): launch-to-launch variation cannot be measured; the interval allows "
+                 f"{100 * used:.3g} % per arm ({where}) — record more launches to measure it instead")
         warnings.append(scope)
     else:
         scope = ("one launch per arm, no allowance: the interval covers run-to-run noise within these two launches "
                  "only; launch-to-launch variation (often larger) is not measured — repeat launches to see it")
         warnings.append(scope)
-    verdict = verdict_of(lo_r, hi_r, threshold)
+    verdict = tails[metric]["verdict"] if regime != "single-launch, no allowance" else verdict_of(lo_r, hi_r, threshold)
+    tails[metric].update(speedup=speedup, ci_low=lo_r, ci_high=hi_r, verdict=verdict, p_value=ct["p_value"])
     q_pow = float(stdtrit(df, POWER)) if df else float(ndtri(POWER))
     mde = float(np.expm1((ct["critical"] + q_pow) * se))
-    plan = None
+    within = float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in b_runs + c_runs if x.size > 1] or [0.0])))
+    plan = advice = None
     if verdict == "inconclusive":
-        if mde > threshold:
-            warnings.append(f"underpowered: with this noise and these run counts the minimum detectable effect is "
-                            f"{mde * 100:.1f} % (δ = {threshold * 100:g} %); add runs{' and launches' if kb + kc > 2 else ''}")
-        within = float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in b_runs + c_runs if x.size > 1])))
         effect = max(abs(float(np.expm1(theta))), 2 * threshold, 0.01)
-        plan = design(within, ct["tau"], effect, level=level, threshold=threshold)
+        tau = ct["tau"] if regime == "multi-launch" else used
+        plan = design(within, tau, effect, level=level, threshold=threshold)
         plan.pop("options")
         rec = plan["recommended"]
         plan["statement"] = (f"to resolve a {100 * effect:.1f} % change at this noise: "
                              + (f"{rec['launches_per_arm']} launches × {rec['runs_per_launch']} runs per arm"
                                 if rec else "more than 50 launches × 1,000 runs per arm")
                              + f" ({plan['note']})")
+        need = rec["launches_per_arm"] if rec else None
+        launch_bound = tau ** 2 > (np.pi / 2) * within ** 2 / max(min(x.size for x in b_runs + c_runs), 1)
+        if regime == "single-launch" and launch_bound:
+            advice = (f"inconclusive — one launch per arm cannot separate this from launch-to-launch variation "
+                      f"(SD {100 * used:.3g} %: {noise.detail if not ct.get('allowance_from_arms') else 'from the arms'})"
+                      + (f"; record ≥ {need} launches per arm" if need else
+                         "; more than 50 launches per arm would be needed for a change this small"))
+        elif mde > threshold:
+            advice = (f"underpowered: the minimum detectable effect is {mde * 100:.1f} % (δ = {threshold * 100:g} %); "
+                      + ((f"add launches: {need} per arm" if need else "more than 50 launches per arm would be needed")
+                         if launch_bound else
+                         f"add runs ({rec['runs_per_launch'] if rec else 'more than 1,000'} per launch)")
+                      + " — launch-to-launch variation dominates" * bool(launch_bound))
+        if advice:
+            warnings.append(advice)
+    tail = _tail_statement(tails, metric)
+    if tail:
+        warnings.append(tail)
+    slow = tails.pop(TAIL, None)
 
     hl = hodges_lehmann(np.log(b_all), np.log(c_all), level=level, seed=seed)
     mw = mann_whitney(b_all, c_all)
     bm = brunner_munzel(b_all, c_all)
     tests = {"mann_whitney": mw, "brunner_munzel": bm, "cliffs_delta": cliffs_delta(b_all, c_all, mw["u"]),
              "cliffs_delta_meaning": "P(baseline run > candidate run) − P(baseline run < candidate run); > 0: candidate faster",
-             "unit": "runs (pooled over launches; runs of one launch are not independent)"}
+             "unit": "runs (pooled over launches; runs of one launch are not independent)",
+             "scope": "within these launches only: run-level tests say whether these runs differ, not whether the "
+                      "configurations do (the launch-level p_value does)"}
     if kb >= 3 and kc >= 3:
         lm_b = np.array([np.median(x) for x in b_runs])
         lm_c = np.array([np.median(x) for x in c_runs])
         tests["mann_whitney_launch_medians"] = mann_whitney(lm_b, lm_c)
-    for name, runs in ((baseline.name, b_all), (candidate.name, c_all)):
-        bi = bimodality(runs)
-        if bi["hint"]:
-            why = (f"{bi['modes']} density modes" if bi["modes"] > 1 else
-                   f"bimodality coefficient {bi['bimodality_coefficient']:.2f} > 5/9")
-            warnings.append(f"{name}: latency looks multimodal ({why}): a ratio of medians can jump between modes; "
-                            "compare the distributions too")
+    for name, runs in ((baseline.name, b_runs), (candidate.name, c_runs)):
+        w = _modal_warning(name, runs)
+        if w:
+            warnings.append(w)
     result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
     result["speedup"].update(estimate=speedup, ci_low=lo_r, ci_high=hi_r)
     result.update({
         "ci": {"low": lo_r, "high": hi_r, "level": level, "method": ct["method"], "scope": scope,
                "degrees_of_freedom": df, "standard_error_log": se},
         "regime": regime,
-        "launch_allowance": {"launch_cv": launch_cv, "applied": regime == "single-launch", "source": launch_cv_source},
+        "launch_allowance": {"launch_cv": used if regime == "single-launch" else noise.sd,
+                             "applied": regime == "single-launch", "source": noise.source,
+                             "from_arms": bool(ct.get("allowance_from_arms"))},
+        "launch_noise": noise.to_dict(),
         "launch_sd_estimate": ct["tau"] if regime == "multi-launch" else None,
-        "estimator": ("precision-weighted mean of log launch medians" if regime == "multi-launch"
-                      else "ratio of the two launches' medians"),
+        "estimator": (f"precision-weighted mean of log launch {metric}s" if regime == "multi-launch"
+                      else f"ratio of the two launches' {metric}s"),
         "p_value": ct["p_value"],
+        "p_value_scope": f"launch-level ({regime})",
         "plan": plan,
+        "advice": advice,
         "significant": bool(lo_r > 1 or hi_r < 1),
+        "metrics": tails,
+        "slow_runs": slow,
+        "tail_regression": tail,
         "hodges_lehmann": {"speedup": float(np.exp(hl["estimate"])),
                            "low": float(np.exp(hl["low"])) if hl["low"] is not None else None,
                            "high": float(np.exp(hl["high"])) if hl["high"] is not None else None,
                            "level": level, "subsampled": hl["subsampled"],
-                           "method": "median of pairwise log-latency differences; distribution-free interval"},
+                           "method": "median of pairwise log-latency differences; distribution-free interval "
+                                     "(within these launches only)"},
         "tests": tests,
         "minimum_detectable_effect": mde,
         "verdict": verdict,
@@ -235,15 +349,15 @@ def _line(r: dict) -> str:
         change = f"{fmt_ratio(s)} faster" if s >= 1 else f"{fmt_ratio(1 / s)} slower"
     else:  # an estimate only: the interval does not support calling it faster or slower
         change = f"point estimate {fmt_ratio(s)} " + ("faster" if s >= 1 else "slower") + ", not established"
-    bm = r["tests"]["brunner_munzel"]["p_value"]
-    p = bm if bm is not None else r["tests"]["mann_whitney"]["p_value"]
-    pname = "Brunner–Munzel" if bm is not None else "Mann–Whitney"
+    p = r["p_value"]
     nb, nc = r["baseline"]["count"], r["candidate"]["count"]
     kb, kc = len(r["baseline"]["launches"]), len(r["candidate"]["launches"])
     reg = r.get("regime")
     about = (" (about these two launches)" if reg == "single-launch, no allowance" else
-             f" ({reg}: allowance of {100 * r['launch_allowance']['launch_cv']:g} % launch-to-launch SD per arm)"
+             f" ({reg}: allowance of {100 * r['launch_allowance']['launch_cv']:.3g} % launch-to-launch SD per arm)"
              if reg == "single-launch" else f" ({reg})" if reg else "")
-    return (f"{c} vs {b}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI {ci['low']:.3f}–{ci['high']:.3f}], "
-            f"{pname} p = {p:.2g}, Cliff's δ = {r['tests']['cliffs_delta']:+.2f}; {nb} vs {nc} runs in {kb} vs {kc} "
-            f"launch(es); threshold {r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")
+    metric = r.get("metric", "median")
+    what = "" if metric == "median" else f" ({metric})"
+    return (f"{c} vs {b}{what}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI {ci['low']:.3f}–{ci['high']:.3f}], "
+            f"launch-level p = {p:.2g}; {nb} vs {nc} runs in {kb} vs {kc} launch(es); threshold "
+            f"{r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")

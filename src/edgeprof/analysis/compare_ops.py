@@ -24,7 +24,9 @@ from ..conventions import ms, verdict
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
 from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines, per_run_operators
-from .launches import LAUNCH_CV_DEFAULT, bh, contrast, mean_stats
+from .launches import bh, contrast, trimmed_stats
+from . import noise as nz
+from .noise import LaunchNoise, default, line_allowance
 
 # A bottleneck shift (the profiling workflow's rule): GEMM or convolution time shrinks (its speedup interval is
 # beyond the threshold) and another category grows as a share of end-to-end to a material share: by at least
@@ -85,23 +87,37 @@ def _arm_interval(y: np.ndarray, v: np.ndarray, level: float) -> list[float]:
     return [m - half, m + half]
 
 
-def _line_contrast(b_cols, c_cols, *, level, launch_cv) -> dict | None:
-    """speedup = baseline / candidate of a per-run time, launch-level; None when a launch has none of it."""
+def _line_contrast(b_cols, c_cols, *, level, noise: LaunchNoise) -> dict | None:
+    """speedup = baseline / candidate of a per-run time, launch-level; None when a launch has none of it. With
+    single launches the allowance grows for small lines (:func:`.noise.line_allowance`): a few microseconds per
+    run move by far more from one launch to the next than the end-to-end time does."""
     if any(x.mean() <= 0 for x in b_cols + c_cols):
         return None
-    yb, vb = mean_stats(b_cols)
-    yc, vc = mean_stats(c_cols)
-    return contrast(yb, vb, yc, vc, level=level, launch_cv=launch_cv)
+    sb, sc = trimmed_stats(b_cols), trimmed_stats(c_cols)
+    if sb is None or sc is None:
+        return None
+    (yb, vb), (yc, vc) = sb, sc
+    per_run_ms = ms(float(np.mean([x.mean() for x in b_cols + c_cols])))
+    m = noise.measurement  # the machine's measured launch noise, grown for a small line as its allowance is
+    measured = (line_allowance(nz.LaunchNoise(m[0], noise.source, ""), per_run_ms), m[1]) if m else None
+    return contrast(yb, vb, yc, vc, level=level, launch_cv=line_allowance(noise, per_run_ms), measured=measured)
 
 
 def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_name: str, c_name: str,
                        b_skip: list[int] | None = None, c_skip: list[int] | None = None, taxonomy: Taxonomy = DEFAULT,
                        level: float = 0.95, seed: int = 0, resamples: int = 2000, threshold: float = 0.02,
-                       top: int = 20, launch_cv: float = LAUNCH_CV_DEFAULT, alpha: float = 0.05) -> dict:
+                       top: int = 20, noise: LaunchNoise | None = None, alpha: float = 0.05) -> dict:
     b_skip = b_skip or [0] * len(baseline)
     c_skip = c_skip or [0] * len(candidate)
-    lb = _per_launch(baseline, b_skip, taxonomy)
-    lc = _per_launch(candidate, c_skip, taxonomy)
+    return compare_lines(_per_launch(baseline, b_skip, taxonomy), _per_launch(candidate, c_skip, taxonomy),
+                         b_name=b_name, c_name=c_name, level=level, threshold=threshold, top=top,
+                         noise=noise if noise is not None else default(), alpha=alpha)
+
+
+def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float = 0.95, threshold: float = 0.02,
+                  top: int = 20, noise: LaunchNoise, alpha: float = 0.05) -> dict:
+    """The comparison by accounting line and operator of per-launch tables: for each launch (runs × lines
+    matrix of ns, end-to-end ns per run, {operator: ns per run}) with its warm-up runs already left out."""
     if any(m.shape[0] < 2 for m, _, _ in lb + lc):
         return {"note": "each launch needs at least 2 runs for category comparisons", "categories": [],
                 "operators": {}}
@@ -116,7 +132,7 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
         c_mean = float(np.concatenate(c_cols).mean())
         if b_mean == 0 and c_mean == 0:
             continue
-        ct = _line_contrast(b_cols, c_cols, level=level, launch_cv=launch_cv)
+        ct = _line_contrast(b_cols, c_cols, level=level, noise=noise)
         sb, svb = _share_stats(b_cols, [e for _, e, _ in lb])
         sc, svc = _share_stats(c_cols, [e for _, e, _ in lc])
         sh = contrast(sc, svc, sb, svb, level=level, launch_cv=0.0)  # candidate − baseline, percentage points
@@ -135,8 +151,8 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
             row["status"] = "absent in candidate"
         elif b_mean == 0:
             row["status"] = "new in candidate"
-        elif ct is None:  # zero in some launches of one arm: present in only a few of its runs
-            row["status"] = "nearly absent in candidate" if b_mean > c_mean else "nearly absent in baseline"
+        elif ct is None:  # absent from most runs of some launch (rare spikes): not testable
+            row["status"] = "in too few runs to test"
         else:
             tests.append(row)
         cats.append(row)
@@ -154,13 +170,15 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
         "slower_categories": [c["line"] for c in cats if c["status"] == "slower"],
         "bottleneck": shift,
         "operators": compare_operators([o for _, _, o in lb], [o for _, _, o in lc], level=level, top=top,
-                                       threshold=threshold, launch_cv=launch_cv, alpha=alpha),
+                                       threshold=threshold, noise=noise, alpha=alpha),
         "runs_used": {"baseline": int(eb_all.size), "candidate": int(ec_all.size)},
         "regime": regime,
         "false_discovery_rate": alpha,
-        "method": ("ratio of mean time per run; launch-level interval per line (as for end-to-end: "
-                   + (regime or "—") + "); Benjamini–Hochberg q-values across the lines; a line is faster or "
-                   "slower when q ≤ 0.05 and its interval clears the threshold"),
+        "method": ("ratio of mean time per run; tested on each launch's 10 %-trimmed mean (a few slow runs move a "
+                   "small line's mean by more than a change does), launch-level interval per line (as for end-to-end: "
+                   + (regime or "—") + "; with one launch per arm the allowance grows for lines of few µs); "
+                   "Benjamini–Hochberg q-values across the lines; a line is faster or slower when q ≤ 0.05 and its "
+                   "interval clears the threshold; a line absent from most runs of a launch is not tested"),
     }
 
 
@@ -214,8 +232,9 @@ def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c
 
 
 def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, np.ndarray]], *, level: float = 0.95,
-                      top: int = 20, threshold: float = 0.02, launch_cv: float = LAUNCH_CV_DEFAULT,
+                      top: int = 20, threshold: float = 0.02, noise: LaunchNoise | None = None,
                       alpha: float = 0.05) -> dict:
+    noise = noise if noise is not None else default()
     def runs_of(tabs):
         return [next(iter(t.values())).size if t else 0 for t in tabs]
 
@@ -256,10 +275,10 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
     tested = []
     for r in shown:
         xb, xc = r.pop("_cols")
-        ct = _line_contrast(xb, xc, level=level, launch_cv=launch_cv)
+        ct = _line_contrast(xb, xc, level=level, noise=noise)
         r.update(ci_low=math.exp(ct["low"]) if ct else None, ci_high=math.exp(ct["high"]) if ct else None,
                  p_value=ct["p_value"] if ct else None, q_value=None, significant=False,
-                 status="not in every launch" if ct is None else None)
+                 status="in too few runs to test" if ct is None else None)
         if ct is not None:
             tested.append(r)
     for r in rows[top:]:
@@ -278,8 +297,8 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
                         key=lambda r: -r["candidate_ms"])[:top],
         "removed_total": len(only_b),
         "added_total": len(only_c),
-        "method": (f"matched by operator type; the top {top} by time: launch-level interval of the mean time per run, "
-                   "Benjamini–Hochberg q-values across them"),
+        "method": (f"matched by operator type; the top {top} by time: launch-level interval of the 10 %-trimmed mean "
+                   "time per run, Benjamini–Hochberg q-values across them"),
     }
 
 

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from scipy.special import ndtr, stdtr, stdtrit
 
-from .launches import LAUNCH_CV_DEFAULT, V_FLOOR, reml_tau2
+from .launches import LAUNCH_SD_DEFAULT, V_FLOOR, reml_tau2
 
 WINDOW = 20
 CONFIRM_AFTER = 2  # commits after the change's commit before it is confirmed
@@ -48,7 +48,7 @@ DETECTORS = ("binseg-l2", "pelt-l2", "pelt-rbf")
 DETECTOR = "binseg-l2"
 
 
-def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float = LAUNCH_CV_DEFAULT) -> dict:
+def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float = LAUNCH_SD_DEFAULT) -> dict:
     """Points (one per distinct key, in first-appearance order) with launch-aware intervals.
 
     Returns ``{"keys", "estimate" (log), "var", "launches", "tau", "tau_source"}``."""

@@ -109,32 +109,62 @@ def _arm_name(series, given: str | None) -> str:
     return os.path.commonprefix(stems).rstrip("._-") or stems[0]
 
 
+def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, facts: list[dict] = ()):
+    """The launch-to-launch noise a comparison of ``files`` assumes where its arms cannot measure it: ``launch_cv``
+    when given as a number; else (``None``/``"auto"``) what the history ``store`` knows about the same model and
+    device, else the ``noise.json`` beside the inputs, else the default (:mod:`edgeprof.analysis.noise`)."""
+    from ..analysis import noise as nz
+    from ..files import display
+
+    if launch_cv not in (None, "auto"):
+        return nz.given(float(launch_cv))
+    from_store = None
+    if store is not None:
+        from .history import store_launch_noise
+
+        devices = {f.get("device") for f in facts if f.get("device")}
+        from_store = store_launch_noise(store, device=devices.pop() if len(devices) == 1 else None)
+    from_profile = None
+    for f in files:
+        doc, where = ws.noise_profile(f.parent)
+        if doc is not None:
+            from_profile = nz.from_profile(doc, display(where))
+            if from_profile is not None:
+                break
+    return nz.choose(from_store, from_profile)
+
+
 def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
             candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
             resamples: int = 2000, warmup="auto", categories: bool = True, taxonomy=None, top: int = 20,
             roles: Roles | None = None, write: bool = False, output_dir=None, out=None,
-            launch_cv: float | None = None, allow_different: bool = False,
+            launch_cv=None, store=None, metric: str = "median", allow_different: bool = False,
             ws: Workspace | None = None) -> Comparison:
     """Compare end-to-end latency: speedup = baseline / candidate with its interval and a verdict; with
     profiles (ETDumps or timeline CSVs) also by category and operator, with the bottleneck statement.
 
     ``baseline``/``candidate``: one or more inputs each (several files = several process launches). ``write``
     writes ``<baseline>_vs_<candidate>_robust_comparison.json`` beside the baseline (``output_dir``, ``out``).
-    ``launch_cv``: the launch-to-launch SD assumed when an arm has a single launch (None: the default; 0: none).
+    ``launch_cv``: the launch-to-launch SD assumed where the arms cannot measure it — a number, or ``"auto"``/None
+    for the evidence (:func:`launch_noise`: the history ``store``, ``noise.json``, the default); 0: none.
+    ``metric``: what the verdict is about — median (default), mean, p90 or p99.
     What both arms recorded is compared first; a different device or thread count besides the variable under
     test makes the verdict ``not_comparable`` unless ``allow_different``.
     """
     from ..analysis.comparability import comparability
     from ..analysis.compare import Arm, compare_latency
-    from ..analysis.launches import LAUNCH_CV_DEFAULT
+    from ..conventions import metric_name
 
     if not 0 <= threshold < 1:
         raise UsageError(f"threshold must be in [0, 1), got {threshold}")
     if not 0.5 < level < 1:
         raise UsageError(f"level must be in (0.5, 1), got {level}")
-    if launch_cv is not None and not 0 <= launch_cv < 2:
-        raise UsageError(f"launch_cv must be in [0, 2), got {launch_cv}")
-    cv, cv_source = (LAUNCH_CV_DEFAULT, "default") if launch_cv is None else (float(launch_cv), "given")
+    if launch_cv not in (None, "auto") and not (isinstance(launch_cv, (int, float)) and 0 <= launch_cv < 2):
+        raise UsageError(f"launch_cv must be auto or in [0, 2), got {launch_cv}")
+    try:
+        metric = metric_name(metric)
+    except ValueError as e:
+        raise UsageError(f"--metric: {e}") from None
     ws = workspace(ws, run_dir)
     b_files = [f for spec in as_list(baseline) for f in ws.resolve(spec, run_dir, threads)]
     c_files = [f for spec in as_list(candidate) for f in ws.resolve(spec, run_dir, threads)]
@@ -144,9 +174,11 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     c_arm = Arm(_arm_name(cs, candidate_name), [s.values_ms for s in cs], [str(s.path) for s in cs])
     if b_arm.name == c_arm.name:
         b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
+    b_facts, c_facts = [_facts(ws, f) for f in b_files], [_facts(ws, f) for f in c_files]
+    noise = launch_noise(ws, b_files + c_files, launch_cv, store, b_facts + c_facts)
     result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,
-                             warmup=warmup, launch_cv=cv, launch_cv_source=cv_source)
-    comp = comparability([_facts(ws, f) for f in b_files], [_facts(ws, f) for f in c_files])
+                             warmup=warmup, noise=noise, metric=metric)
+    comp = comparability(b_facts, c_facts)
     result["comparability"] = comp
     if not comp["comparable"]:
         if allow_different:
@@ -174,7 +206,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
             b_skip=[x["warmup_dropped"] for x in result["baseline"]["launches"]],
             c_skip=[x["warmup_dropped"] for x in result["candidate"]["launches"]],
             taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top,
-            launch_cv=cv)
+            noise=noise)
     cmp = Comparison(result)
     if write:
         from ..render.atomic import write_text

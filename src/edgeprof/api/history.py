@@ -15,14 +15,54 @@ Z = 1.959963984540054
 
 
 def _metric(metric: str) -> tuple[str, str | None]:
+    """``median``/``mean``/``p90`` (or the stored ``median_ms``…) → the launches' column; ``category:NAME`` and
+    ``op:NAME`` → that series."""
+    from ..conventions import metric_name
     from ..store.schema import E2E_METRICS
 
-    if metric in E2E_METRICS:
-        return metric, None
     for kind in ("category", "op"):
         if metric.startswith(kind + ":") and metric[len(kind) + 1:].strip():
             return kind, metric[len(kind) + 1:].strip()
-    raise UsageError(f"--metric must be one of {', '.join(E2E_METRICS)}, category:NAME or op:NAME; got {metric[:60]!r}")
+    try:
+        column = f"{metric_name(metric)}_ms"
+    except ValueError:
+        column = None
+    if column in E2E_METRICS:
+        return column, None
+    if column is not None:
+        raise UsageError(f"--metric {metric}: the history store keeps the median, mean and p90 of each launch")
+    raise UsageError(f"--metric must be median, mean, p90, category:NAME or op:NAME; got {metric[:60]!r}")
+
+
+def store_launch_noise(store, device: str | None = None):
+    """What a history store knows about launch-to-launch noise: the launch SD pooled (REML) over every group of
+    launches stored for one model, experiment, device, thread count and commit — on ``device`` when given and
+    stored, else on any. None when no group holds two launches."""
+    import numpy as np
+
+    from ..analysis import noise as nz
+    from ..files import display
+    from ..store.backends import open_store
+
+    with open_store(store) as st:
+        rows = st.rows('SELECT model, experiment, device, threads, "commit", median_log, median_log_var, mean_log, '
+                       'mean_log_var, p90_log, p90_log_var FROM launches WHERE median_log IS NOT NULL')
+    if device is not None and any(r[2] == device for r in rows):
+        rows = [r for r in rows if r[2] == device]
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(tuple(r[:5]), []).append(r[5:])
+    per = {}
+    for m, j in (("median", 0), ("mean", 2), ("p90", 4)):
+        g = [(np.array([x[j] for x in v], dtype=float), np.array([x[j + 1] or 0.0 for x in v], dtype=float))
+             for v in groups.values() if len(v) >= 2 and all(x[j] is not None for x in v)]
+        per[m] = nz.estimate(g)
+    if per["median"] is None:
+        return None
+    sd, df, n = per["median"]
+    where = f"history store {display(store)}" + (f" (device {device})" if device else "")
+    return nz.measured(sd, df, n, "history store", where,
+                       {m: (e[0], e[1]) for m, e in per.items() if m != "median" and e is not None})
 
 
 def _where(filters: dict) -> tuple[str, list]:
@@ -48,9 +88,9 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     from ..store.backends import open_store
 
     kind, name = _metric(metric)
-    from ..analysis.launches import LAUNCH_CV_DEFAULT
+    from ..analysis.launches import LAUNCH_SD_DEFAULT
 
-    launch_cv = LAUNCH_CV_DEFAULT if launch_cv is None else launch_cv
+    launch_cv = LAUNCH_SD_DEFAULT if launch_cv is None else launch_cv
     if threshold < 0:
         raise UsageError("--threshold must not be negative")
     where, params = _where({"model": model, "experiment": experiment, "device": device, "threads": threads,

@@ -4,86 +4,103 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UsageError
+from ..conventions import parse_fraction
 from ..io.workspace import Workspace
-from ._common import as_list, workspace
+from ._common import as_list, common_root, workspace
 from .results import PlanResult
 
 
 def parse_effect(text) -> float:
-    """``3%``, ``3 %`` or ``0.03`` → 0.03."""
-    s = str(text).strip()
-    try:
-        v = float(s[:-1].strip()) / 100 if s.endswith("%") else float(s)
-    except ValueError:
-        raise UsageError(f"--effect: a relative change such as 3% or 0.03, got {text!r}") from None
-    if not 0 < v < 10:
-        raise UsageError(f"--effect: must be above 0 % and below 1000 %, got {text!r}")
-    return v
+    """``3%``, ``3 %`` or ``0.03`` → 0.03 (a bare number above 1 is refused: ``3`` is not 300 %)."""
+    return parse_fraction(text, "--effect", upper=10.0, allow_zero=False)
+
+
+def write_noise_profile(folder: Path, configs: dict, written_by: str) -> Path | None:
+    """``noise.json`` in ``folder``: the launch-to-launch noise these configurations measured (None when none had
+    two launches)."""
+    from datetime import datetime, timezone
+
+    from ..analysis.noise import profile
+    from ..conventions import SCHEMA_VERSION
+    from ..io.runfolder import NOISE
+    from ..render.atomic import write_text
+    from ..render.jsonfmt import dumps
+
+    doc = profile(configs)
+    if doc["launch_sd"]["median"] is None:
+        return None
+    doc.update(schema_version=SCHEMA_VERSION, kind="noise_profile", tool="edgeprof", written_by=written_by,
+               generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    target = Path(folder) / NOISE
+    write_text(target, dumps(doc))
+    return target
 
 
 def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: float = 0.80, run_dir=None,
-         threads: int | None = None, launch_cv: float | None = None, warmup="auto",
+         threads: int | None = None, launch_cv=None, store=None, warmup="auto", write: bool = False,
          ws: Workspace | None = None) -> PlanResult:
-    """For each configuration in ``inputs`` (a run folder's experiments, or files: several files of one
-    experiment are its launches) and for all of them together: the per-run noise within launches, the
-    launch-to-launch SD (REML; the allowance when a configuration has one launch) and the design that resolves
-    ``effect`` — the expected interval excludes ``threshold`` with probability ``power``."""
+    """For each configuration in ``inputs`` (a run folder's experiments, or files: the launches of one
+    experiment — ETDumps or timeline CSVs alike, grouped as ``compare -b DIR`` groups them) and for all of them
+    together: the per-run noise within launches (with its lag-1 autocorrelation: correlated runs carry less
+    information than their count), the launch-to-launch SD — measured (REML) and used at its upper 80 % bound,
+    or from the evidence a single launch needs (``--store``, ``noise.json``, the default) — and the design that
+    resolves ``effect``: the expected interval excludes ``threshold`` with probability ``power`` as long as the
+    launch SD is no larger than the value used. ``write`` keeps the measured noise as ``noise.json``."""
     import numpy as np
 
+    from ..analysis import noise as nz
     from ..analysis.latency import detect_warmup
-    from ..analysis.launches import (
-        LAUNCH_CV_DEFAULT,
-        design,
-        log_median_stats,
-        reml_tau2,
-    )
+    from ..analysis.launches import design, log_median_stats
+    from .compare import launch_noise
 
-    eff = parse_effect(effect) if not isinstance(effect, float) else effect
+    eff = effect if isinstance(effect, float) else parse_effect(effect)
     ws = workspace(ws, run_dir)
     files = [f for spec in as_list(inputs) for f in ws.resolve(spec, run_dir, threads)]
     groups: dict[str, list[Path]] = {}
     for f in files:
-        groups.setdefault(ws.describe(f).experiment or f.stem, []).append(f)
-    configs, all_groups, within_all = [], [], []
+        groups.setdefault(ws.series(f).experiment or f.stem, []).append(f)
+    configs, steady = [], {}
     for name, fs in groups.items():
         launches = []
         for f in fs:
             v = ws.series(f).values_ms
             w = detect_warmup(v)["count"] if warmup == "auto" else int(warmup)
             launches.append(v[w:])
-        y, v = log_median_stats(launches)
-        within = float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in launches if x.size > 1])))
-        within_all.append(within)
-        if len(launches) >= 2:
-            all_groups.append((y, v))
-            tau, source = float(np.sqrt(reml_tau2([(y, v)]))), "measured (REML)"
-        else:
-            tau = LAUNCH_CV_DEFAULT if launch_cv is None else launch_cv
-            source = f"not measurable from one launch: the allowance {100 * tau:g} %"
-        d = design(within, tau, eff, level=level, power=power, threshold=threshold)
+        steady[name] = launches
+    fallback = launch_noise(ws, files, launch_cv, store)
+    overall, noise, prof = nz.plan_design(steady, eff, fallback=fallback, level=level, power=power,
+                                          threshold=threshold)
+    within, rho, within_eff = prof["within_sd"] or 0.0, prof["lag1_autocorrelation"], overall["within_sd_effective"]
+    tau = noise.sd
+    for name, launches in steady.items():
+        one = nz.estimate([log_median_stats(launches)]) if len(launches) >= 2 else None
+        d = design(within_eff, tau, eff, level=level, power=power, threshold=threshold)
         configs.append({"name": name, "launches": len(launches), "runs": [int(x.size) for x in launches],
-                        "within_sd": within, "launch_sd": tau, "launch_sd_source": source,
-                        "recommended": d["recommended"], "note": d["note"]})
-    if all_groups:
-        tau = float(np.sqrt(reml_tau2(all_groups)))
-        source = f"measured (REML over {sum(g[0].size for g in all_groups)} launches of {len(all_groups)} configuration(s))"
-    else:
-        tau = LAUNCH_CV_DEFAULT if launch_cv is None else launch_cv
-        source = f"not measurable (one launch each): the allowance {100 * tau:g} %"
-    within = float(max(within_all)) if within_all else 0.0
-    overall = design(within, tau, eff, level=level, power=power, threshold=threshold)
+                        "within_sd": float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in launches if x.size > 1]
+                                                           or [0.0]))),
+                        "launch_sd_measured": one[0] if one else None, "launch_sd": tau,
+                        "launch_sd_source": noise.detail, "recommended": d["recommended"], "note": d["note"]})
     rec = overall["recommended"]
+    promise = (f"the power holds while the launch SD is at most {100 * tau:.3g} % ({noise.detail}; with "
+               f"{100 * nz.CONFIDENCE:g} % confidence it is)" if noise.df else
+               f"the power holds at a launch SD of {100 * tau:.3g} % ({noise.detail})")
     statement = (f"to resolve a {100 * eff:.3g} % change (power {100 * power:g} %, {100 * level:g} % interval"
                  + (f", beyond a {100 * threshold:g} % threshold" if threshold else "") + "): "
                  + (f"{rec['launches_per_arm']} launches × {rec['runs_per_launch']} runs per arm"
                     if rec else "more than 50 launches × 1,000 runs per arm")
-                 + f" — {overall['note']}")
+                 + f" — {overall['note']}; {promise}")
+    written = None
+    if write and noise.source == "arms":
+        folder = Path(run_dir) if run_dir is not None else common_root(files)
+        written = write_noise_profile(folder, steady, "edgeprof plan")
     return PlanResult({"effect": eff, "threshold": threshold, "level": level, "power": power,
-                       "within_sd": within, "launch_sd": tau, "launch_sd_source": source,
+                       "within_sd": within, "lag1_autocorrelation": rho, "within_sd_effective": within_eff,
+                       "launch_sd": tau, "launch_sd_source": noise.detail,
+                       "launch_noise": noise.to_dict(),
                        "recommended": rec, "statement": statement, "configurations": configs,
-                       "options": overall["options"],
+                       "options": overall["options"], "written": str(written) if written else None,
                        "method": ("expected t interval of the log ratio on 2k − 2 degrees of freedom; per-launch "
-                                  "variance = launch SD² + (π/2)·within SD²/runs (a median's); cost = runs + 200 "
-                                  "per launch"),
+                                  "variance = launch SD² + (π/2)·(within SD²·(1 + ρ)/(1 − ρ))/runs (a median's, "
+                                  "lag-1 autocorrelation ρ); a measured launch SD at its upper 80 % confidence "
+                                  "bound; cost = runs + 200 per launch"),
                        "inputs": [str(f) for f in files]})

@@ -131,8 +131,8 @@ def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: lis
 
 def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = None, candidate_name: str | None = None,
            threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = 0.02, top: int = 15,
-           taxonomy=None, out=None, html=None, write: bool = False, launch_cv: float | None = None,
-           allow_different: bool = False, ws: Workspace | None = None) -> Report:
+           taxonomy=None, out=None, html=None, write: bool = False, launch_cv=None, store=None,
+           metric: str = "median", allow_different: bool = False, ws: Workspace | None = None) -> Report:
     """Everything about a run folder (or one or two ETDumps / timeline CSVs) for the Markdown/HTML report:
     metadata as recorded, latency per configuration, the comparison and categories when there is a baseline
     and a candidate, breakdowns, kernel evidence, validation and the findings. What is missing is listed rather
@@ -169,7 +169,8 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
         b, c = pair
         comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],
                              threshold=threshold, seed=seed, resamples=resamples, taxonomy=tax, top=top,
-                             launch_cv=launch_cv, allow_different=allow_different, ws=ws).data
+                             launch_cv=launch_cv, store=store, metric=metric, allow_different=allow_different,
+                             ws=ws).data
     phase_cmp = None
     if len(pair) == 2 and all(c.get("phases") for c in pair) and len(pair[0]["files"]) == len(pair[1]["files"]) == 1:
         from .phases import compare_phases

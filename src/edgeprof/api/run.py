@@ -401,6 +401,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
         raise Interrupted(f"interrupted: {run_dir / 'manifest.json'} says partial ({done} of "
                           f"{sum(1 for ln in launches if ln.etdump_on)} launches recorded)") from None
     rec.doc["overhead"] = _overhead(records, cfg.seed) if overhead_check else None
+    noise_file = _noise_profile(run_dir, records)
     failed = [r for r in records if r["status"] != "ok"]
     rec.doc["status"] = "complete"
     rec.doc["failed_launches"] = len(failed)
@@ -410,10 +411,28 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
                   {"launch": f"{r['experiment']} t{r['threads']} launch {r['launch']}", "status": r["status"],
                    "error": r["error"]} for r in failed],
               "overhead": rec.doc["overhead"], "manifest": str(run_dir / "manifest.json"),
-              "metrics": str(run_dir / "metrics.json"), "warnings": warnings, "report": None}
+              "metrics": str(run_dir / "metrics.json"), "warnings": warnings, "report": None,
+              "noise_profile": str(noise_file) if noise_file else None}
     if report:
         result["report"] = _report(run_dir, cfg)
     return Collection(result)
+
+
+def _noise_profile(run_dir: Path, records: list[dict]):
+    """``noise.json``: the launch-to-launch noise of this collection's configurations (those with ≥ 2 launches),
+    for the comparisons that later have one launch per arm on this machine."""
+    import numpy as np
+
+    from ..analysis.latency import detect_warmup
+    from .plan import write_noise_profile
+
+    configs: dict[str, list] = {}
+    for r in records:
+        lat = (r.get("metrics") or {}).get("latency_ms")
+        if r["status"] == "ok" and not r["overhead"] and lat:
+            x = np.asarray(lat, dtype=float)
+            configs.setdefault(f"{r['experiment']} t{r['threads']}", []).append(x[detect_warmup(x)["count"]:])
+    return write_noise_profile(run_dir, configs, "edgeprof run")
 
 
 def _report(run_dir: Path, cfg) -> dict:

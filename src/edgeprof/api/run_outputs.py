@@ -3,7 +3,7 @@ collection without touching anything else the folder holds (the user's notes, a 
 
 The files are read from the folder's own ``manifest.json`` (the launches' ETDumps, logs, kernel logs and the
 outputs set aside after a failure, the ETRecords copied to ``artifacts/``), plus what edgeprof derives from
-them under fixed names (``manifest.json``, ``metrics.json``, the analysis CSVs and summaries, ``report.md``
+them under fixed names (``manifest.json``, ``metrics.json``, ``noise.json``, the analysis CSVs and summaries, ``report.md``
 and ``report.html``). Paths that lead outside the folder are ignored.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files
+from ..io.runfolder import MANIFEST, METRICS, NOISE, SUMMARY, analysis_files
 
-FIXED = (MANIFEST, METRICS, SUMMARY, "report.md", "report.html")
+FIXED = (MANIFEST, METRICS, NOISE, SUMMARY, "report.md", "report.html")
 
 
 def _inside(p: Path, run_dir: Path) -> bool:

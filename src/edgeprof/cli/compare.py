@@ -16,10 +16,37 @@ from ._base import (
     warn,
 )
 
+def _launch_cv(ctx, param, value):
+    """``auto`` (the evidence: --store, noise.json, the default) or a launch SD such as 15% or 0.15."""
+    if value is None or str(value).strip().lower() == "auto":
+        return "auto"
+    from ..conventions import parse_fraction
+
+    return parse_fraction(value, "--launch-cv", upper=2.0)
+
+
+def _metric(ctx, param, value):
+    from ..conventions import metric_name
+
+    try:
+        return metric_name(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+launch_cv_option = click.option(
+    "--launch-cv", default="auto", show_default=True, callback=_launch_cv,
+    help="Launch-to-launch SD assumed where the arms cannot measure it (one launch per arm): 'auto' takes it from "
+         "--store, else the noise.json that edgeprof run/plan wrote beside the inputs, else the default 25 % "
+         "(calibrated on noisy real machines); or give one (15% or 0.15); 0 = none (the interval is then about "
+         "these launches only).")
 _launch_options = [
-    click.option("--launch-cv", type=click.FloatRange(0, 1.99), default=None,
-                 help="Launch-to-launch SD (0.10 = 10 %) assumed when an arm has one launch [default: 0.10, "
-                      "calibrated on real multi-launch data]; 0 = none (the interval is then about these launches)."),
+    launch_cv_option,
+    click.option("--store", "noise_store", type=click.Path(path_type=str), default=None,
+                 help="A history store (DuckDB file or Parquet folder) whose launches of the same device tell the "
+                      "launch-to-launch noise (with --launch-cv auto)."),
+    click.option("--metric", default="median", show_default=True, callback=_metric,
+                 help="What the verdict and --fail-on are about: median, mean, p90 or p99 (median_ms… accepted)."),
     click.option("--allow-different", is_flag=True,
                  help="Compare even when the arms recorded a different device or thread count besides what is "
                       "under test (the verdict is otherwise not_comparable)."),
@@ -76,8 +103,8 @@ def _kit_options(fn):
 @_comparison_options
 @run_guarded
 def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_write, as_json, kit_file, kit_reference,
-            kit_name1, kit_name2, verbose, threshold, level, warmup, fail_on, categories, launch_cv, allow_different,
-            taxonomy):
+            kit_name1, kit_name2, verbose, threshold, level, warmup, fail_on, categories, launch_cv, noise_store, metric,
+            allow_different, taxonomy):
     """Robust end-to-end latency statistics of each launch (ETDump, timeline CSV, folder or experiment).
 
     Per-run latency is that run's Method::execute. Reports median with a bootstrap CI, mean/std/CV, MAD,
@@ -114,7 +141,7 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
         cmp = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
                               resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
                               output_dir=output_dir, out_file=None, no_write=no_write, verbose=verbose, ws=ws,
-                              launch_cv=launch_cv, allow_different=allow_different)
+                              launch_cv=launch_cv, store=noise_store, metric=metric, allow_different=allow_different)
     for rep in reports:
         for w in rep.warnings:
             warn(f"{rep['input']}: {w}")
@@ -147,7 +174,8 @@ def _verbose_latency(rep) -> None:
 
 
 def _run_comparison(roles, *, run_dir, threads, threshold, level, seed, resamples, warmup, categories, taxonomy,
-                    output_dir, out_file, no_write, verbose, ws=None, launch_cv=None, allow_different=False):
+                    output_dir, out_file, no_write, verbose, ws=None, launch_cv=None, store=None, metric="median",
+                    allow_different=False):
     """Compare the arms ``roles`` names, say which is the baseline, write the JSON; returns the result."""
     from .. import api
 
@@ -158,7 +186,8 @@ def _run_comparison(roles, *, run_dir, threads, threshold, level, seed, resample
                          baseline_name=roles.baseline_name, candidate_name=roles.candidate_name, threshold=threshold,
                          level=level, seed=seed, resamples=resamples, warmup=wu, categories=categories,
                          taxonomy=taxonomy, roles=roles, write=not no_write, output_dir=output_dir,
-                         out=out_file, launch_cv=launch_cv, allow_different=allow_different, ws=ws)
+                         out=out_file, launch_cv=launch_cv, store=store, metric=metric,
+                         allow_different=allow_different, ws=ws)
     info(f"roles: baseline {result['baseline']['name']}, candidate {result['candidate']['name']} — {roles.note}; "
          "speedup = baseline / candidate")
     if verbose:
@@ -204,8 +233,8 @@ def _gate(result, fail_on) -> None:
 @_kit_options
 @run_guarded
 def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name, threads, seed, resamples, output_dir,
-            out_file, no_write, as_json, threshold, level, warmup, fail_on, categories, launch_cv, allow_different,
-            taxonomy, kit_file, kit_reference, kit_name1, kit_name2, verbose):
+            out_file, no_write, as_json, threshold, level, warmup, fail_on, categories, launch_cv, noise_store, metric,
+            allow_different, taxonomy, kit_file, kit_reference, kit_name1, kit_name2, verbose):
     """Is the candidate faster than the baseline? speedup = baseline / candidate, with its CI and a verdict.
 
     \b
@@ -247,7 +276,7 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
     result = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
                              resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
                              output_dir=output_dir, out_file=out_file, no_write=no_write, verbose=verbose,
-                             launch_cv=launch_cv, allow_different=allow_different)
+                             launch_cv=launch_cv, store=noise_store, metric=metric, allow_different=allow_different)
     if as_json:
         echo_json(result)
     else:
@@ -266,11 +295,13 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
 @click.option("--level", type=float, default=0.95, show_default=True)
 @click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder holding the experiments.")
 @click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
-@click.option("--launch-cv", type=click.FloatRange(0, 1.99), default=None,
-              help="Launch-to-launch SD to assume where a configuration has one launch [default: 0.10].")
+@launch_cv_option
+@click.option("--store", "noise_store", type=click.Path(path_type=str), default=None,
+              help="A history store whose launches of the same device tell the launch-to-launch noise.")
+@click.option("--no-write", is_flag=True, help="Do not write noise.json beside the run folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON on stdout.")
 @run_guarded
-def plan(inputs, from_, effect, threshold, power, level, run_dir, threads, launch_cv, as_json):
+def plan(inputs, from_, effect, threshold, power, level, run_dir, threads, launch_cv, noise_store, no_write, as_json):
     """How many launches per arm and runs per launch resolve a change of --effect, from the noise a run measured:
     the run-to-run noise within launches and the launch-to-launch variation between them.
 
@@ -285,7 +316,7 @@ def plan(inputs, from_, effect, threshold, power, level, run_dir, threads, launc
     if not specs:
         raise UsageError("give a run folder, experiments or files (--from)")
     result = api.plan(specs, effect=effect, threshold=threshold, level=level, power=power, run_dir=run_dir,
-                      threads=threads, launch_cv=launch_cv)
+                      threads=threads, launch_cv=launch_cv, store=noise_store, write=not no_write)
     if as_json:
         echo_json(result)
         return

@@ -165,9 +165,11 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the report's data as JSON on stdout.")
 @_launch_options[0]
 @_launch_options[1]
+@_launch_options[2]
+@_launch_options[3]
 @run_guarded
 def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, out_file, html_file, threshold, seed,
-           taxonomy, as_json, launch_cv, allow_different):
+           taxonomy, as_json, launch_cv, noise_store, metric, allow_different):
     """A report people read: Markdown (and --html with charts) for a run folder, one ETDump, or a pair.
 
     \b
@@ -182,7 +184,7 @@ def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, 
     data = api.report(list(inputs), baseline=baseline, candidate=candidate, baseline_name=baseline_name,
                       candidate_name=candidate_name, threads=threads, seed=seed, threshold=threshold,
                       taxonomy=taxonomy, out=out_file, html=html_file, write=True, launch_cv=launch_cv,
-                      allow_different=allow_different)
+                      store=noise_store, metric=metric, allow_different=allow_different)
     if as_json:
         echo_json(data)
     else:

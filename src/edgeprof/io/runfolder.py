@@ -59,6 +59,7 @@ def find_etdumps(inputs) -> list[Path]:
 
 
 MANIFEST = "manifest.json"  # the run's configuration, written by the collection step
+NOISE = "noise.json"  # the launch-to-launch noise measured on the run's machine (edgeprof run / plan)
 METRICS = "metrics.json"  # the runner's own latency figures
 SUMMARY = "analysis_summary.json"  # what ``analyze`` found, one per analysed folder
 TIMELINE_TAIL = "_all_runs_timeline.csv"  # the kit's full-timeline CSV: ``<stem>_exec_all_runs_timeline.csv``
@@ -146,12 +147,12 @@ def describe(path: Path) -> RunFile:
                    threads=threads, launch=launch)
 
 
-def manifest_path(run_dir: Path) -> Path | None:
-    """Where ``manifest.json`` of a run folder is: in it, or up to two levels above it."""
+def manifest_path(run_dir: Path, name: str = MANIFEST) -> Path | None:
+    """Where ``manifest.json`` (or ``name``: ``noise.json``) of a run folder is: in it, or up to two levels above."""
     from ..files import is_file
 
     for d in (run_dir, run_dir.parent, run_dir.parent.parent):
-        f = d / MANIFEST
+        f = d / name
         if is_file(f):
             return f
     return None

@@ -124,6 +124,16 @@ class Workspace:
         doc, problem = self.json_doc(found)
         return runfolder.manifest_of(doc, found, problem)
 
+    def noise_profile(self, folder) -> tuple[dict | None, Path | None]:
+        """``noise.json`` beside a run folder (in it or up to two levels above): (document, path); a missing,
+        unreadable or foreign file is (None, path or None)."""
+        found = runfolder.manifest_path(Path(folder), runfolder.NOISE)
+        if found is None:
+            return None, None
+        doc, problem = self.json_doc(found)
+        ok = problem is None and isinstance(doc, dict) and doc.get("kind") == "noise_profile"
+        return (doc if ok else None), found
+
     def resolve(self, spec, run_dir=None, threads: int | None = None) -> list[Path]:
         """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an
         experiment of ``run_dir``; one thread count only."""

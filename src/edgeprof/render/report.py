@@ -111,9 +111,10 @@ def _latency(out, d):
                          f"{cmp['ci']['scope'][:1].upper() + cmp['ci']['scope'][1:]}."))
         if cmp.get("regime"):
             al = cmp.get("launch_allowance") or {}
+            ln = cmp.get("launch_noise") or {}
             out.append(("p", f"Regime: **{cmp['regime']}**"
-                        + (f" (allowance {100 * al['launch_cv']:g} % launch-to-launch SD per arm, {al['source']})"
-                           if al.get("applied") else "")
+                        + (f" (allowance {100 * al['launch_cv']:.3g} % launch-to-launch SD per arm: "
+                           f"{ln.get('detail') or al['source']})" if al.get("applied") else "")
                         + (f"; launch-to-launch SD estimated at {100 * cmp['launch_sd_estimate']:.1f} %"
                            if cmp.get("launch_sd_estimate") is not None else "") + "."))
         comp = cmp.get("comparability") or {}
@@ -126,6 +127,11 @@ def _latency(out, d):
                               "invalidates the comparison" if r["critical"] else
                               "variable under test" if r["aspect"] in comp["variable_under_test"] else "differs"]
                              for r in diff_rows]))
+        mt = cmp.get("metrics") or {}
+        if mt:
+            out.append(("table", ["metric", "speedup", f"{int(100 * cmp['level'])} % CI", "verdict"],
+                        [[m + (" (the verdict's)" if m == cmp.get("metric", "median") else ""), f"{x['speedup']:.4g}",
+                          f"{x['ci_low']:.4g}–{x['ci_high']:.4g}", x["verdict"]] for m, x in mt.items()]))
         if (cmp.get("plan") or {}).get("statement"):
             out.append(("p", f"**Plan:** {cmp['plan']['statement']}."))
         warns = [w for w in cmp.get("warnings", []) if w.rstrip(".") != cmp["ci"]["scope"].rstrip(".")]

@@ -165,13 +165,19 @@ def print_compare(r: dict) -> None:
         if hl["low"] is not None:
             out.print(escape(f"Hodges–Lehmann speedup {hl['speedup']:.4g}  [{hl['low']:.4g}–{hl['high']:.4g}]"))
         bm = tests["brunner_munzel"]["p_value"]
-        out.print(f"Mann–Whitney p = {tests['mann_whitney']['p_value']:.3g}, Brunner–Munzel p = "
-                  f"{'n/a' if bm is None else format(bm, '.3g')}, Cliff's δ = {tests['cliffs_delta']:+.2f}, "
-                  f"minimum detectable effect {r['minimum_detectable_effect'] * 100:.1f} %")
+        out.print(f"launch-level p = {r['p_value']:.3g}, minimum detectable effect "
+                  f"{r['minimum_detectable_effect'] * 100:.1f} %; within these launches only: Mann–Whitney p = "
+                  f"{tests['mann_whitney']['p_value']:.3g}, Brunner–Munzel p = {'n/a' if bm is None else format(bm, '.3g')}, "
+                  f"Cliff's δ = {tests['cliffs_delta']:+.2f}")
+        mt = r.get("metrics") or {}
+        if mt:
+            out.print(escape("by metric: " + "; ".join(
+                f"{m} {x['speedup']:.4g} [{x['ci_low']:.4g}–{x['ci_high']:.4g}] {x['verdict']}" for m, x in mt.items())))
     if r.get("regime"):
         al = r.get("launch_allowance") or {}
-        out.print(escape(f"regime: {r['regime']}" + (f" (allowance {100 * al['launch_cv']:g} % launch SD per arm, "
-                                                      f"{al['source']})" if al.get("applied") else "")
+        ln = r.get("launch_noise") or {}
+        out.print(escape(f"regime: {r['regime']}" + (f" (allowance {100 * al['launch_cv']:.3g} % launch SD per arm, "
+                                                      f"{ln.get('detail') or al['source']})" if al.get("applied") else "")
                          + (f"; launch SD estimated {100 * r['launch_sd_estimate']:.1f} %"
                             if r.get("launch_sd_estimate") is not None else "")))
     comp = r.get("comparability") or {}
