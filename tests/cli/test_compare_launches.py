@@ -133,3 +133,26 @@ def test_plan_recommends_a_design_that_simulation_confirms(folders):
         found += compare_latency(Arm("b", arm[0]), Arm("c", arm[1]), threshold=0.0, seed=i, resamples=200,
                                  warmup=0)["verdict"] == "faster"
     assert found / 150 >= 0.70  # the plan aims at 80 % power
+
+
+def test_plan_groups_per_launch_timeline_csvs_as_compare_does(folders, tmp_path):
+    """``plan --from DIR`` of ``<model>_t1_l1…l3`` timeline CSVs: one configuration of three launches (each file
+    was its own configuration before, and the plan fell back to a guess)."""
+    import shutil
+
+    host, _, env = folders
+    csvs = tmp_path / "csvs"
+    csvs.mkdir()
+    assert _ep(["analyze", host / "a", "--output-dir", csvs, "--no-progress", "--quiet"], env).returncode == 0
+    for f in csvs.rglob("*_t2_*"):
+        f.unlink()
+    only = tmp_path / "only"
+    only.mkdir()
+    for f in csvs.rglob("*_t1_l*_exec_all_runs_timeline.csv"):
+        shutil.copy(f, only / f.name)
+    assert len(list(only.iterdir())) == 3
+    r = _ep(["plan", "--from", only, "--effect", "30%", "--json", "--no-write"], env)
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)
+    assert [(c["launches"], len(c["runs"])) for c in p["configurations"]] == [(3, 3)]
+    assert p["launch_noise"]["source"] == "arms" and p["launch_noise"]["launches"] == 3
