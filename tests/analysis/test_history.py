@@ -11,11 +11,13 @@ from scipy import stats
 
 from edgeprof.analysis.history import (
     ALPHA,
+    LAUNCH_SD_DEFAULT,
     CONFIRM_AFTER,
     attribute,
     commit_points,
     detect,
     level_change,
+    trimmed_spread,
 )
 
 
@@ -43,14 +45,40 @@ def test_point_interval_covers_the_commit_level():
 
 
 def test_tau_sources():
+    from edgeprof.analysis import noise as nz
+
     y = np.log([10, 10.2, 9.9, 10.1, 10.0, 10.3, 9.8])
     pts = commit_points([f"c{i}" for i in range(7)], y, np.full(7, 1e-4))
-    assert pts["tau_source"].startswith("spread of consecutive commits")
+    assert pts["tau_source"].startswith("spread of 7 consecutive single-launch commits")
     pts = commit_points(["a", "a", "b", "b"], np.log([10, 11, 10, 11]), np.full(4, 1e-6))
     assert pts["tau_source"].startswith("REML over 2 commits") and pts["tau"] == pytest.approx(math.log(11 / 10) / math.sqrt(2), rel=0.05)
     assert pts["launches"] == [2, 2]
+    # the store's repeated launches come before the series' own spread, after its own repeated launches
+    store = nz.measured(0.12, 30, 40, "history store", "history store h.duckdb (device pixel)")
+    pts = commit_points([f"c{i}" for i in range(7)], y, np.full(7, 1e-4), prior=store)
+    assert pts["tau"] == pytest.approx(store.sd) and "history store h.duckdb" in pts["tau_source"]
+    pts = commit_points(["a", "a", "b", "b"], np.log([10, 11, 10, 11]), np.full(4, 1e-6), prior=store)
+    assert pts["tau_source"].startswith("REML")
     pts = commit_points(["a", "b"], np.log([10, 11]), np.full(2, 1e-6), launch_cv=0.07)
-    assert pts["tau"] == 0.07 and pts["tau_source"].startswith("allowance")
+    assert pts["tau"] == 0.07 and pts["tau_source"].startswith("given")
+    pts = commit_points(["a", "b"], np.log([10, 11]), np.full(2, 1e-6))
+    assert pts["tau"] == LAUNCH_SD_DEFAULT and pts["tau_source"].startswith("default")
+
+
+def test_trimmed_spread_sees_a_machine_flipping_between_two_levels():
+    """Normal launch noise: the trimmed spread estimates its SD (mean of 400 series within 3 %); launches flipping
+    between two levels 35 % apart (a busy machine's modes, as recorded in the noise corpus): the trimmed spread
+    sees their SD (within 25 %, on average) where a median-based scale of the differences mostly sees half or less."""
+    rng = np.random.default_rng(4)
+    est = [trimmed_spread(rng.normal(0, 0.1, 40))[0] for _ in range(400)]
+    assert np.mean(est) == pytest.approx(0.1, rel=0.03)
+    flips, mad = [], []
+    for _ in range(400):
+        y = np.where(rng.random(40) < 0.3, 0.35, 0.0) + rng.normal(0, 0.01, 40)
+        flips.append(trimmed_spread(y)[0] / np.std(y, ddof=1))
+        d = np.diff(y)
+        mad.append(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2) / np.std(y, ddof=1))
+    assert 0.85 <= np.mean(flips) <= 1.25 and np.median(mad) < 0.5
 
 
 def test_gate_t_test_equals_scipy():

@@ -91,3 +91,17 @@ def test_broken_manifest_is_a_warning(tmp_path):
     (tmp_path / "manifest.json").write_text("{nope")
     manifest, _, problem = read_manifest(tmp_path)
     assert manifest is None and "manifest.json: not valid JSON" in problem and problem.endswith("; ignored")
+
+
+def test_kit_timeline_csv_names_read_as_their_etdump():
+    """The Arm kit's CSV names (``<stem>_<platform>_<name>_t<T>_exec_all_runs_timeline.csv``, and the legacy name
+    without ``_exec``) give the model, experiment, platform and threads their ETDump's name gives."""
+    for name in ("gpt_xnn_mac_sme2_on_t1_exec_all_runs_timeline.csv", "gpt_xnn_mac_sme2_on_t1_all_runs_timeline.csv",
+                 "gpt_xnn_mac_sme2_on_t1.etdump"):
+        rf = describe(Path("/x") / name)
+        assert (rf.model, rf.experiment, rf.platform, rf.threads) == ("gpt_xnn", "mac_sme2_on", "mac", 1), name
+    rf = describe(Path("/x/mv3_android_sme2_off_t4_exec_all_runs_timeline.csv"))
+    assert (rf.model, rf.experiment, rf.platform, rf.threads) == ("mv3", "android_sme2_off", "android", 4)
+    # no platform word: the whole base is the experiment, as before
+    rf = describe(Path("/x/toycnn_xnn_t2_exec_all_runs_timeline.csv"))
+    assert (rf.model, rf.experiment, rf.threads) == (None, "toycnn_xnn", 2)

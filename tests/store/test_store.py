@@ -79,15 +79,51 @@ def test_ingest_stores_inspector_numbers(three, tmp_path):
 def test_same_content_is_stored_once(three, tmp_path):
     store = tmp_path / "h.duckdb"
     edgeprof.ingest(three[:2], store=store, commit="a")
+    r = edgeprof.ingest(three, store=store, commit="a")
+    assert [a["source"] for a in r.added] == [str(three[2])]
+    assert {s["why"] for s in r.skipped} == {"already stored"} and len(r.skipped) == 2
+    # the same bytes under another name, labelled as the model stored: the same launch, skipped
     copy = tmp_path / "elsewhere" / "renamed.etdp"
     copy.parent.mkdir()
     shutil.copy(three[0], copy)
-    r = edgeprof.ingest([*three, copy], store=store, commit="b")
-    assert [a["source"] for a in r.added] == [str(three[2])]
-    assert {s["why"] for s in r.skipped} == {"already stored"}
-    assert len(r.skipped) == 3
+    r = edgeprof.ingest([copy], store=store, commit="a", model=three[0].stem)
+    assert not r.added and [s["why"] for s in r.skipped] == ["already stored"]
     assert _q(store, "SELECT count(*) FROM launches") == [(3,)]
     assert _q(store, "SELECT count(*) FROM runs") == [(60,)]
+
+
+def test_the_same_launch_under_another_commit_is_a_conflict_unless_relabelled(three, tmp_path):
+    """The history-regressions case: a file stored under c05 ingested again with --commit c06. Never a silent
+    skip: exit 2 naming both commits and nothing stored; --relabel moves the launch (DuckDB and Parquet alike)."""
+    for store in (tmp_path / "h.duckdb", tmp_path / "p" / ""):
+        edgeprof.ingest(three[:1], store=store, commit="c05", time="2026-11-01T10:00:00")
+        before = _counts(store)
+        res = CliRunner().invoke(main, ["ingest", str(three[0]), str(three[1]), "--store", str(store), "--commit", "c06"])
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1
+        assert "commit c05 → c06" in res.stderr and str(three[0]) in res.stderr and "--relabel" in res.stderr
+        assert _counts(store) == before  # three[1] was not stored either: nothing half-done
+        # another model name for the same bytes is the same kind of conflict
+        with pytest.raises(UsageError, match="model toycnn_xnn.N20 → other"):
+            edgeprof.ingest(three[:1], store=store, commit="c05", model="other")
+        r = edgeprof.ingest(three[:2], store=store, commit="c06", relabel=True)
+        assert [x["fields"] for x in r.data["relabeled"]] == [["commit"]] and len(r.added) == 1
+        with edgeprof_store(store) as st:
+            rows = dict(((s, (c, t)) for s, c, t in st.rows('SELECT source, "commit", time FROM launches')))
+            assert [c for c, _ in rows.values()] == ["c06", "c06"]
+            assert str(rows[str(three[0])][1]) == "2026-11-01 10:00:00"  # no --time given: the stored time stays
+            assert st.counts()["runs"] == 40
+        assert edgeprof.history(store).series[0]["points"][-1]["commit"] == "c06"
+
+
+def _counts(store):
+    with edgeprof_store(store) as st:
+        return st.counts()
+
+
+def edgeprof_store(store):
+    from edgeprof.store.backends import open_store
+
+    return open_store(store)
 
 
 def test_a_corrupt_file_is_reported_and_the_rest_stored(three, tmp_path):
@@ -180,8 +216,8 @@ def test_a_held_lock_past_the_timeout_is_one_clear_error(three, tmp_path):
 def test_concurrent_ingest_processes_store_everything_once(three, tmp_path):
     store = tmp_path / "h.duckdb"
     exe = [sys.executable, "-m", "edgeprof", "ingest", "--store", str(store), "--lock-timeout", "60"]
-    procs = [subprocess.Popen(exe + [str(p) for p in three] + ["--commit", c], stderr=subprocess.PIPE, text=True)
-             for c in ("x", "y")]
+    procs = [subprocess.Popen(exe + [str(p) for p in three] + ["--commit", "x"], stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert _q(store, "SELECT count(*) FROM launches") == [(3,)]
@@ -291,7 +327,7 @@ def test_bad_usage_is_one_line(three, tmp_path):
     assert not (tmp_path / "h.duckdb").exists()
     edgeprof.ingest(three[:1], store=tmp_path / "h.duckdb")
     res = r.invoke(main, ["history", "--store", str(tmp_path / "h.duckdb"), "--metric", "latency"])
-    assert res.exit_code == 2 and "--metric must be one of" in res.stderr
+    assert res.exit_code == 2 and "--metric must be median, mean, p90, category:NAME or op:NAME" in res.stderr
     res = r.invoke(main, ["history", "--store", str(tmp_path / "h.duckdb"), "--model", "nope"])
     assert res.exit_code == 2 and "no launches match" in res.stderr
 

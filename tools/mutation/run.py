@@ -46,9 +46,11 @@ STRING_RULES = {"edgeprof.taxonomy", "edgeprof.kernel_names"}  # modules whose s
 TESTS = ["tests/io", "tests/analysis", "tests/core", "tests/coreml/test_static.py", "tests/cli/test_compare_launches.py",
          "tests/cli/test_seed_000.py", "tests/cli/test_seed_003.py", "tests/render", "tests/api/test_results.py"]
 # timing, packaging and the mutation tool itself (its sample would run inside its own test map)
-EXCLUDE_TESTS = ["tests/core/test_scaling.py", "tests/core/test_layout.py", "tests/core/test_mutation.py"]
+EXCLUDE_TESTS = ["tests/core/test_scaling.py", "tests/core/test_layout.py", "tests/core/test_mutation.py",
+                 "tests/analysis/test_noise_corpus.py"]  # resampling the real-noise corpus: far over any mutant's budget
 WORK = ROOT / ".mutation"
 EQUIVALENT = HERE / "equivalent.tsv"
+WEIGHTS = HERE / "map_weights.json"  # seconds per test file in a past map, to split a fresh map evenly
 SURVIVORS = ROOT / "docs" / "mutation_survivors.tsv"  # written by a full run: the mutants no test kills yet
 TEST_BUDGET = 6.0   # seconds of (mapped) test time per mutant; the fastest tests reaching the line first
 ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
@@ -58,23 +60,73 @@ def module_path(module: str) -> Path:
     return SRC / (module.replace(".", "/") + ".py")
 
 
-def build_map(modules: list[str], tests: list[str]) -> tuple[dict, dict]:
-    """{file: {line: [node ids]}}, {node id: seconds} from one coverage run of the tests."""
+def _shards(tests: list[str], n: int, previous: dict) -> list[list[str]]:
+    """The test files split into n shards of about equal time (the previous map's durations, else file sizes)."""
+    files = []
+    for t in tests:
+        p = ROOT / t
+        files += sorted(str(f.relative_to(ROOT)) for f in p.rglob("test_*.py")) if p.is_dir() else [t]
+    files = [f for f in files if f not in EXCLUDE_TESTS]
+    cost = defaultdict(float)
+    for node, sec in previous.items():
+        cost[node.split("::")[0]] += sec
+    if not cost and WEIGHTS.exists():  # a fresh checkout: the seconds per file a past map took (balance only)
+        cost.update(json.loads(WEIGHTS.read_text()))
+    weight = {f: cost.get(f) or (ROOT / f).stat().st_size / 20_000 for f in files}
+    shards: list[list[str]] = [[] for _ in range(n)]
+    load = [0.0] * n
+    for f in sorted(files, key=weight.get, reverse=True):  # largest first, each to the lightest shard
+        i = load.index(min(load))
+        shards[i].append(f)
+        load[i] += weight[f]
+    return [s for s in shards if s]
+
+
+def build_map(modules: list[str], tests: list[str], jobs: int = 1) -> tuple[dict, dict]:
+    """{file: {line: [node ids]}}, {node id: seconds} from one coverage run of the tests, split over `jobs`
+    processes (their coverage data combined)."""
     WORK.mkdir(exist_ok=True)
     data_file, durations = WORK / "coverage", WORK / "durations.json"
-    for p in (data_file, durations):
+    previous = json.loads(durations.read_text()) if durations.exists() else {}
+    for p in (data_file, durations, *WORK.glob("coverage.*"), *WORK.glob("durations.*.json")):
         p.unlink(missing_ok=True)
     include = ",".join(str(module_path(m)) for m in modules)
-    cmd = [sys.executable, "-m", "coverage", "run", f"--data-file={data_file}", f"--include={include}",
-           "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "contexts", "-o", "addopts=", "--no-header",
-           *[f"--ignore={t}" for t in EXCLUDE_TESTS], *tests]
-    env = dict(os.environ, **ENV, PYTHONPATH=str(HERE), EDGEPROF_MUTATION_DURATIONS=str(durations))
+    env = dict(os.environ, **ENV, PYTHONPATH=str(HERE))
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = ""  # the map run keeps hypothesis' plugin, as the suite does
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit("the tests fail without any mutant; fix them first:\n" + res.stdout[-3000:] + res.stderr[-2000:])
-    print(f"test map: {time.perf_counter() - t0:.0f} s", flush=True)
+    procs = []
+    for i, shard in enumerate(_shards(tests, max(1, jobs), previous)):
+        cmd = [sys.executable, "-m", "coverage", "run", f"--data-file={data_file}.{i}", f"--include={include}",
+               "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "contexts", "-o", "addopts=", "--no-header",
+               *shard]
+        out = open(WORK / f"map.{i}.log", "w+")
+        procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                       env=dict(env, EDGEPROF_MUTATION_DURATIONS=str(WORK / f"durations.{i}.json"))),
+                      out))
+    failed = []
+    for proc, out in procs:
+        if proc.wait() != 0:
+            out.seek(0)
+            failed.append(out.read()[-3000:])
+        out.close()
+    if failed:
+        sys.exit("the tests fail without any mutant; fix them first:\n" + "\n".join(failed))
+    import coverage
+    combined = coverage.CoverageData(basename=str(data_file))
+    parts = sorted(WORK.glob("coverage.*"))
+    for part in parts:
+        d = coverage.CoverageData(basename=str(part))
+        d.read()
+        combined.update(d)
+    combined.write()
+    merged: dict[str, float] = {}
+    for part in sorted(WORK.glob("durations.*.json")):
+        merged.update(json.loads(part.read_text()))
+        part.unlink()
+    durations.write_text(json.dumps(merged))
+    for part in parts:
+        part.unlink()
+    print(f"test map: {time.perf_counter() - t0:.0f} s in {len(procs)} processes", flush=True)
     return read_map(data_file, durations)
 
 
@@ -273,7 +325,7 @@ def main(argv=None) -> int:
     if args.reuse_map and (WORK / "durations.json").exists():
         lines, durations = read_map(WORK / "coverage", WORK / "durations.json")
     else:
-        lines, durations = build_map(modules, args.tests.split(",") if args.tests else TESTS)
+        lines, durations = build_map(modules, args.tests.split(",") if args.tests else TESTS, args.jobs)
     WORK.mkdir(exist_ok=True)
     overlays = [Overlay(WORK / "overlay" / f"w{i}") for i in range(args.jobs)]
     results: dict[str, dict] = dict(done)

@@ -42,16 +42,35 @@ PENALTY_BETA = 2.0
 ALPHA = 0.001
 MIN_SIZE = 3
 MIN_POINTS_FOR_SPREAD = 6
+TRIM = 0.1  # share of the largest commit-to-commit differences left out of the series' own spread
 Z = 1.959963984540054
 # ruptures' methods the benchmark compares; DETECTOR is the one history uses
 DETECTORS = ("binseg-l2", "pelt-l2", "pelt-rbf")
 DETECTOR = "binseg-l2"
+# a step at the newest commits that the gate cannot establish yet is *possible* when it passes this lenient
+# level, among the last POSSIBLE_TAIL commits, and confirmable within POSSIBLE_LIMIT more commits
+POSSIBLE_P = 0.01
+POSSIBLE_TAIL = 5
+POSSIBLE_LIMIT = 50
+# the kind of a change (change_kind): deviation from a proportional change of every line
+PROPORTIONAL_MAX = 0.25
+CONCENTRATED_MIN = 0.5
+UNTELLABLE_SHARE = 0.75  # one line moving alone gives D = 2(1 − share): at 0.75, CONCENTRATED_MIN
+MATERIAL_SHARE = 0.05
 
 
-def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float = LAUNCH_SD_DEFAULT) -> dict:
+def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float | None = None,
+                  prior=None) -> dict:
     """Points (one per distinct key, in first-appearance order) with launch-aware intervals.
 
+    ``τ`` (the launch-to-launch SD) is, in this order: ``launch_cv`` when given; REML over the series' commits
+    measured with several launches; ``prior`` (a :class:`~.noise.LaunchNoise` measured elsewhere — the history
+    store's repeated launches on the device); the spread of consecutive single-launch commits
+    (:func:`trimmed_spread`, at its upper 80 % bound); else the default launch SD.
+
     Returns ``{"keys", "estimate" (log), "var", "launches", "tau", "tau_source"}``."""
+    from . import noise as nz
+
     y = np.asarray(y, dtype=float)
     v = np.maximum(np.nan_to_num(np.asarray(v, dtype=float), nan=0.0), V_FLOOR)
     order = list(dict.fromkeys(keys))
@@ -59,16 +78,21 @@ def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float 
     g = np.array([idx[k] for k in keys], dtype=np.int64)
     groups = [(y[g == i], v[g == i]) for i in range(len(order))]
     multi = [(a, b) for a, b in groups if a.size > 1]
-    if multi:
+    if launch_cv is not None:
+        tau2, source = launch_cv ** 2, f"given ({100 * launch_cv:g} % launch SD)"
+    elif multi:
         tau2, source = reml_tau2(multi), f"REML over {len(multi)} commits with several launches"
+    elif prior is not None:
+        tau2, source = prior.sd ** 2, f"{100 * prior.sd:.1f} % launch SD from {prior.detail}"
     elif len(order) >= MIN_POINTS_FOR_SPREAD:
-        first = np.array([a[0] for a, _ in groups])
-        d = np.diff(first)
-        s = 1.482602218505602 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
-        tau2 = max(s * s - float(np.median(v)), 0.0)
-        source = "spread of consecutive commits (robust)"
+        sd, df = trimmed_spread(np.array([a[0] for a, _ in groups]))
+        sd = max(nz.upper_bound(sd, df), sd)
+        tau2 = max(sd * sd - float(np.median(v)), 0.0)
+        source = (f"spread of {len(order)} consecutive single-launch commits ({100 * sd:.1f} % at its upper "
+                  f"{100 * nz.CONFIDENCE:.0f} % bound)")
     else:
-        tau2, source = launch_cv ** 2, f"allowance ({100 * launch_cv:g} % launch SD; too few commits to measure)"
+        tau2 = LAUNCH_SD_DEFAULT ** 2
+        source = f"default ({100 * LAUNCH_SD_DEFAULT:g} % launch SD; too few commits to measure it)"
     est = np.empty(len(order))
     var = np.empty(len(order))
     for i, (a, b) in enumerate(groups):
@@ -77,6 +101,24 @@ def commit_points(keys: list, y: np.ndarray, v: np.ndarray, *, launch_cv: float 
         var[i] = 1.0 / float(w.sum())
     return {"keys": order, "estimate": est, "var": var, "launches": [int(a.size) for a, _ in groups],
             "tau": math.sqrt(tau2), "tau_source": source}
+
+
+def trimmed_spread(y: np.ndarray) -> tuple[float, int]:
+    """(SD of a point, degrees of freedom) from consecutive differences, the largest ``TRIM`` of them left out
+    (steps are rare) and the rest scaled as a normal trimmed there. Unlike a median-based scale it sees launch
+    noise that flips between two levels (a machine's modes), which a step detector must not mistake for steps."""
+    from scipy.special import ndtri
+
+    d = np.abs(np.diff(np.asarray(y, dtype=float)))
+    if d.size == 0:
+        return 0.0, 0
+    k = int(math.floor(TRIM * d.size))
+    keep = np.sort(d)[: d.size - k]
+    factor = 1.0
+    if k:
+        a = float(ndtri(1 - 0.5 * k / d.size))
+        factor = 1.0 - 2 * a * math.exp(-a * a / 2) / math.sqrt(2 * math.pi) / (1 - k / d.size)
+    return math.sqrt(float(np.mean(keep ** 2)) / factor / 2.0), int(keep.size)
 
 
 def robust_sigma(y: np.ndarray) -> float:
@@ -147,8 +189,12 @@ def _refine(y: np.ndarray, var: np.ndarray, cps: list[int], window: int) -> list
     n = y.size
     out: list[int] = []
     for k, c in enumerate(cps):
-        lo = max(out[-1] + 1 if out else 1, c - MIN_SIZE + 1)
-        hi = min(cps[k + 1] - 1 if k + 1 < len(cps) else n - 1, c + MIN_SIZE - 1)
+        # within ±(MIN_SIZE − 1) of the candidate and never closer than MIN_SIZE to its neighbours: two changes
+        # around a single odd commit would be a blip, not a change
+        lo = max(out[-1] + MIN_SIZE if out else 1, c - MIN_SIZE + 1)
+        hi = min(cps[k + 1] - MIN_SIZE if k + 1 < len(cps) else n - 1, c + MIN_SIZE - 1)
+        if lo > hi:
+            lo = hi = min(max(c, lo), n - 1)
         best, best_t = c, -1.0
         others = [p for p in cps if p != c]
         for c2 in range(lo, hi + 1):
@@ -214,7 +260,55 @@ def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = Fa
         status = "confirmed" if after_commits >= CONFIRM_AFTER else ("eager" if eager else "pending")
         out.append({"index": c, **t, "status": status, "commits_after": after_commits,
                     "direction": "regression" if t["estimate"] > 0 else "improvement"})
+    tail = possible_change(y, var, cps, threshold=threshold, window=window, level=level, alpha=alpha)
+    if tail is not None:
+        out.append(tail)
     return out
+
+
+def commits_to_confirm(estimate: float, s2: float, before: int, after: int, *, alpha: float = ALPHA,
+                       limit: int = POSSIBLE_LIMIT) -> int | None:
+    """How many more commits at the new level would make a step of ``estimate`` (log) pass the gate (t test at
+    ``alpha`` with point variance ``s2`` against ``before`` points) and be confirmed; None beyond ``limit``."""
+    for more in range(0, limit + 1):
+        na = after + more
+        if na - 1 < CONFIRM_AFTER or na < 2:
+            continue
+        df = na + before - 2
+        se = math.sqrt(s2 * (1 / na + 1 / before))
+        if df >= 1 and se > 0 and 2 * float(stdtr(df, -abs(estimate) / se)) < alpha:
+            return more
+    return None
+
+
+def possible_change(y: np.ndarray, var: np.ndarray, cps: list[int], *, threshold: float, window: int = WINDOW,
+                    level: float = 0.95, alpha: float = ALPHA, lenient: float = POSSIBLE_P) -> dict | None:
+    """A step at the newest commits that the gate cannot establish yet: the split among the last ``POSSIBLE_TAIL``
+    commits (after the last change found) where the level moves most clearly, when it moves beyond the threshold
+    at p < ``lenient`` — reported as *possible* with the commits that would confirm it (at the same level and
+    noise), or not at all when more than ``POSSIBLE_LIMIT`` would be needed."""
+    n = y.size
+    last = max(cps, default=0)
+    best = None
+    for c in range(max(last + MIN_SIZE, n - POSSIBLE_TAIL), n):
+        if c - max(last, c - window) < MIN_SIZE:
+            continue
+        t = level_change(y, var, slice(max(last, c - window), c), slice(c, n), level=level)
+        if best is None or abs(t["estimate"]) / max(t["se"], 1e-12) > abs(best[1]["estimate"]) / max(best[1]["se"], 1e-12):
+            best = (c, t)
+    if best is None:
+        return None
+    c, t = best
+    if t["p_value"] >= lenient or abs(t["estimate"]) < math.log1p(threshold):
+        return None
+    nb, na = t["before"][1] - t["before"][0], t["after"][1] - t["after"][0]
+    s2 = t["se"] ** 2 / (1 / na + 1 / nb)
+    more = commits_to_confirm(t["estimate"], s2, nb, na, alpha=alpha)
+    if more is None:
+        return None
+    status = "confirmed" if more == 0 else "possible"  # passes the gate already: binary segmentation missed it
+    return {"index": c, **t, "status": status, "commits_after": n - 1 - c, "commits_needed": more,
+            "direction": "regression" if t["estimate"] > 0 else "improvement"}
 
 
 def _lines_change(values: np.ndarray, before: slice, after: slice, level: float = 0.95) -> list[dict]:
@@ -236,18 +330,73 @@ def _lines_change(values: np.ndarray, before: slice, after: slice, level: float 
 def attribute(change: dict, e2e_mean_ms: np.ndarray, cats: tuple[list[str], np.ndarray],
               ops: tuple[list[str], np.ndarray], *, top: int = 5) -> dict:
     """Which categories and operators moved at ``change`` (windows as in the change), ranked by |Δ ms|, each
-    with its share of the end-to-end mean's change."""
+    with its share of the end-to-end mean's change; lines absent on one side are marked ``appeared`` /
+    ``disappeared``; and the change's kind (:func:`change_kind`)."""
     before, after = slice(*change["before"]), slice(*change["after"])
     e2e = _lines_change(e2e_mean_ms.reshape(-1, 1), before, after)[0]
     total = e2e["delta_ms"]
     out = {"e2e_mean_delta_ms": total, "e2e_mean_before_ms": e2e["before_ms"], "e2e_mean_after_ms": e2e["after_ms"]}
+    every = {}
     for key, (names, mat) in (("categories", cats), ("operators", ops)):
         rows = []
         if names:
-            for name, r in zip(names, _lines_change(mat, before, after)):
+            present_before = (mat[before] > 0).any(axis=0)
+            present_after = (mat[after] > 0).any(axis=0)
+            for j, (name, r) in enumerate(zip(names, _lines_change(mat, before, after))):
                 r.update(name=name, share_of_change_pct=100.0 * r["delta_ms"] / total if total else None,
-                         significant=bool(r["low_ms"] > 0 or r["high_ms"] < 0))
+                         significant=bool(r["low_ms"] > 0 or r["high_ms"] < 0),
+                         presence=("appeared" if present_after[j] and not present_before[j] else
+                                   "disappeared" if present_before[j] and not present_after[j] else
+                                   "both" if present_before[j] else "neither"))
                 rows.append(r)
         rows.sort(key=lambda r: -abs(r["delta_ms"]))
+        every[key] = rows
         out[key] = rows[:top]
+        for presence in ("appeared", "disappeared"):
+            out[f"{key}_{presence}"] = [r["name"] for r in rows if r["presence"] == presence]
+    unit = "operator" if _material(every["operators"], e2e["before_ms"]) >= 2 else "category"
+    out.update(change_kind(every["operators" if unit == "operator" else "categories"], e2e["before_ms"],
+                           e2e["after_ms"], unit))
     return out
+
+
+def _material(rows: list[dict], e2e_before: float) -> int:
+    return sum(1 for r in rows if e2e_before > 0 and r["before_ms"] >= MATERIAL_SHARE * e2e_before)
+
+
+def change_kind(rows: list[dict], e2e_before: float, e2e_after: float, unit: str = "category") -> dict:
+    """Proportional or concentrated: the deviation index D = Σ|Δ_line − before_line·(r − 1)| / Σ|Δ_line| (``r``
+    the end-to-end ratio) is 0 when every line moved by the same factor and 2(1 − s) when one line of share ``s``
+    moved alone. D ≤ ``PROPORTIONAL_MAX``: **proportional** — likely the environment (clocks, thermal state,
+    another device); D ≥ ``CONCENTRATED_MIN``: **concentrated** in the lines named — likely the code; between:
+    mixed. When one line holds more than ``UNTELLABLE_SHARE`` of the time the two cannot be told apart."""
+    if not rows or e2e_before <= 0 or not math.isfinite(e2e_after):
+        return {"kind": None, "kind_evidence": f"no {unit} times stored: the kind of change cannot be told"}
+    r = e2e_after / e2e_before
+    moved = sum(abs(x["delta_ms"]) for x in rows)
+    if moved <= 0:
+        return {"kind": None, "kind_evidence": f"no {unit} moved"}
+    dev = sum(abs(x["delta_ms"] - x["before_ms"] * (r - 1)) for x in rows) / moved
+    top = max(rows, key=lambda x: x["before_ms"])
+    share = top["before_ms"] / e2e_before
+    factors = ", ".join(f"{x['name']} ×{x['after_ms'] / x['before_ms']:.2f}" for x in
+                        sorted(rows, key=lambda x: -x["before_ms"])[:4] if x["before_ms"] > 0)
+    if share > UNTELLABLE_SHARE:
+        return {"kind": None, "kind_deviation": dev,
+                "kind_evidence": f"{top['name']} holds {100 * share:.0f} % of the time: a change in it alone and a "
+                                 "change of everything look the same"}
+    if dev <= PROPORTIONAL_MAX:
+        return {"kind": "proportional", "kind_deviation": dev,
+                "kind_evidence": f"every {unit} moved by about the same factor ({factors}; end to end ×{r:.2f}; "
+                                 f"deviation {dev:.2f} ≤ {PROPORTIONAL_MAX:g}) — likely the environment (clocks, "
+                                 "thermal state, another device), not the code"}
+    lead = sorted(rows, key=lambda x: -abs(x["delta_ms"]))[:3]
+    held = sum(abs(x["delta_ms"]) for x in lead) / moved
+    names = ", ".join(f"{x['name']} {x['delta_ms']:+.3g} ms" for x in lead)
+    if dev >= CONCENTRATED_MIN:
+        return {"kind": "concentrated", "kind_deviation": dev,
+                "kind_evidence": f"concentrated in {names} ({100 * held:.0f} % of the movement; deviation from a "
+                                 f"proportional change {dev:.2f} ≥ {CONCENTRATED_MIN:g}) — likely the code"}
+    return {"kind": "mixed", "kind_deviation": dev,
+            "kind_evidence": f"partly proportional, led by {names} (deviation {dev:.2f} between "
+                             f"{PROPORTIONAL_MAX:g} and {CONCENTRATED_MIN:g})"}

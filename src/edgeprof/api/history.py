@@ -35,18 +35,24 @@ def _metric(metric: str) -> tuple[str, str | None]:
 
 
 def store_launch_noise(store, device: str | None = None):
-    """What a history store knows about launch-to-launch noise: the launch SD pooled (REML) over every group of
-    launches stored for one model, experiment, device, thread count and commit — on ``device`` when given and
-    stored, else on any. None when no group holds two launches."""
+    """What a history store knows about launch-to-launch noise (see :func:`launch_noise_of`)."""
+    from ..store.backends import open_store
+
+    with open_store(store) as st:
+        return launch_noise_of(st, device)
+
+
+def launch_noise_of(st, device: str | None = None):
+    """The launch SD pooled over every group of launches an open store holds for one model, experiment,
+    device, thread count and commit — on ``device`` when given and stored, else on any. None when no group holds
+    two launches."""
     import numpy as np
 
     from ..analysis import noise as nz
     from ..files import display
-    from ..store.backends import open_store
 
-    with open_store(store) as st:
-        rows = st.rows('SELECT model, experiment, device, threads, "commit", median_log, median_log_var, mean_log, '
-                       'mean_log_var, p90_log, p90_log_var FROM launches WHERE median_log IS NOT NULL')
+    rows = st.rows('SELECT model, experiment, device, threads, "commit", median_log, median_log_var, mean_log, '
+                   'mean_log_var, p90_log, p90_log_var FROM launches WHERE median_log IS NOT NULL')
     if device is not None and any(r[2] == device for r in rows):
         rows = [r for r in rows if r[2] == device]
     groups: dict = {}
@@ -60,7 +66,7 @@ def store_launch_noise(store, device: str | None = None):
     if per["median"] is None:
         return None
     sd, df, n = per["median"]
-    where = f"history store {display(store)}" + (f" (device {device})" if device else "")
+    where = f"history store {display(st.path)}" + (f" (device {device})" if device else "")
     return nz.measured(sd, df, n, "history store", where,
                        {m: (e[0], e[1]) for m, e in per.items() if m != "median" and e is not None})
 
@@ -88,9 +94,6 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     from ..store.backends import open_store
 
     kind, name = _metric(metric)
-    from ..analysis.launches import LAUNCH_SD_DEFAULT
-
-    launch_cv = LAUNCH_SD_DEFAULT if launch_cv is None else launch_cv
     if threshold < 0:
         raise UsageError("--threshold must not be negative")
     where, params = _where({"model": model, "experiment": experiment, "device": device, "threads": threads,
@@ -102,12 +105,15 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
                         f"WHERE launch_id IN ({sub})", params)
         ops = st.query(f"SELECT launch_id, operator, category, mean_ms, mean_log, mean_log_var FROM operators "
                        f"WHERE launch_id IN ({sub})", params)
+        devices = sorted({d for d in launches["device"].to_list() if d is not None}) if launches.height else []
+        noise = {d: launch_noise_of(st, d) for d in devices} if launch_cv is None else {}
     if launches.height == 0:
         raise UsageError(f"{store}: no launches match the filters" if where else f"{store}: the store holds no launches")
     series = []
     for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
-        s = _series(dict(zip(SERIES_KEYS, key)), rows, cats, ops, kind, name, threshold=threshold, eager=eager,
-                    launch_cv=launch_cv, top=top, detector=detector, beta=beta, alpha=alpha)
+        ident = dict(zip(SERIES_KEYS, key))
+        s = _series(ident, rows, cats, ops, kind, name, threshold=threshold, eager=eager, launch_cv=launch_cv,
+                    prior=noise.get(ident["device"]), top=top, detector=detector, beta=beta, alpha=alpha)
         if s is not None:
             series.append(s)
     if not series:
@@ -125,29 +131,30 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
 
 
 def _method_text() -> str:
-    from ..analysis.history import ALPHA, CONFIRM_AFTER, DETECTOR, WINDOW
+    from ..analysis.history import ALPHA, CONFIRM_AFTER, DETECTOR, POSSIBLE_P, POSSIBLE_TAIL, WINDOW
 
     return (f"points: launches of a commit combined with launch-to-launch variance; changes: {DETECTOR} candidates "
             f"gated by a t test (p < {ALPHA:g}) on the mean level in up to {WINDOW} commits either side and a size "
-            f"beyond the threshold, confirmed after {CONFIRM_AFTER} more commits")
+            f"beyond the threshold, confirmed after {CONFIRM_AFTER} more commits; a step in the newest "
+            f"{POSSIBLE_TAIL} commits that passes p < {POSSIBLE_P:g} but not yet the gate is reported as possible, "
+            "with the commits that would confirm it")
 
 
 def _after_since(change: dict, s: dict, since: str | None) -> bool:
     if since is None:
         return True
-    pts = s["points"]
-    i = change["index"]
-    keys = [p["commit"] for p in pts]
+    keys = s["commits"]
     if since in keys:
-        return i >= keys.index(since)
+        return keys.index(change["commit_after"]) >= keys.index(since)
     from .ingest import parse_time
 
     t = parse_time(since, what="--since").isoformat()
-    return pts[i]["time"] >= t
+    return (change["time_after"] or "") >= t
 
 
 def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, threshold: float, eager: bool,
-            launch_cv: float, top: int, detector: str | None = None, beta: float | None = None, alpha: float | None = None) -> dict | None:
+            launch_cv: float | None, top: int, prior=None, detector: str | None = None, beta: float | None = None,
+            alpha: float | None = None) -> dict | None:
     import numpy as np
     import polars as pl
 
@@ -167,11 +174,17 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
     ok = y.is_not_null().to_numpy() & np.isfinite(y.fill_null(float("nan")).to_numpy())
     if not ok.any():
         return None
+    all_keys = [c if c is not None else f"launch:{i[:12]}" for c, i in zip(rows["commit"].to_list(),
+                                                                          rows["launch_id"].to_list())]
+    all_times = {}
+    for k, t in zip(all_keys, rows["time"].to_list()):
+        all_times.setdefault(k, t.isoformat() if t else None)
+    presence = _presence(all_keys, ok, all_times, kind, name) if name is not None else []
     rows = rows.filter(pl.Series(ok))
     y_arr = y.to_numpy()[ok].astype(float)
     v_arr = v.fill_null(0.0).to_numpy()[ok].astype(float)
     keys = [c if c is not None else f"launch:{i[:12]}" for c, i in zip(rows["commit"].to_list(), rows["launch_id"].to_list())]
-    pts = commit_points(keys, y_arr, v_arr, launch_cv=launch_cv)
+    pts = commit_points(keys, y_arr, v_arr, launch_cv=launch_cv, prior=prior)
     order = pts["keys"]
     k_index = {k: j for j, k in enumerate(order)}
     g = np.array([k_index[k] for k in keys])
@@ -211,24 +224,68 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
     changes = []
     opts = {k: v for k, v in (("detector", detector), ("beta", beta), ("alpha", alpha)) if v is not None}
     for c in detect(pts["estimate"], pts["var"], threshold=threshold, eager=eager, **opts):
-        i = c["index"]
         att = attribute(c, e2e, (cat_names, cat_mat), (op_names, op_mat), top=top)
-        pct = 100 * (math.exp(c["estimate"]) - 1)
-        lo, hi = 100 * (math.exp(c["low"]) - 1), 100 * (math.exp(c["high"]) - 1)
-        cause = att["categories"][0]["name"] if att["categories"] else None
-        statement = (f"{kind if name is None else kind + ':' + name} {'+' if pct >= 0 else ''}{pct:.1f} % "
-                     f"[{lo:+.1f}, {hi:+.1f}] at {order[i]} (after {order[i - 1]})"
-                     + (f"; largest mover {cause} ({att['categories'][0]['delta_ms']:+.3g} ms, "
-                        f"{att['categories'][0]['share_of_change_pct']:.0f} % of the change)"
-                        if cause and att["categories"][0]["share_of_change_pct"] is not None else ""))
-        changes.append({"index": i, "commit_before": order[i - 1], "commit_after": order[i],
-                        "time_after": points[i]["time"], "direction": c["direction"], "status": c["status"],
-                        "commits_after": c["commits_after"], "change_pct": pct, "ci_pct": [lo, hi],
-                        "speedup": math.exp(-c["estimate"]), "before_points": list(c["before"]),
-                        "after_points": list(c["after"]), "attribution": att, "statement": statement})
+        changes.append(_change(c, att, order, points, kind, name))
+    changes += presence
+    changes.sort(key=lambda c: (c["time_after"] or "", c["commit_after"]))
     label = " · ".join(f"{k}={ident[k]}" for k in SERIES_KEYS if ident[k] is not None)
-    return {**ident, "label": label, "points": points, "changes": changes, "tau": pts["tau"],
+    return {**ident, "label": label, "points": points, "changes": changes, "commits": list(all_times), "tau": pts["tau"],
             "tau_source": pts["tau_source"], "excluded_launches": int((~ok).sum())}
+
+
+def _change(c: dict, att: dict, order: list, points: list, kind: str, name: str | None) -> dict:
+    """A detected change as history reports it: where, how large, how sure, what moved and what kind of change."""
+    i = c["index"]
+    pct = 100 * (math.exp(c["estimate"]) - 1)
+    lo, hi = 100 * (math.exp(c["low"]) - 1), 100 * (math.exp(c["high"]) - 1)
+    lead = att["categories"][0] if att["categories"] else None
+    what = kind if name is None else f"{kind}:{name}"
+    statement = f"{what} {'+' if pct >= 0 else ''}{pct:.1f} % [{lo:+.1f}, {hi:+.1f}] at {order[i]} (after {order[i - 1]})"
+    if c["status"] == "possible":
+        statement = (f"possible change: {statement}; not established by the {c['commits_after'] + 1} commit(s) "
+                     f"measured from it — about {c['commits_needed']} more at this level would confirm it")
+    if lead and lead["share_of_change_pct"] is not None:
+        statement += f"; largest mover {lead['name']} ({lead['delta_ms']:+.3g} ms, {lead['share_of_change_pct']:.0f} % of the change)"
+    for key, verb in (("operators_appeared", "appeared"), ("operators_disappeared", "disappeared")):
+        if att.get(key):
+            statement += f"; {verb}: {', '.join(att[key][:4])}" + (" …" if len(att[key]) > 4 else "")
+    if att.get("kind"):
+        statement += f"; {att['kind']} change"
+    return {"index": i, "commit_before": order[i - 1], "commit_after": order[i], "time_after": points[i]["time"],
+            "direction": c["direction"], "status": c["status"], "commits_after": c["commits_after"],
+            "commits_needed": c.get("commits_needed"), "change_pct": pct, "ci_pct": [lo, hi],
+            "p_value": c["p_value"], "speedup": math.exp(-c["estimate"]), "before_points": list(c["before"]),
+            "after_points": list(c["after"]), "attribution": att, "kind": att.get("kind"),
+            "kind_evidence": att.get("kind_evidence"), "statement": statement}
+
+
+def _presence(keys: list, has, times: dict, kind: str, name: str) -> list[dict]:
+    """Where a category or operator appears in or disappears from the series (commit order): a change of its
+    own, confirmed once CONFIRM_AFTER more commits agree. ``has``: per launch, whether it holds the line."""
+    from ..analysis.history import CONFIRM_AFTER
+
+    order = list(dict.fromkeys(keys))
+    present = dict.fromkeys(order, False)
+    for k, h in zip(keys, has.tolist()):
+        present[k] = present[k] or bool(h)
+    seq = [present[k] for k in order]
+    out = []
+    for i in range(1, len(seq)):
+        if seq[i] == seq[i - 1]:
+            continue
+        run_after = next((j for j in range(i, len(seq)) if seq[j] != seq[i]), len(seq)) - i
+        run_before = i - next((j + 1 for j in range(i - 1, -1, -1) if seq[j] != seq[i - 1]), 0)
+        verb = "appears" if seq[i] else "disappears"
+        status = "confirmed" if run_after - 1 >= CONFIRM_AFTER else "pending"
+        out.append({"index": None, "commit_before": order[i - 1], "commit_after": order[i], "time_after": times[order[i]],
+                    "direction": "appeared" if seq[i] else "disappeared", "status": status,
+                    "commits_after": run_after - 1, "commits_needed": None, "change_pct": None, "ci_pct": None,
+                    "p_value": None, "speedup": None, "before_points": [i - run_before, i],
+                    "after_points": [i, i + run_after], "attribution": None, "kind": None, "kind_evidence": None,
+                    "statement": f"{kind}:{name} {verb} at {order[i]} (after {order[i - 1]}): "
+                                 f"{'absent' if seq[i] else 'present'} in the {run_before} commit(s) before, "
+                                 f"{'present' if seq[i] else 'absent'} in {run_after} from it on"})
+    return out
 
 
 def export(store, target, *, lock_timeout: float = 60.0) -> ExportResult:

@@ -64,6 +64,7 @@ def _shown(v):
 def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: datetime) -> tuple[dict, list[str]]:
     """The launch's columns that are not measurements, and warnings about what could not be used."""
     from ..io.manifest import launch_facts, recorded_device, recorded_revision
+    from ..io.runfolder import name_base
 
     warnings = []
     manifest, _, _ = ws.manifest(path.parent)
@@ -72,7 +73,7 @@ def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: date
     model = flags.get("model")
     if model is None and isinstance(manifest, dict) and isinstance(manifest.get("model"), str):
         model = Path(manifest["model"]).stem or None
-    model = display(model or rf.model or path.stem.split("_t")[0])  # names from files: always valid UTF-8
+    model = display(model or rf.model or name_base(path))  # names from files: always valid UTF-8
     device = display(flags.get("device") or recorded_device(manifest)[0] or rf.platform or "unknown")
     t = None
     for source, value in (("--time", flags.get("time")), ("manifest.json", rev["time"]), ("git", git_rev.get("time"))):
@@ -100,6 +101,41 @@ def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: date
         "edgeprof_version": __version__, "ingested_at": now,
     }
     return ident, warnings
+
+
+# a launch's labels: the same measurement stored under other values of these is a conflict, never a silent skip
+LABELS = ("model", "device", "experiment", "threads", "commit", "branch", "labels")
+
+
+def _shown_labels(d: dict) -> str:
+    return ", ".join(f"{k} {d[k]}" for k in LABELS if d.get(k) not in (None, "{}")) or "no labels"
+
+
+def conflicts(stored: dict[str, dict], records: list[tuple[dict, bool]]) -> list[dict]:
+    """The launches being ingested that are stored already under other labels (or, when this ingest records a
+    time, another time): ``[{launch_id, source, stored, given, fields}]``."""
+    out = []
+    for ident, timed in records:
+        old = stored.get(ident["launch_id"])
+        if old is None:
+            continue
+        fields = [k for k in LABELS if old.get(k) != ident.get(k)]
+        if timed and old.get("time") != ident["time"]:
+            fields.append("time")
+        if fields:
+            out.append({"launch_id": ident["launch_id"], "source": ident["source"], "fields": fields,
+                        "stored": {k: old.get(k) for k in (*LABELS, "time")},
+                        "given": {k: ident.get(k) for k in (*LABELS, "time")}})
+    return out
+
+
+def _conflict_error(found: list[dict]) -> UsageError:
+    c = found[0]
+    diff = "; ".join(f"{k} {c['stored'][k]} → {c['given'][k]}" for k in c["fields"])
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return UsageError(f"{display(c['source'])}: this measurement is stored already as {_shown_labels(c['stored'])}; "
+                      f"this ingest labels it {diff}{more}. The same launch cannot stand for two commits: ingest the "
+                      "launch recorded for the new labels, or give --relabel to move it; nothing was stored")
 
 
 def summarise_file(ws: Workspace, path: Path, taxonomy) -> tuple[str, dict]:
@@ -138,9 +174,14 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
            device: str | None = None, experiment: str | None = None, time: str | None = None, labels=None,
            git=None, run_dir=None, threads: int | None = None, etrecord=None, taxonomy=None,
            workers: int | None = None, scheduler: str | None = None, lock_timeout: float = 60.0,
-           ws: Workspace | None = None) -> IngestResult:
+           relabel: bool = False, ws: Workspace | None = None) -> IngestResult:
     """Store the launches named by ``inputs`` in the history store ``store`` (a ``.duckdb`` file, or ``DIR/``
-    for a Parquet dataset). See the module docstring; returns what was added, skipped and refused."""
+    for a Parquet dataset). See the module docstring; returns what was added, skipped and refused.
+
+    A launch stored already under the same labels is skipped; under other labels (another commit, model,
+    device, experiment, thread count, branch or ``--label``s, or another time when this ingest records one) it
+    is a conflict: nothing is stored and the error names both, unless ``relabel`` moves the stored launch to
+    the new labels (``relabeled`` in the result)."""
     from ..io.git import git_revision
     from ..store.backends import is_parquet_target, open_store
     from ..store.dataset import commit_parts, discard_parts
@@ -165,17 +206,26 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
         except InputError as e:
             errors.append((str(spec), str(e)))
     files = list(dict.fromkeys(files))
-    idents = {}
+    idents, timed = {}, {}
     for f in files:
         idents[f], w = identity(ws, f, flags=flags, git_rev=git_rev, now=now)
+        timed[f] = idents[f]["time"] is not now  # a recorded time (flag, manifest, git), not the ingest time
         warnings.extend(w)
 
     parquet = is_parquet_target(store)
     known = _known_ids(store)  # what is stored already (no lock held while the files are read)
     results, engine = _summaries(files, idents, ws, tax, etrecord, workers, scheduler, known,
                                  Path(store) if parquet else None)
-    added, skipped, records, staged = [], [], [], []
+    added, skipped, records, staged, relabeled = [], [], [], [], []
+    timed_by_id: dict[str, bool] = {}
     seen: set[str] = set()
+    read = [(f, r) for f, r in zip(files, results) if "error" not in r]
+    found = conflicts(_stored_labels(store, [r["launch_id"] for f, r in read if r.get("skipped")]),
+                      [({**idents[f], "launch_id": r["launch_id"]}, timed[f]) for f, r in read if r.get("skipped")])
+    if found and not relabel:
+        for _, r in read:
+            discard_parts([(Path(a), Path(b)) for a, b in r.get("staged", [])])
+        raise _conflict_error(found)
     for f, r in zip(files, results):
         if "error" in r:
             errors.append((str(f), r["error"]))
@@ -186,9 +236,10 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
             discard_parts([(Path(a), Path(b)) for a, b in r.get("staged", [])])
             continue
         seen.add(lid)
+        timed_by_id[lid] = timed[f]
         records.append(({**idents[f], "launch_id": lid}, r.get("record")))
         staged.append(r.get("staged"))
-    if not records and not Path(store).exists():  # nothing to store: no empty store is left behind
+    if not records and not found and not Path(store).exists():  # nothing to store: no empty store is left behind
         return _result(store, "parquet" if parquet else "duckdb", engine, added, skipped, errors,
                        dict.fromkeys(_TABLES, 0), started, warnings)
     st = open_store(store, write=True, lock_timeout=lock_timeout)  # a DuckDB file: waits here for its lock
@@ -197,7 +248,21 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
         with lock:
             if parquet:
                 st.refresh()
+            if found:  # --relabel: the stored launches take the new labels (checked again under the lock)
+                now_stored = _labels_of(st, [c["launch_id"] for c in found])
+                again = conflicts(now_stored, [({**c["given"], "launch_id": c["launch_id"], "source": c["source"]},
+                                                "time" in c["fields"]) for c in found])
+                st.relabel({c["launch_id"]: _new_labels(c) for c in again})
+                relabeled = [{"source": display(c["source"]), "launch_id": c["launch_id"], "fields": c["fields"],
+                              "from": _jsonable(c["stored"]), "to": _jsonable(c["given"])} for c in again]
+                skipped = [x for x in skipped if x["launch_id"] not in {c["launch_id"] for c in again}]
             existing = st.existing([i["launch_id"] for i, _ in records])  # another ingest may have stored them meanwhile
+            late = conflicts(_labels_of(st, sorted(existing)), [(i, timed_by_id[i["launch_id"]]) for i, _ in records
+                                                                 if i["launch_id"] in existing])
+            if late:
+                for k in range(len(records)):
+                    discard_parts([(Path(a), Path(b)) for a, b in staged[k] or []])
+                raise _conflict_error(late)  # stored meanwhile under other labels: nothing of this batch is written
             keep = [k for k, (i, _) in enumerate(records) if i["launch_id"] not in existing]
             for k, (i, _) in enumerate(records):
                 if k not in keep:
@@ -216,12 +281,46 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
             added = [{"source": i["source"], "launch_id": i["launch_id"], "model": i["model"], "device": i["device"],
                       "commit": i["commit"], "time": i["time"].isoformat()} for i, _ in records]
             counts = st.counts()
-    return _result(store, st.kind, engine, added, skipped, errors, counts, started, warnings)
+    return _result(store, st.kind, engine, added, skipped, errors, counts, started, warnings, relabeled)
 
 
-def _result(store, kind, engine, added, skipped, errors, counts, started, warnings) -> IngestResult:
+def _new_labels(c: dict) -> dict:
+    """The columns a relabelled launch takes: its labels, and its time (and date) when this ingest records one."""
+    new = {k: c["given"][k] for k in LABELS}
+    if "time" in c["fields"]:
+        new.update(time=c["given"]["time"], date=c["given"]["time"].date().isoformat())
+    return new
+
+
+def _jsonable(d: dict) -> dict:
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in d.items()}
+
+
+def _labels_of(st, launch_ids: list[str]) -> dict[str, dict]:
+    if not launch_ids:
+        return {}
+    cols = ", ".join(f'"{c}"' for c in ("launch_id", *LABELS, "time"))
+    rows = st.rows(f"SELECT {cols} FROM launches WHERE launch_id IN (SELECT unnest(?))", [list(launch_ids)])
+    return {r[0]: dict(zip((*LABELS, "time"), r[1:])) for r in rows}
+
+
+def _stored_labels(store, launch_ids: list[str]) -> dict[str, dict]:
+    """The labels the store holds for ``launch_ids`` (empty when it does not exist yet)."""
+    from ..store.backends import open_store
+
+    if not launch_ids:
+        return {}
+    try:
+        with open_store(store, lock_timeout=0) as st:
+            return _labels_of(st, launch_ids)
+    except InputError:
+        return {}
+
+
+def _result(store, kind, engine, added, skipped, errors, counts, started, warnings, relabeled=()) -> IngestResult:
     return IngestResult({
         "store": str(store), "store_kind": kind, "engine": engine, "added": added, "skipped": skipped,
+        "relabeled": list(relabeled),
         "errors": [{"input": display(a), "message": display(m)} for a, m in errors], "counts": counts,
         "seconds": round(_time.perf_counter() - started, 3), "warnings": warnings,
     }, error_lines=[m for _, m in errors])

@@ -18,7 +18,9 @@ LOCK_HELP = "Seconds to wait for another ingest holding the store before giving 
 @click.option("--model", default=None, help="Model name [default: manifest.json's model, else the file naming].")
 @click.option("--device", default=None, help="Device name [default: manifest.json's device, else the platform folder].")
 @click.option("--experiment", default=None, help="Experiment name [default: the run folder layout].")
-@click.option("--threads", type=click.IntRange(1, 4096), default=None, help="Thread count [default: _t<N> in the name].")
+@click.option("--threads", type=click.IntRange(1, 4096), default=None,
+              help="The thread count the launches were measured with: a folder's files named with another _t<N> are "
+                   "left out, files that record none are stored with it [default: _t<N> in the name].")
 @click.option("--time", "when", default=None, help="ISO 8601 time of the measurement [default: manifest, git, now].")
 @click.option("--label", "labels", multiple=True, help="KEY=VALUE stored with every launch (repeatable).")
 @click.option("--git", "git_dir", type=click.Path(path_type=str), default=None,
@@ -30,15 +32,19 @@ LOCK_HELP = "Seconds to wait for another ingest holding the store before giving 
 @click.option("--scheduler", default=None, help="Read and summarise on the workers of this Dask scheduler "
                                                 "(tcp://HOST:PORT; the files must be readable there).")
 @click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help=LOCK_HELP)
+@click.option("--relabel", is_flag=True,
+              help="A launch stored already under other labels (commit, model, device, …) takes this ingest's "
+                   "labels [default: such a conflict is an error and nothing is stored].")
 @taxonomy_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @run_guarded
 def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads, when, labels, git_dir, run_dir,
-               etrecord, workers, scheduler, lock_timeout, taxonomy, as_json):
+               etrecord, workers, scheduler, lock_timeout, relabel, taxonomy, as_json):
     """Store launches (ETDumps, timeline CSVs including the Arm kit's, run folders) in a history store.
 
-    The same file ingested twice is stored once (keyed by its content's SHA-256). A file that cannot be read
-    is reported and skipped (exit 2); the others are stored, all in one transaction.
+    The same file ingested twice is stored once (keyed by its content's SHA-256); ingested again under other
+    labels (another --commit, …) it is a conflict (exit 2, nothing stored) unless --relabel. A file that cannot
+    be read is reported and skipped (exit 2); the others are stored, all in one transaction.
 
     \b
     edgeprof ingest out_model/runs/android --store history.duckdb --commit $GITHUB_SHA --branch main
@@ -52,7 +58,7 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
     result = api.ingest(inputs, store=store, commit=commit, branch=branch, model=model, device=device,
                         experiment=experiment, threads=threads, time=when, labels=labels, git=git_dir, run_dir=run_dir,
                         etrecord=etrecord, taxonomy=taxonomy, workers=workers, scheduler=scheduler,
-                        lock_timeout=lock_timeout)
+                        lock_timeout=lock_timeout, relabel=relabel)
     for w in result.data["warnings"]:
         warn(w)
     if as_json:
@@ -75,7 +81,9 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
               help="Smallest relative change that counts (0.02 = 2 %).")
 @click.option("--eager", is_flag=True, help="Report changes at the newest commits without waiting for two more commits.")
 @click.option("--launch-cv", type=click.FloatRange(0, 2), default=None,
-              help="Launch-to-launch SD assumed for a series too short to measure it [default: 0.10].")
+              help="Launch-to-launch SD to use (0.15 = 15 %) [default: measured — the series' commits with several "
+                   "launches, else the store's repeated launches on the device, else the series' commit-to-commit "
+                   "spread, else 0.25].")
 @click.option("--since", default=None, help="--fail-on considers changes at or after this commit (or ISO time).")
 @click.option("--fail-on", type=click.Choice(["regression"]), default=None,
               help="Exit 1 when the newest confirmed change (since --since) of a series is a regression.")

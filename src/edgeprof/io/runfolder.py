@@ -115,8 +115,24 @@ def _pipeline_stems(folder: Path) -> list[str]:
         return []
 
 
+PLATFORMS = ("mac", "android", "linux")  # the kit's platforms: its experiments are named ``<platform>_<name>``
+_KIT_EXPERIMENT = re.compile(r"^(.+)_((%s)_[^/]+)$" % "|".join(PLATFORMS))
+
+
+def name_base(path: Path) -> str:
+    """A launch file's name without the kit's suffixes: ``x_t4_l2.etdump``, ``x_t4_exec_all_runs_timeline.csv`` → ``x``."""
+    stem = (etdump_of_timeline(path) if is_timeline_csv(path) else path).stem
+    m = _THREADS.search(stem)
+    return (stem[: m.start()] if m else stem) or stem
+
+
 def describe(path: Path) -> RunFile:
-    """Model, experiment, platform and threads from the kit's naming grammar (None where unknown)."""
+    """Model, experiment, platform and threads from the kit's naming grammar (None where unknown). A kit timeline
+    CSV (``<prefix>_exec_all_runs_timeline.csv``) is named as its ETDump is; in a flat folder without a pipeline
+    summary, ``<stem>_<platform>_<name>_t<T>`` splits at the last platform word (``gpt_xnn_mac_sme2_on_t1`` →
+    model ``gpt_xnn``, experiment ``mac_sme2_on``, platform ``mac``)."""
+    if is_timeline_csv(path):
+        path = etdump_of_timeline(path)
     stem = path.stem
     m = _THREADS.search(stem)
     threads = int(m.group(1)) if m else None
@@ -136,7 +152,10 @@ def describe(path: Path) -> RunFile:
                 break
         if grand == "runs":
             platform = parent
-        if experiment is None and m:
+        kit = _KIT_EXPERIMENT.match(base) if experiment is None and m else None
+        if kit:
+            model, experiment, platform = kit.group(1), kit.group(2), platform or kit.group(3)
+        elif experiment is None and m:
             experiment = base
     from ..files import display
 
@@ -196,13 +215,22 @@ TIMELINE_GLOB = "*" + TIMELINE_TAIL
 
 
 def etdump_of_timeline(csv: Path) -> Path:
-    """The ETDump a kit-named timeline CSV was made from (for its experiment and threads)."""
-    return Path(str(csv).replace("_exec" + TIMELINE_TAIL, ".etdump"))
+    """The ETDump a kit-named timeline CSV was made from (for its experiment and threads):
+    ``<prefix>_exec_all_runs_timeline.csv`` (or the legacy ``<prefix>_all_runs_timeline.csv``) → ``<prefix>.etdump``."""
+    name = csv.name
+    for tail in ("_exec" + TIMELINE_TAIL, TIMELINE_TAIL):
+        if name.endswith(tail) and len(name) > len(tail):
+            return csv.with_name(name[: -len(tail)] + ".etdump")
+    return csv
 
 
 def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, ws=None) -> list[Path]:
     """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an
-    experiment of ``run_dir`` (its ETDumps, else its timeline CSVs); one thread count only."""
+    experiment of ``run_dir`` (its ETDumps, else its timeline CSVs); one thread count only.
+
+    ``threads`` has one meaning everywhere: the thread count the launches were measured with. Files whose name
+    records another count (``_t<T>``) are left out of a folder, and a file named directly with another count is
+    an error; files that record no count are taken as measured with ``threads``."""
     from ..errors import InputError, UsageError
     from ..files import check_regular, exists, is_dir, is_file
 
@@ -211,6 +239,9 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
 
     p = Path(spec)
     if is_file(p):
+        named = describe(p).threads
+        if threads is not None and named is not None and named != threads:
+            raise UsageError(f"{p}: its name records {named} thread(s), not --threads {threads}")
         return [p]
     if exists(p) and not is_dir(p):
         check_regular(p)  # a FIFO, a device, a socket: refused with what it is
@@ -223,7 +254,7 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
         files = [f for f in etdumps(run_dir) if describe(f).experiment == spec]
         if not files:
             files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB))
-                     if is_file(f) and describe(etdump_of_timeline(f)).experiment == spec]
+                     if is_file(f) and describe(f).experiment == spec]
         if not files:
             known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
             raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
@@ -234,10 +265,11 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
 def _filter_threads(files: list[Path], threads: int | None, where: Path) -> list[Path]:
     from ..errors import UsageError
 
-    if threads is not None:
-        files = [f for f in files if describe(f).threads == threads]
+    if threads is not None:  # the files measured with `threads`, and those that record no count
+        files = [f for f in files if describe(f).threads in (threads, None)]
         if not files:
             raise UsageError(f"nothing measured with {threads} thread(s) in {where}")
+        return files
     counts = {describe(f).threads for f in files}
     if len(counts) > 1:
         raise UsageError(f"{where} holds runs with different thread counts {sorted(c for c in counts if c)}: "

@@ -259,7 +259,7 @@ class Workspace:
                 warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")
             all_ms = prof.latency_ms()
             ok = np.isfinite(all_ms) & (all_ms > 0)
-            rf = runfolder.describe(runfolder.etdump_of_timeline(path) if path.suffix == ".csv" else path)
+            rf = runfolder.describe(path)
             return LatencySeries(path, all_ms[ok], np.flatnonzero(ok).tolist(), prof.latency_source, rf.experiment,
                                  rf.threads, warnings, self.valid_profile(path))
 

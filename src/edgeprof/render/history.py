@@ -17,12 +17,19 @@ def _change_rows(s: dict) -> list[list]:
     rows = []
     for c in s["changes"]:
         att = c["attribution"]
+        if att is None:  # a line appearing or disappearing: its statement says it all
+            rows.append([c["commit_after"], c["commit_before"], c["direction"], c["status"], "", c["statement"], "", ""])
+            continue
         cats = ", ".join(f"{x['name']} {x['delta_ms']:+.3g} ms ({x['share_of_change_pct']:.0f} %)"
                          if x["share_of_change_pct"] is not None else f"{x['name']} {x['delta_ms']:+.3g} ms"
                          for x in att["categories"][:3])
-        ops = ", ".join(f"{code(x['name'])} {x['delta_ms']:+.3g} ms" for x in att["operators"][:3])
-        rows.append([c["commit_after"], c["commit_before"], c["direction"], c["status"],
-                     f"{c['change_pct']:+.1f} % [{c['ci_pct'][0]:+.1f}, {c['ci_pct'][1]:+.1f}]", cats, ops])
+        ops = ", ".join(f"{code(x['name'])} {x['delta_ms']:+.3g} ms" + (f" ({x['presence']})" if x["presence"] in
+                        ("appeared", "disappeared") else "") for x in att["operators"][:3])
+        status = c["status"] + (f" ({c['commits_needed']} more commit(s) would confirm it)"
+                                if c["status"] == "possible" else "")
+        rows.append([c["commit_after"], c["commit_before"], c["direction"], status,
+                     f"{c['change_pct']:+.1f} % [{c['ci_pct'][0]:+.1f}, {c['ci_pct'][1]:+.1f}]", cats, ops,
+                     c["kind_evidence"] or ""])
     return rows
 
 
@@ -42,7 +49,7 @@ def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tup
                     + (f"; {s['excluded_launches']} launch(es) without this metric left out" if s["excluded_launches"] else "")))
         if s["changes"]:
             out.append(("table", ["commit", "after", "direction", "status", "change", "categories (share of change)",
-                                  "operators"], _change_rows(s)))
+                                  "operators", "kind of change"], _change_rows(s)))
         else:
             out.append(("p", "No change beyond the threshold."))
     out.append(("h2", "Where the time goes over commits"))
@@ -90,8 +97,10 @@ def print_history(d: dict, last: int = 15) -> None:
                       f"{fmt_ms(p['ci_low_ms'])}–{fmt_ms(p['ci_high_ms'])}")
         out.print(t)
         for c in s["changes"]:
-            color = "red" if c["direction"] == "regression" else "green"
+            color = {"regression": "red", "improvement": "green"}.get(c["direction"], "yellow")
             out.print(f"[{color}]{c['direction']}[/{color}] ({c['status']}): {escape(c['statement'])}")
+            if c.get("kind_evidence"):
+                out.print(f"  kind: {escape(c['kind_evidence'])}")
         if not s["changes"]:
             out.print("no change beyond the threshold")
     for r in d["regressions"]:
@@ -106,5 +115,8 @@ def print_ingest(d: dict) -> None:
     out = console()
     out.print(f"{len(d['added'])} launch(es) added, {len(d['skipped'])} already stored, {len(d['errors'])} failed — "
               f"{escape(d['store'])} ({d['store_kind']}; {d['engine']}; {d['seconds']:.2f} s)")
+    for r in d.get("relabeled", []):
+        out.print(f"relabelled {escape(r['source'])}: " + escape("; ".join(
+            f"{k} {r['from'][k]} → {r['to'][k]}" for k in r["fields"])))
     c = d["counts"]
     out.print(f"store now holds {c['launches']} launches, {c['runs']} runs, {c['operators']} operator rows")

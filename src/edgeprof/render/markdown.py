@@ -59,8 +59,11 @@ def code_content(piece: str) -> str:
 _LINK_CLOSE = re.compile(r"\](?=[(\[:])")
 
 
+_OPENS = re.compile(r"<(?!\s|$)")  # a "<" that could open an HTML tag or an autolink ("p < 0.001" cannot)
+
+
 def _escape_text(s: str) -> str:
-    s = s.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _OPENS.sub("&lt;", s.replace("\\", "\\\\").replace("&", "&amp;")).replace(">", "&gt;")
     return _LINK_CLOSE.sub(r"\\]", s)
 
 

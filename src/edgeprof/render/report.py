@@ -296,10 +296,23 @@ def _validation(out, d):
 # Markdown
 # --------------------------------------------------------------------------------------------------
 
+def _chart_only(bl: list[tuple], i: int) -> bool:
+    """Whether the section the heading at ``i`` opens holds nothing but charts (Markdown leaves them out)."""
+    stop = ("title", "h2") if bl[i][0] == "h2" else ("title", "h2", "h3")
+    for b in bl[i + 1:]:
+        if b[0] in stop:
+            break
+        if b[0] not in ("chart", "h3"):
+            return False
+    return True
+
+
 def to_markdown(bl: list[tuple]) -> str:
     out = []
-    for b in bl:
+    for i, b in enumerate(bl):
         kind = b[0]
+        if kind in ("h2", "h3") and _chart_only(bl, i):
+            continue  # a section of charts only: the HTML page has them
         if kind == "title":
             out += [f"# {text(b[1])}", ""]
         elif kind == "h2":

@@ -65,8 +65,8 @@ def trend(series: list[dict], metric: str) -> str:
             body.append(f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(p["estimate_ms"]):.1f}" r="{r}" fill="{c}">'
                         f'<title>{escape(str(p["commit"]))} ({escape(str(p["time"]))}): {p["estimate_ms"]:.4g} ms '
                         f'[{p["ci_low_ms"]:.4g}–{p["ci_high_ms"]:.4g}], {p["launches"]} launch(es)</title></circle>')
-        for ch in s["changes"]:
-            col = PENDING if ch["status"] == "pending" else (REGRESSION if ch["direction"] == "regression" else IMPROVEMENT)
+        for ch in (c for c in s["changes"] if c["index"] is not None):  # appearances are stated, not drawn
+            col = PENDING if ch["status"] in ("pending", "possible") else (REGRESSION if ch["direction"] == "regression" else IMPROVEMENT)
             x = LEFT + pw * ch["index"] / n
             body.append(f'<line class="change {escape(ch["direction"])} {escape(ch["status"])}" x1="{x:.1f}" x2="{x:.1f}" '
                         f'y1="{y_top:.1f}" y2="{y_top + panel_h:.1f}" stroke="{col}" stroke-width="2" '

@@ -41,8 +41,15 @@ def is_parquet_target(path) -> bool:
 
 
 def open_store(path, *, write: bool = False, lock_timeout: float = LOCK_TIMEOUT_DEFAULT):
-    """The store at ``path`` (see :func:`is_parquet_target`); ``write`` creates it when absent."""
+    """The store at ``path`` (see :func:`is_parquet_target`); ``write`` creates it when absent, and reads an
+    existing store whole first (:meth:`~.base.Base.verify`): nothing is written into a damaged store."""
     access.check(path)
-    if is_parquet_target(path):
-        return ParquetStore(Path(path), write=write, lock_timeout=lock_timeout)
-    return DuckStore(Path(path), write=write, lock_timeout=lock_timeout)
+    kind = ParquetStore if is_parquet_target(path) else DuckStore
+    st = kind(Path(path), write=write, lock_timeout=lock_timeout)
+    if write and not st.created:
+        try:
+            st.verify()
+        except BaseException:
+            st.close()
+            raise
+    return st

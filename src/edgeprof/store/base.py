@@ -58,7 +58,7 @@ class Base:
             data = cur.fetchnumpy()
         except _duckdb().Error as e:
             raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
-        return pl.DataFrame({n: _plain(data[n]) for n in names})
+        return pl.DataFrame([_column(n, data[n], str(d[1])) for n, d in zip(names, cur.description)])
 
     def existing(self, launch_ids: list[str]) -> set[str]:
         if not launch_ids:
@@ -66,6 +66,16 @@ class Base:
         got = self.rows("SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?))",
                         [list(launch_ids)])
         return {r[0] for r in got}
+
+    def verify(self) -> None:
+        """Every value of every table read once (DuckDB checks each block's checksum as it reads it; a Parquet
+        file is decoded whole): a damaged store is one error naming it, before anything is written into it."""
+        for t in TABLES:
+            try:
+                self.con.execute(f'SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM "{t}"').fetchall()
+            except _duckdb().Error as e:
+                raise InputError(self.path, f"the history store is damaged ({_first_line(e)}); refused before writing "
+                                            "into it: nothing was stored") from None
 
     def counts(self) -> dict[str, int]:
         return {t: int(self.rows(f'SELECT count(*) FROM "{t}"')[0][0]) for t in TABLES}
@@ -119,6 +129,20 @@ def connect(database: str, *, read_only: bool = False, allowed: list[str] = ()):
 
 def _first_line(e: Exception) -> str:
     return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+
+
+def _column(name: str, arr, duck_type: str):
+    """A Polars column of the DuckDB type ``duck_type`` (so an empty or all-NULL result keeps its type)."""
+    import polars as pl
+
+    dtype = {"VARCHAR": pl.Utf8, "DOUBLE": pl.Float64, "FLOAT": pl.Float64, "BIGINT": pl.Int64, "INTEGER": pl.Int64,
+             "HUGEINT": pl.Int64, "SMALLINT": pl.Int64, "BOOLEAN": pl.Boolean, "TIMESTAMP": pl.Datetime("us")}.get(duck_type)
+    values = _plain(arr)
+    if dtype is None:
+        return pl.Series(name, values)
+    if dtype == pl.Utf8 or len(values) == 0:
+        values = list(values) if not isinstance(values, list) else values
+    return pl.Series(name, values, dtype=dtype, strict=False)
 
 
 def _plain(arr):

@@ -22,7 +22,7 @@ from ..errors import InputError, OutputError
 from ..files import is_file
 from .base import LOCK_TIMEOUT_DEFAULT, Base, connect
 from .rows import with_partitions
-from .schema import PARTITIONS, TABLES, columns, create_sql, stored_columns
+from .schema import PARTITIONS, TABLES, columns, create_sql, polars_schema, stored_columns
 
 
 def write_parquet(df, f: Path, target: Path) -> None:
@@ -70,9 +70,7 @@ class ParquetStore(Base):
             if kind:
                 self.execute(f'DROP {kind} "{t}"')
             # the files listed here (the store's path is a name, never a glob pattern), none leading outside
-            files = sorted(f for f in (self.path / t).glob("**/*.parquet")
-                           if not f.name.startswith(".") and is_file(f) and access.within(
-                               os.path.realpath(f), os.path.realpath(self.path)))
+            files = self._files(t)
             if not files:
                 self.execute(create_sql(t).replace(" PRIMARY KEY", ""))
                 self._defined[t] = "TABLE"
@@ -105,6 +103,48 @@ class ParquetStore(Base):
             yield
         finally:
             f.close()
+
+    def _files(self, table: str) -> list[Path]:
+        return sorted(f for f in (self.path / table).glob("**/*.parquet") if not f.name.startswith(".") and is_file(f)
+                      and access.within(os.path.realpath(f), os.path.realpath(self.path)))
+
+    def relabel(self, updates: dict[str, dict]) -> None:
+        """Give stored launches new labels (``{launch_id: {column: value}}``): the files holding them are written
+        again without them, and their rows (new labels, new partitions) as a new batch, ``launches`` last."""
+        import polars as pl
+
+        if not updates:
+            return
+        ids = list(updates)
+        moved = {t: self.query(f'SELECT * FROM "{t}" WHERE launch_id IN (SELECT unnest(?))', [ids]) for t in TABLES}
+        launches = moved["launches"]
+        for col in {c for new in updates.values() for c in new}:
+            launches = launches.with_columns(pl.col("launch_id").replace_strict(
+                {lid: new.get(col) for lid, new in updates.items() if col in new}, default=pl.col(col),
+                return_dtype=launches.schema[col]).alias(col))
+        moved["launches"] = launches
+        rewritten = []  # (temporary, final) of the files that held the launches, and the files now empty
+        emptied = []
+        for t in [x for x in TABLES if x != "launches"] + ["launches"]:
+            for f in self._files(t):
+                df = pl.read_parquet(f, hive_partitioning=False)
+                keep = df.filter(~pl.col("launch_id").is_in(ids))
+                if keep.height == df.height:
+                    continue
+                if keep.height == 0:
+                    emptied.append(f)
+                    continue
+                tmp = f.with_name(f".{f.name}.{uuid.uuid4().hex[:8]}.tmp")
+                rewritten.append((tmp, f))
+                write_parquet(keep, tmp, f)
+        new = stage_parts(dataset_parts(self.path, {t: moved[t].select(columns(t)).cast(polars_schema(t))
+                                                     for t in TABLES}, uuid.uuid4().hex[:16]))
+        commit_parts(rewritten)  # the old rows go first: a crash leaves the launch missing, never twice
+        for f in emptied:
+            with contextlib.suppress(OSError):
+                f.unlink()
+        commit_parts(new)
+        self.refresh()
 
     def write(self, frames: dict, batch: str | None = None) -> None:
         commit_parts(stage_parts(dataset_parts(self.path, frames, batch or uuid.uuid4().hex[:16])))

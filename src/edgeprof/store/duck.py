@@ -149,6 +149,24 @@ class DuckStore(Base):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+    def relabel(self, updates: dict[str, dict]) -> None:
+        """Give stored launches new labels (``{launch_id: {column: value}}``), all in one transaction."""
+        if not updates:
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for lid, new in updates.items():
+                sets = ", ".join(f'"{c}" = ?' for c in new)
+                self.con.execute(f"UPDATE launches SET {sets} WHERE launch_id = ?", [*new.values(), lid])
+            self.con.execute("COMMIT")
+        except BaseException as e:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            if isinstance(e, _duckdb().Error):
+                raise OutputError(self.path, f"the launches could not be relabelled, none was ({_first_line(e)})") from None
+            raise
+
+
 def create_tables(con) -> None:
     for t in TABLES:
         con.execute(create_sql(t))
