@@ -1,6 +1,6 @@
 """History: regression detection on a generated history, ingest throughput, query time, ingest memory.
 
-    python bench/bench_history.py [--seeds 10] [--skip-dask] [--only detection|ingest|query|rss]
+    python bench/bench_history.py [--seeds 10] [--reps 6] [--skip-dask] [--only detection|truth|ingest|query|rss]
 
 1. **Detection** (the issue's acceptance figure). Generated histories (tests/helpers/history_sim.py): 300
    commits × 2 devices built from real fixture profiles — their runs resampled, launch-to-launch noise as
@@ -10,6 +10,11 @@
    first). Side by side: ruptures' detectors as candidates for our gate (what we chose between), and the rules
    farm dashboards use on end-to-end numbers — a ratio threshold and a z-score against the previous 20
    commits (the anchors).
+1b. **Known truth on real launch noise** (``--only truth``): one launch of the noise corpus per commit (real
+   launch-to-launch noise, machine modes and bursts included), steps of 1.1×, 1.5×, 2.3× at a known commit with
+   1, 3 and 10 commits after them, and flat histories: confirmed at the exact commit / within ±2, reported as
+   pending or possible at its commit, commits until confirmed, false changes per 100 commits — beside the
+   dashboard rules on the same histories.
 2. **Ingest throughput**: the same distinct ETDumps (the 12 fixtures, each also with its runs repeated ×2 and
    ×3: 36 files) ingested in one process, on ``--workers 2`` (a local Dask cluster) and through a Dask scheduler
    with two workers on 127.0.0.1; ETDumps/s and events/s, beside ``edgeprof analyze`` on the same files.
@@ -112,6 +117,35 @@ def detection(seeds: int) -> None:
                 else "none (end-to-end only)" if name.startswith("dashboard") else "—"
             print(f"{name:34s} {a['detected']:7d} {a['tp2'] / max(a['detected'], 1):7.2f} {a['tp5'] / max(a['detected'], 1):7.2f} "
                   f"{a['found'] / a['steps']:7.2f} {by}  {attr}")
+
+
+def truth(reps: int) -> None:
+    """Known truth on real launch noise (tests/helpers/history_truth.py): steps of 1.1×, 1.5×, 2.3× with 1, 3
+    and 10 commits after them, and flat histories; ours beside the dashboard rules on the same histories."""
+    import history_truth as ht
+
+    def rule(name):
+        def run(y, v):
+            pts = [{"estimate_ms": float(math.exp(x))} for x in y]
+            return _rule_changes(pts, name)
+        return run
+
+    print(f"\n== known truth: real launches of the noise corpus (4 sessions × 6 programs × {reps} histories per "
+          "cell), one launch per commit ==")
+    print(f"{'method':28s} {'step':>5s} {'after':>5s} {'confirmed@commit':>16s} {'±2':>5s} {'pending/possible@commit':>23s} "
+          f"{'commits to confirm':>18s} {'false/100 commits':>17s} {'wrong place':>11s}")
+    for name, det in (("edgeprof history", None), ("dashboard: z-score 3 vs last 20", rule("z")),
+                      ("dashboard: ratio 5 % vs last 20", rule("ratio"))):
+        t = time.perf_counter()
+        r = ht.suite(reps=reps, detector=det)
+        for (f, after), a in r["steps"].items():
+            n = a["histories"]
+            until = f"{statistics.mean(a['until']):.1f} ({len(a['until'])}/{n})" if a["until"] else "—"
+            print(f"{name:28s} {f:5.1f} {after:5d} {a['exact'] / n:16.2f} {a['near'] / n:5.2f} {a['reported'] / n:23.2f} "
+                  f"{until:>18s} {100 * a['false'] / a['commits']:17.2f} {a['wrong_place']:11d}")
+        fl = r["flat"]
+        print(f"{name:28s} {'flat':>5s} {'—':>5s} {'':16s} {'':5s} {'':23s} {'':18s} "
+              f"{100 * fl['false'] / fl['commits']:17.2f} {fl['possible']:11d}   ({time.perf_counter() - t:.0f} s)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -242,10 +276,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--skip-dask", action="store_true")
-    ap.add_argument("--only", choices=["detection", "ingest", "query", "rss"], default=None)
+    ap.add_argument("--only", choices=["detection", "truth", "ingest", "query", "rss"], default=None)
+    ap.add_argument("--reps", type=int, default=6, help="histories per cell of the known-truth table")
     a = ap.parse_args()
     if a.only in (None, "detection"):
         detection(a.seeds)
+    if a.only in (None, "truth"):
+        truth(a.reps)
     if a.only in (None, "ingest"):
         ingest_throughput(a.skip_dask)
     if a.only in (None, "query"):

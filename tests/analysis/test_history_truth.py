@@ -30,7 +30,7 @@ def test_steps_are_found_at_their_commit(table):
     # a 2.3× step (gpt_xnn → gpt_xnnq8 size) with three commits after it: confirmed at its exact commit
     assert rows[(2.3, 3)]["exact"] / rows[(2.3, 3)]["histories"] >= 0.95
     # with one commit after it: reported (pending or possible) at its commit
-    assert rows[(2.3, 1)]["reported"] / rows[(2.3, 1)]["histories"] >= 0.85
+    assert rows[(2.3, 1)]["reported"] / rows[(2.3, 1)]["histories"] >= 0.8
     # 1.5× with ten commits after it: confirmed within ±2 commits
     assert rows[(1.5, 10)]["near"] / rows[(1.5, 10)]["histories"] >= 0.95
     # 2.3×: confirmed as soon as the rule allows (the step's commit and CONFIRM_AFTER more)

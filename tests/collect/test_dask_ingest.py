@@ -80,10 +80,16 @@ def test_workers_write_the_parquet_dataset(files, scheduler, tmp_path):
     edgeprof.ingest(good, store=local, commit="c1", time="2026-01-01T00:00:00")
     assert _rows(ds) == _rows(local)
     # again through the cluster: nothing new, no stray temporaries
-    r = edgeprof.ingest(good, store=ds, commit="c2", scheduler=scheduler)
+    r = edgeprof.ingest(good, store=ds, commit="c1", time="2026-01-01T00:00:00", scheduler=scheduler)
     assert not r.added and len(r.skipped) == len(good)
     assert sorted((tmp_path / "ds" / "launches").rglob("*.parquet")) == parts
-    assert not list((tmp_path / "ds").rglob("*.tmp"))
+    # the same files under another commit: refused, nothing written, nothing staged left behind
+    from edgeprof.errors import UsageError
+
+    with pytest.raises(UsageError, match="commit c1 → c2"):
+        edgeprof.ingest(good, store=ds, commit="c2", time="2026-01-01T00:00:00", scheduler=scheduler)
+    assert sorted((tmp_path / "ds" / "launches").rglob("*.parquet")) == parts
+    assert not list((tmp_path / "ds").rglob("*.tmp")) and not list((tmp_path / "ds").rglob(".*.tmp"))
 
 
 def test_local_cluster(files, tmp_path):

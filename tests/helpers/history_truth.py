@@ -148,12 +148,14 @@ def detect_points(y: np.ndarray, v: np.ndarray, **kw) -> list[dict]:
 
 
 def suite(*, reps: int = 2, factors=(1.1, 1.5, 2.3), afters=(1, 3, 10), before: int = 20, flat_commits: int = 30,
-          sessions=None, programs=None, seed: int = 0) -> dict:
+          sessions=None, programs=None, seed: int = 0, detector=None) -> dict:
     """The end-to-end known-truth table: per (factor, commits after the step) the share of histories whose step
     is confirmed at its exact commit / within ±2, reported as pending or possible at its commit, the mean commits
     measured from the step until it is confirmed (histories with 10 after), and false changes per 100 commits —
     over every session × program of the corpus, ``reps`` histories each (half of the steps slowdowns, half
-    speedups); flat histories of ``flat_commits`` give the false-alarm rate on no change."""
+    speedups); flat histories of ``flat_commits`` give the false-alarm rate on no change. ``detector(y, v)`` →
+    changes (``index``, ``status``) replaces history's own (the benchmark's anchors)."""
+    detect_points_ = detector or detect_points
     sessions = sessions or nc.SESSIONS
     programs = programs or nc.PROGRAMS
     rows = {}
@@ -169,14 +171,14 @@ def suite(*, reps: int = 2, factors=(1.1, 1.5, 2.3), afters=(1, 3, 10), before: 
                         f = factor if r % 2 == 0 else 1 / factor
                         truth = Truth("step", f, before, before + after, s, p)
                         y, v = points(truth, seed + k)
-                        j = judge(detect_points(y, v), truth)
+                        j = judge(detect_points_(y, v), truth)
                         acc["histories"] += 1
                         acc["commits"] += truth.commits
                         for key in ("exact", "near", "reported", "false", "wrong_place"):
                             acc[key] += int(j[key])
                         if after == max(afters):  # commits measured from the step until it is confirmed
                             for m in range(1, after + 1):
-                                if judge(detect_points(y[:before + m], v[:before + m]), truth)["near"]:
+                                if judge(detect_points_(y[:before + m], v[:before + m]), truth)["near"]:
                                     acc["until"].append(m)
                                     break
             rows[(factor, after)] = acc
@@ -187,7 +189,7 @@ def suite(*, reps: int = 2, factors=(1.1, 1.5, 2.3), afters=(1, 3, 10), before: 
                 k += 1
                 truth = Truth("flat", 1.0, None, flat_commits, s, p)
                 y, v = points(truth, seed + k)
-                ch = detect_points(y, v)
+                ch = detect_points_(y, v)
                 flat["histories"] += 1
                 flat["commits"] += flat_commits
                 flat["false"] += sum(c["status"] == "confirmed" for c in ch)

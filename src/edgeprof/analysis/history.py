@@ -49,7 +49,7 @@ DETECTORS = ("binseg-l2", "pelt-l2", "pelt-rbf")
 DETECTOR = "binseg-l2"
 # a step at the newest commits that the gate cannot establish yet is *possible* when it passes this lenient
 # level, among the last POSSIBLE_TAIL commits, and confirmable within POSSIBLE_LIMIT more commits
-POSSIBLE_P = 0.01
+POSSIBLE_P = 0.003
 POSSIBLE_TAIL = 5
 POSSIBLE_LIMIT = 50
 # the kind of a change (change_kind): deviation from a proportional change of every line
@@ -283,23 +283,30 @@ def commits_to_confirm(estimate: float, s2: float, before: int, after: int, *, a
 
 def possible_change(y: np.ndarray, var: np.ndarray, cps: list[int], *, threshold: float, window: int = WINDOW,
                     level: float = 0.95, alpha: float = ALPHA, lenient: float = POSSIBLE_P) -> dict | None:
-    """A step at the newest commits that the gate cannot establish yet: the split among the last ``POSSIBLE_TAIL``
-    commits (after the last change found) where the level moves most clearly, when it moves beyond the threshold
-    at p < ``lenient`` — reported as *possible* with the commits that would confirm it (at the same level and
-    noise), or not at all when more than ``POSSIBLE_LIMIT`` would be needed."""
+    """A step at the newest commits that the gate cannot establish yet: the split since the last change found
+    where the level moves most clearly, when it lies among the last ``POSSIBLE_TAIL`` commits, moves beyond the
+    threshold at p < ``lenient`` and every commit from it on sits beyond the level before — reported as
+    *possible* with the commits that would confirm it (at the same level and noise), or not at all when more
+    than ``POSSIBLE_LIMIT`` would be needed."""
     n = y.size
     last = max(cps, default=0)
     best = None
-    for c in range(max(last + MIN_SIZE, n - POSSIBLE_TAIL), n):
+    # the clearest split since the last change found; a possible change only when it lies among the newest
+    # commits (an older one that the gate rejected is no step the next commits can confirm)
+    for c in range(last + MIN_SIZE, n):
         if c - max(last, c - window) < MIN_SIZE:
             continue
         t = level_change(y, var, slice(max(last, c - window), c), slice(c, n), level=level)
         if best is None or abs(t["estimate"]) / max(t["se"], 1e-12) > abs(best[1]["estimate"]) / max(best[1]["se"], 1e-12):
             best = (c, t)
-    if best is None:
+    if best is None or best[0] < n - POSSIBLE_TAIL:
         return None
     c, t = best
     if t["p_value"] >= lenient or abs(t["estimate"]) < math.log1p(threshold):
+        return None
+    # every commit from the split on sits beyond the level before it: one stray commit is no new level
+    after, ref = y[slice(*t["after"])], float(np.median(y[slice(*t["before"])]))
+    if not (np.all(after > ref) if t["estimate"] > 0 else np.all(after < ref)):
         return None
     nb, na = t["before"][1] - t["before"][0], t["after"][1] - t["after"][0]
     s2 = t["se"] ** 2 / (1 / na + 1 / nb)
