@@ -4,10 +4,8 @@ asking for help costs no more than starting Python and click."""
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -85,29 +83,23 @@ def test_long_modules_say_why():
     assert long == []
 
 
-def _wall(args: list[str], n: int = 5) -> float:
-    best = float("inf")
-    for _ in range(n):
-        t = time.perf_counter()
-        subprocess.run(args, check=True, capture_output=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 @pytest.mark.parametrize("cmd", [[], ["compare"], ["report"], ["ane"], ["analyze"]])
 def test_help_is_fast_and_loads_no_numerics(cmd):
-    """``edgeprof [cmd] --help`` in a fresh process: ≤ 0.15 s whole (on a machine so loaded that starting Python
-    and importing click takes more than 0.05 s: ≤ 0.10 s beyond that), and none of numpy, polars, scipy or rich
-    imported."""
-    probe = ("import sys, edgeprof.cli as c\n"
+    """``edgeprof [cmd] --help`` in a fresh process loads little beyond click — counted, not timed (a loaded
+    machine makes wall time flaky; ``bench/bench_startup.py`` times it): none of numpy, polars, scipy or rich,
+    no edgeprof module besides the CLI's own, its conventions and errors, and at most 45 modules in all beyond
+    ``import click``."""
+    probe = ("import sys\nimport click\nbase = set(sys.modules)\nimport edgeprof.cli as c\n"
              "try:\n    c.main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
-             "heavy = sorted(m for m in ('numpy', 'polars', 'scipy', 'rich') if m in sys.modules)\n"
-             "print('HEAVY', heavy, file=sys.stderr)\n")
+             "new = sorted(set(sys.modules) - base)\n"
+             "print('NEW', ' '.join(new), file=sys.stderr)\n")
     r = subprocess.run([sys.executable, "-c", probe, *cmd, "--help"], capture_output=True, text=True, check=True)
-    assert "HEAVY []" in r.stderr, r.stderr
-    base = _wall([sys.executable, "-c", "import click"])
-    full = _wall([sys.executable, "-m", "edgeprof", *cmd, "--help"])
-    assert full <= max(0.15, base + 0.10), (full, base)
+    new = next(ln for ln in r.stderr.splitlines() if ln.startswith("NEW")).split()[1:]
+    assert not {"numpy", "polars", "scipy", "rich"} & {m.split(".")[0] for m in new}, new
+    ours = [m for m in new if m.split(".")[0] == "edgeprof"]
+    assert all(m in ("edgeprof", "edgeprof.conventions", "edgeprof.errors") or m.startswith("edgeprof.cli")
+               for m in ours), ours
+    assert len(new) <= 45, (len(new), new)
 
 
 @pytest.mark.parametrize("args, absent", [

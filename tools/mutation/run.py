@@ -46,7 +46,7 @@ STRING_RULES = {"edgeprof.taxonomy", "edgeprof.kernel_names"}  # modules whose s
 TESTS = ["tests/io", "tests/analysis", "tests/core", "tests/coreml/test_static.py", "tests/cli/test_compare_launches.py",
          "tests/cli/test_seed_000.py", "tests/cli/test_seed_003.py", "tests/render", "tests/api/test_results.py"]
 # timing, packaging and the mutation tool itself (its sample would run inside its own test map)
-EXCLUDE_TESTS = ["tests/core/test_scaling.py", "tests/core/test_layout.py", "tests/core/test_mutation.py",
+EXCLUDE_TESTS = ["tests/core/test_layout.py", "tests/core/test_mutation.py",
                  "tests/analysis/test_noise_corpus.py"]  # resampling the real-noise corpus: far over any mutant's budget
 WORK = ROOT / ".mutation"
 EQUIVALENT = HERE / "equivalent.tsv"

@@ -109,6 +109,31 @@ def echo_json(doc) -> None:
     click.echo(jsonfmt.dumps(doc.to_dict() if hasattr(doc, "to_dict") else doc), nl=False)
 
 
+class Fraction(click.ParamType):
+    """A relative amount as people write it — ``3%`` or ``0.03`` — for every fraction option (one parser:
+    :func:`edgeprof.conventions.parse_fraction`; a bare number above 1 is refused with the hint)."""
+
+    name = "fraction"
+
+    def __init__(self, upper: float = 1.0, lower: float = 0.0, allow_zero: bool = True):
+        self.upper, self.lower, self.allow_zero = upper, lower, allow_zero
+
+    def convert(self, value, param, ctx):
+        from ..conventions import parse_fraction
+        from ..errors import UsageError
+
+        if isinstance(value, float):
+            return value
+        opt = param.opts[0] if param is not None and param.opts else "value"
+        try:
+            v = parse_fraction(value, opt, upper=self.upper, allow_zero=self.allow_zero)
+        except UsageError as e:
+            self.fail(str(e).split(": ", 1)[-1], param, ctx)
+        if v < self.lower:
+            self.fail(f"must be at least {100 * self.lower:g} %, got {value!r}", param, ctx)
+        return v
+
+
 def taxonomy_option(fn):
     return click.option("--taxonomy", type=click.Path(path_type=str), default=None, help=TAXONOMY_HELP)(fn)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, echo_json, fail_on_errors, main, run_guarded, taxonomy_option, warn
+from ._base import CONTEXT, Fraction, echo_json, fail_on_errors, main, run_guarded, taxonomy_option, warn
 
 STORE_HELP = "History store: a DuckDB file (history.duckdb) or DIR/ for a Hive-partitioned Parquet dataset."
 LOCK_HELP = "Seconds to wait for another ingest holding the store before giving up."
@@ -77,10 +77,10 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
 @click.option("--branch", default=None, help="Only launches of this branch.")
 @click.option("--metric", default="median_ms", show_default=True,
               help="median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM) or op:NAME (an operator type).")
-@click.option("--threshold", type=click.FloatRange(0, 10), default=0.02, show_default=True,
-              help="Smallest relative change that counts (0.02 = 2 %).")
+@click.option("--threshold", type=Fraction(upper=10.0), default="2%", show_default=True,
+              help="Smallest relative change that counts (2% or 0.02).")
 @click.option("--eager", is_flag=True, help="Report changes at the newest commits without waiting for two more commits.")
-@click.option("--launch-cv", type=click.FloatRange(0, 2), default=None,
+@click.option("--launch-cv", type=Fraction(upper=2.0), default=None,
               help="Launch-to-launch SD to use (0.15 = 15 %) [default: measured — the series' commits with several "
                    "launches, else the store's repeated launches on the device, else the series' commit-to-commit "
                    "spread, else 0.25].")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, KIT, echo_json, main, run_guarded, warn
+from ._base import CONTEXT, KIT, Fraction, echo_json, main, run_guarded, warn
 
 
 @main.command(context_settings=CONTEXT)
@@ -113,8 +113,8 @@ def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, t
               help="Also require manifest.json+metrics.json, metrics.json, the robust-stats JSONs, or trace logs.")
 @click.option("--analysis-dir", type=click.Path(path_type=str), default=None,
               help="Where analyze wrote its outputs (its --output-dir), if not beside the ETDumps.")
-@click.option("--tolerance", type=float, default=0.01, show_default=True,
-              help="Relative difference allowed between latencies in the outputs and in the ETDump.")
+@click.option("--tolerance", type=Fraction(), default="1%", show_default=True,
+              help="Relative difference allowed between latencies in the outputs and in the ETDump (1% or 0.01).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @click.option("--results", "kit_results", default=None, type=click.Path(path_type=str),
               help=f"The folder to check ({KIT} of RUN_DIR): a run folder, or a <platform>_trace folder of trace "

@@ -9,6 +9,7 @@ import click
 from ._base import (
     CONTEXT,
     KIT,
+    Fraction,
     echo_json,
     fail_on_errors,
     main,
@@ -159,7 +160,8 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
               help="Markdown report (default: RUN_DIR/report.md, or <first input stem>_report.md beside it).")
 @click.option("--html", "html_file", type=click.Path(path_type=str), default=None,
               help="Also write a self-contained HTML report with charts here.")
-@click.option("--threshold", type=float, default=0.02, show_default=True, help="δ for the comparison verdict.")
+@click.option("--threshold", type=Fraction(), default="2%", show_default=True,
+              help="δ for the comparison verdict (2% or 0.02).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @taxonomy_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report's data as JSON on stdout.")

@@ -299,12 +299,8 @@ def _validation(out, d):
 def _chart_only(bl: list[tuple], i: int) -> bool:
     """Whether the section the heading at ``i`` opens holds nothing but charts (Markdown leaves them out)."""
     stop = ("title", "h2") if bl[i][0] == "h2" else ("title", "h2", "h3")
-    for b in bl[i + 1:]:
-        if b[0] in stop:
-            break
-        if b[0] not in ("chart", "h3"):
-            return False
-    return True
+    rest = next((bl[i + 1:j] for j in range(i + 1, len(bl)) if bl[j][0] in stop), bl[i + 1:])
+    return all(b[0] in ("chart", "h3") for b in rest)
 
 
 def to_markdown(bl: list[tuple]) -> str:
