@@ -29,6 +29,9 @@ timing_source           Cat        ``measured``, or ``synthesized_start`` for de
 op_types                List[Cat]  ATen/edge op types from the ETRecord (null without one)
 module_path             Cat        innermost ``nn.Module`` path of those ops (null without ETRecord)
 ======================  =========  ==========================================================================
+
+Why this module is long: the operations that select runs (leading runs dropped, valid runs, launches put
+together) remap the ``parent`` row links, so they live beside the table they keep consistent.
 """
 
 from __future__ import annotations
@@ -240,6 +243,55 @@ class Profile:
 
     def __repr__(self) -> str:  # short, for interactive use
         return f"Profile({self.source!r}, runs={self.n_runs}, events={self.n_events})"
+
+
+def concat_runs(profiles: list[Profile]) -> Profile:
+    """Several launches of one program as one profile: their execute runs one after the other (renumbered from 0,
+    ``parent`` links moved with their rows); the load/init block of the first launch only. The runs each launch
+    dropped (warm-up) and lost (invalid) add up."""
+    import dataclasses
+
+    import numpy as np
+    import polars as pl
+
+    if len(profiles) == 1:
+        return profiles[0]
+
+    cat, cat_list = pl.Categorical, pl.List(pl.Categorical)
+
+    def strings(df: "pl.DataFrame") -> "pl.DataFrame":  # categoricals of different files cannot be stacked as such
+        return df.with_columns([pl.col(c).cast(pl.String if t == cat else pl.List(pl.String))
+                                for c, t in df.schema.items() if t in (cat, cat_list)])
+
+    parts: dict[str, list] = {"events": [], "runs": [], "allocations": [], "debug_events": []}
+    run_offset = row_offset = 0
+    for k, p in enumerate(profiles):
+        ev = p.events
+        keep = (ev["run_index"].to_numpy() >= 0) if k else np.ones(ev.height, dtype=bool)
+        removed_before = np.cumsum(~keep)
+        pv = ev["parent"].fill_null(0).to_numpy()
+        parent = pl.Series("parent", pv - removed_before[pv] + row_offset if pv.size else pv, dtype=pl.Int64).set(
+            ev["parent"].is_null(), None)
+        ev = ev.with_columns(parent).filter(pl.Series(keep))
+        for name, df in (("events", ev), ("runs", p.runs), ("allocations", p.allocations),
+                         ("debug_events", p.debug_events)):
+            if k and name != "events":
+                df = df.filter(pl.col("run_index") >= 0)
+            r = pl.col("run_index")
+            parts[name].append(strings(df.with_columns(pl.when(r >= 0).then(r + run_offset).otherwise(r)
+                                                       .cast(pl.Int32).alias("run_index"))))
+        run_offset += p.n_runs
+        row_offset += ev.height
+    first = profiles[0]
+    out = dataclasses.replace(
+        first, source=", ".join(p.source for p in profiles),
+        **{name: pl.concat(dfs, how="vertical_relaxed").with_columns(
+            [pl.col(c).cast(t) for c, t in getattr(first, name).schema.items() if t in (cat, cat_list)])
+           for name, dfs in parts.items()},
+        warnings=[w for p in profiles for w in p.warnings])
+    out.runs_dropped = sum(p.runs_dropped for p in profiles)
+    out.runs_invalid = sum(p.runs_invalid for p in profiles)
+    return out
 
 
 def to_pandas(df: "pl.DataFrame"):

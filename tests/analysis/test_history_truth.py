@@ -154,33 +154,13 @@ def test_a_step_at_the_newest_commit_is_possible_with_the_commits_that_would_con
     assert not res.data["regressions"]  # nothing confirmed: no gate fails on it
 
 
-def _etdump_of(launch, factor: float = 1.0) -> bytes:
-    """A real-format ETDump of one corpus launch of a portable program: per run, each operator's recorded time
-    (× ``factor``) inside ``Method::execute``."""
-    from etdump_builder import PE, Run, build
-
-    k = launch.skip
-    ops = {c[3:]: v[k:] * factor for c, v in launch.columns.items() if c.startswith("op:") and v[k:].any()}
-    runs, t = [], 0
-    for i in range(launch.steady.size):
-        ev, cur = [], t + 1000
-        for j, (name, ms) in enumerate(ops.items()):
-            d = max(int(ms[i] * 1e6), 1)
-            ev += [PE(name, cur + 10, cur + 10 + d, j), PE("OPERATOR_CALL", cur, cur + 20 + d, j)]
-            cur += 30 + d
-        total = max(int(launch.steady[i] * factor * 1e6), cur - t + 100)
-        ev.append(PE("Method::execute", t, t + total, -1))
-        runs.append(Run("Execute", ev))
-        t += total + 100_000
-    return build(runs)
-
-
 def test_real_files_through_ingest_and_history(tmp_path):
     """As a user does it: one ETDump per commit (the 12 real launches of toycnn_portable and of tel_portable in a
     busy session, in random order; 2× slower from commit c08 for one model, unchanged for the other), ingested one
     by one with the CLI; history finds the step at c08 and nothing on the flat series; ingesting everything again
     changes nothing."""
     import noise_corpus as nc
+    from corpus_etdump import etdump_of
 
     rng = np.random.default_rng(5)
     store = tmp_path / "h.duckdb"
@@ -190,7 +170,7 @@ def test_real_files_through_ingest_and_history(tmp_path):
         for c, i in enumerate(rng.permutation(len(launches))):  # each launch once: no two files alike
             f = tmp_path / f"c{c:02d}" / f"{model}.etdp"
             f.parent.mkdir(exist_ok=True)
-            f.write_bytes(_etdump_of(launches[int(i)], factor if c >= 8 else 1.0))
+            f.write_bytes(etdump_of(launches[int(i)], factor if c >= 8 else 1.0))
             files.append((f, c))
     r = CliRunner()
 

@@ -218,7 +218,7 @@ def test_every_table_uses_the_same_steady_runs(toycnn_pair, etdump_dir):
     d = toycnn_pair
     cand = next(c for c in d["configs"] if c["role"] == "candidate")
     w = cand["latency"]["warmup"]["count"]
-    assert w == 1 and cand["runs_used"] == {"first": 1, "count": 19, "total": 20}
+    assert w == 1 and {k: cand["runs_used"][k] for k in ("first", "count", "total")} == {"first": 1, "count": 19, "total": 20}
     runs, _ = read((etdump_dir / "toycnn_xnn.N20.etdp").read_bytes())
     execute = [r for r in runs if r.name == "Execute"]
     conv = [sum(e.end - e.start for e in r.events if isinstance(e, PE) and label(e).startswith("Convolution"))
@@ -266,3 +266,44 @@ def test_report_numbers_against_inspectors_durations(toycnn_pair):
     # 1 vs 1 launch: the headline speedup is the ratio of those medians (baseline / candidate)
     m = re.search(r"\*\*([0-9.]+)×\*\* \[", md)
     assert float(m.group(1)) == pytest.approx(medians["toycnn_portable.N20"] / medians["toycnn_xnn.N20"], rel=5e-4)
+
+
+def test_a_multi_launch_report_uses_the_same_runs_everywhere(tmp_path):
+    """Two launches of 20 and 200 runs per configuration (real launches of the noise corpus, warm-up included):
+    every per-configuration figure — the configuration table, the latency table, the breakdown, the runs-used
+    sentence — and the comparison use the same runs: every launch's steady runs. Checked against the runs the
+    comparison counts (its own path) and a hand count from the recorded runs."""
+    import noise_corpus as nc
+    from corpus_etdump import etdump_of
+
+    import edgeprof
+    from edgeprof.analysis.latency import detect_warmup
+
+    arms = {}
+    for prog in ("toycnn_portable", "tel_portable"):
+        ls = nc.session("c_quiet")[prog]
+        folder = tmp_path / prog
+        folder.mkdir()
+        files = []
+        for k, (launch, n) in enumerate(((ls[0], 20), (ls[1], 200)), 1):
+            f = folder / f"{prog}_t1_l{k}.etdump"
+            f.write_bytes(etdump_of(launch, runs=n))
+            files.append(f)
+        arms[prog] = files
+    r = edgeprof.report(baseline=[str(f) for f in arms["toycnn_portable"]],
+                        candidate=[str(f) for f in arms["tel_portable"]]).data
+    cmp = r["comparison"]
+    for cfg, side in zip(r["configs"], ("baseline", "candidate")):
+        # hand count: each launch's runs after its warm-up (the warm-up rule applied to the recorded times)
+        hand = 0
+        for f in cfg["files"]:
+            lat = edgeprof.load_etdump(f, warn=False).valid_runs().latency_ms()
+            hand += lat.size - detect_warmup(lat)["count"]
+        assert cfg["latency"]["count"] == cfg["runs_used"]["count"] == cfg["breakdown"]["runs"] == hand
+        assert cmp[side]["count"] == hand
+        assert cfg["runs_used"]["total"] == 220 and len(cfg["runs_used"]["launches"]) == 2
+        assert cfg["breakdown"]["e2e_ms"]["mean"] == pytest.approx(cfg["latency"]["steady"]["mean_ms"], rel=1e-6)
+        assert cfg["breakdown"]["e2e_ms"]["mean"] == pytest.approx(cmp[side]["mean_ms"], rel=1e-6)
+    md = edgeprof.report(baseline=[str(f) for f in arms["toycnn_portable"]],
+                         candidate=[str(f) for f in arms["tel_portable"]]).markdown()
+    assert f"{r['configs'][0]['runs_used']['count']} of 220 runs in 2 launches" in md

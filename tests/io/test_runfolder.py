@@ -105,3 +105,26 @@ def test_kit_timeline_csv_names_read_as_their_etdump():
     # no platform word: the whole base is the experiment, as before
     rf = describe(Path("/x/toycnn_xnn_t2_exec_all_runs_timeline.csv"))
     assert (rf.model, rf.experiment, rf.threads) == (None, "toycnn_xnn", 2)
+
+
+def test_every_command_finds_the_etrecord_in_the_folder_beside_runs(tmp_path):
+    """``<D>/runs/<platform>`` beside ``<D>/artifacts`` (the example's layout, D not named out_<model>): analyze,
+    report and validate all attach the ETRecord from ``<D>/artifacts``; bounded by the agent server's root at
+    ``runs/<platform>``, the search stops there."""
+    import edgeprof
+    from edgeprof import access
+
+    ex = tmp_path / "any-name"
+    edgeprof.example(ex)
+    run = ex / "runs" / "linux"
+    rep = edgeprof.report([str(run)], baseline=["portable"], candidate=["xnnpack_fp32"]).data
+    assert [c["etrecord"] for c in rep["configs"]] == ["attached", "attached"]
+    assert not [m for m in rep["missing"] if "no ETRecord" in m]
+    an = edgeprof.analyze(run, output_dir=tmp_path / "out").data
+    assert [x["etrecord_status"] for x in an["per_etdump"]] == ["attached"] * 3
+    access.confine([str(run)])
+    try:
+        rep = edgeprof.report([str(run)], baseline=["portable"], candidate=["xnnpack_fp32"]).data
+    finally:
+        access.release()
+    assert [c["etrecord"] for c in rep["configs"]] == ["absent", "absent"]

@@ -125,8 +125,10 @@ def detect_drift(v: np.ndarray) -> dict:
 
 
 def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, seed: int = 0,
-                   resamples: int = 2000, source: str = "method_execute") -> dict:
-    """The full latency report of one series: the Arm kit's ``*_robust_stats.json`` keys plus ours."""
+                   resamples: int = 2000, source: str = "method_execute", warmup_known: int | None = None) -> dict:
+    """The full latency report of one series: the Arm kit's ``*_robust_stats.json`` keys plus ours.
+    ``warmup_known``: the warm-up was already left out (several launches, each without its own): none is
+    looked for in the series."""
     from .stats import bimodality, bootstrap_median_ci, outliers, summarize
 
     v = np.asarray(values_ms, dtype=float)
@@ -136,7 +138,9 @@ def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, s
     keep = np.ones(v.size, dtype=bool)
     keep[out_l["indices"]] = False
     inb = summarize(v[keep]) if keep.any() else summarize(v)
-    warm = detect_warmup(v)
+    warm = detect_warmup(v) if warmup_known is None else {
+        "count": 0, "testable": False, "method": "left out per launch before", "evidence": "",
+        "note": f"{warmup_known} warm-up run(s) left out per launch before these runs were put together"}
     steady = v[warm["count"]:]
     st_out = outliers(steady)
     report = {

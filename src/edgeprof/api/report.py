@@ -58,23 +58,35 @@ def _arms(ws: Workspace, inputs: list[str], run_dir: Path | None, baseline, cand
 def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, resamples, taxonomy, top) -> dict:
     from ..analysis.breakdown import breakdown as run_breakdown
     from ..analysis.kernels import executed_from_profile
-    from ..analysis.latency import robust_latency
+    from ..analysis.latency import detect_warmup, robust_latency
     from ..analysis.report import representative_run, run_lanes
+    from ..model import concat_runs
 
     files = [f for s in specs for f in ws.resolve(s, run_dir, threads)]
     first = files[0]
     rf = ws.describe(first)
-    prof = ws.valid_profile(first)
     if not name:
         name = rf.experiment or (first.stem if len(files) == 1 else os.path.commonprefix([f.stem for f in files]))
-    latency_rep = robust_latency(prof.latency_ms(), name=name, seed=seed, resamples=resamples,
-                                 source=prof.latency_source)
-    # every table and chart of the report uses the same runs: the steady runs after the detected warm-up
-    skip = (latency_rep.get("warmup") or {}).get("count", 0)
-    steady = prof.without_leading_runs(skip)
+    # every table and chart of the report uses the same runs: each launch's steady runs after its detected warm-up,
+    # the launches one after the other — the runs the comparison uses
+    profs = [ws.valid_profile(f) for f in files]
+    prof = profs[0]
+    if len(files) == 1:
+        latency_rep = robust_latency(prof.latency_ms(), name=name, seed=seed, resamples=resamples,
+                                     source=prof.latency_source)
+        warm = [(latency_rep.get("warmup") or {}).get("count", 0)]
+    else:
+        warm = [detect_warmup(p.latency_ms())["count"] for p in profs]
+    steady = concat_runs([p.without_leading_runs(w) for p, w in zip(profs, warm)])
+    if len(files) > 1:
+        latency_rep = robust_latency(steady.latency_ms(), name=name, seed=seed, resamples=resamples,
+                                     source=steady.latency_source, warmup_known=sum(warm))
     bd = run_breakdown(steady, taxonomy=taxonomy, top=top, name=name)
     bd.pop("operators_all", None)
     rep_run = representative_run(steady.latency_ms().tolist(), 0)
+    per_launch = [{"file": str(f), "first": w, "total": p.n_runs, "count": p.n_runs - w} for f, p, w in
+                  zip(files, profs, warm)]
+    launch, within = _launch_of(rep_run, per_launch)
     program = None
     if first.suffix != ".csv":
         pte = ws.program_for(first)
@@ -98,11 +110,22 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
         "evidence": "timeline_csv" if first.suffix == ".csv" else "etdump",
         "etrecord": prof.etrecord.status if prof.etrecord else "absent",
         "latency": latency_rep, "breakdown": bd,
-        "runs_used": {"first": skip, "count": steady.n_runs, "total": prof.n_runs},
+        "runs_used": {"first": warm[0] if len(files) == 1 else None, "count": steady.n_runs,
+                      "total": sum(p.n_runs for p in profs), "launches": per_launch},
         "kernel_evidence": executed_from_profile(steady, taxonomy),
-        "lanes": {"run_index": rep_run + skip, "segments": run_lanes(steady, rep_run)},
+        "lanes": {"run_index": within, "launch": launch + 1 if len(files) > 1 else None,
+                  "segments": run_lanes(steady, rep_run)},
         "launches": len(files),
     }
+
+
+def _launch_of(index: int, per_launch: list[dict]) -> tuple[int, int]:
+    """(launch, run index as recorded in that launch) of a run of the launches' steady runs put together."""
+    for k, u in enumerate(per_launch):
+        if index < u["count"]:
+            return k, index + u["first"]
+        index -= u["count"]
+    return len(per_launch) - 1, per_launch[-1]["total"] - 1
 
 
 def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: list) -> dict:

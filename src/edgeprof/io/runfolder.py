@@ -302,8 +302,9 @@ def _within(path: Path, root: Path) -> bool:
 def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
     """Where an ETDump's ETRecord may be, nearest first, never outside the folder the user named (``root``;
     the ETDump's own folder when none): the ETDump's folder and each folder above it up to ``root``, each with
-    its ``artifacts/``; and ``out_<model>/artifacts/`` when ``root`` lies inside ``out_<model>`` (the kit's
-    layout: ``out_<model>/runs/<platform>`` beside ``out_<model>/artifacts``)."""
+    its ``artifacts/``; and ``<D>/artifacts/`` when ``root`` lies inside ``<D>/runs/`` or inside ``out_<model>``
+    (the kit's layout: ``<D>/runs/<platform>`` beside ``<D>/artifacts``), the same for every command. Under the
+    agent server the roots bound it (:mod:`edgeprof.access`)."""
     from ..files import is_dir
 
     root = root if root is not None else etdump.parent
@@ -319,9 +320,12 @@ def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
             break
         d = d.parent
     for up in [root, *root.resolve().parents]:
-        if up.name.startswith("out_"):
-            if is_dir(up / "artifacts") and up / "artifacts" not in folders:
-                folders.append(up / "artifacts")
+        # the kit's layout: <D>/runs/<platform> beside <D>/artifacts (D named out_<model> by the kit, anything
+        # by edgeprof example / run)
+        top = up.parent if up.name == "runs" else up if up.name.startswith("out_") else None
+        if top is not None:
+            if is_dir(top / "artifacts") and top / "artifacts" not in folders:
+                folders.append(top / "artifacts")
             break
     return [f for f in folders if access.inside(f)]  # confined: never above the roots
 

@@ -63,7 +63,9 @@ _OPENS = re.compile(r"<(?!\s|$)")  # a "<" that could open an HTML tag or an aut
 
 
 def _escape_text(s: str) -> str:
-    s = _OPENS.sub("&lt;", s.replace("\\", "\\\\").replace("&", "&amp;")).replace(">", "&gt;")
+    # ">" opens nothing inside a line (a quote only at its start, escaped by text(); a tag's or an autolink's end
+    # only after a "<", escaped here)
+    s = _OPENS.sub("&lt;", s.replace("\\", "\\\\").replace("&", "&amp;"))
     return _LINK_CLOSE.sub(r"\\]", s)
 
 

@@ -2,6 +2,9 @@
 
 Both come from one list of blocks built from the report data (:func:`edgeprof.api.report`), so the two
 say the same things with the same numbers; the HTML adds the charts.
+
+Why this module is long: the block list of every section and both writers live together, so a figure is
+formatted once for the Markdown and the HTML alike.
 """
 
 from __future__ import annotations
@@ -73,6 +76,11 @@ def _run(out, d):
 
 def _runs_used(c: dict) -> str:
     u = c.get("runs_used") or {"first": 0, "count": c["latency"]["count"], "total": c["latency"]["count"]}
+    per = u.get("launches") or []
+    if len(per) > 1:
+        left = ", ".join(str(x["first"]) for x in per)
+        return (f"{c['name']}: {u['count']} of {u['total']} runs in {len(per)} launches (warm-up left out per launch: "
+                f"{left} run(s))")
     if not u["first"]:
         return f"{c['name']}: all {u['total']} runs (no warm-up detected)"
     left = "run 0" if u["first"] == 1 else f"runs 0–{u['first'] - 1}"
@@ -86,7 +94,8 @@ def _latency(out, d):
         lat = c["latency"]
         st = lat.get("steady") or lat
         ci = st.get("ci_median") or (lat.get("ci") or {}).get("median") or {}
-        w = (lat.get("warmup") or {}).get("count", 0)
+        u = c.get("runs_used") or {}
+        w = u["total"] - u["count"] if u else (lat.get("warmup") or {}).get("count", 0)
         dr = lat.get("drift") or {}
         drift = (f"{dr.get('slope_percent_per_100_runs', 0):+.1f} %/100 runs" if dr.get("significant") else
                  "too few runs to tell" if dr.get("testable") is False else "none")
@@ -230,7 +239,9 @@ def _portable(out, d):
                 f"{code(o['operator'])} {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:6])))
         lanes = cfg["lanes"]
         out.append(("chart", "timeline", {"segments": lanes["segments"],
-                                          "title": f"{cfg['name']}: run {lanes['run_index']} (the median steady run)"}))
+                                          "title": f"{cfg['name']}: run {lanes['run_index']}"
+                                                   + (f" of launch {lanes['launch']}" if lanes.get("launch") else "")
+                                                   + " (the median steady run)"}))
 
 
 def _operators(out, d):
