@@ -211,3 +211,35 @@ def test_breakdown_from_timeline_csvs_equals_etdump(tmp_path, etdump):
     kit.write_csv(tmp_path / "kit_all_runs_timeline.csv")
     from_kit = api.breakdown(tmp_path / "kit_all_runs_timeline.csv")
     assert strip(from_kit["categories"]) == strip(from_dump["categories"])
+
+
+def test_a_faster_category_that_takes_over_the_latency_is_where_the_bottleneck_went(etdump):
+    """MobileNet portable → XNNPACK: CONV 92 % → 33 % of latency while GEMM — faster too — rises 1 % → 53 %. The
+    statement said no other category grew; GEMM is where the time went (shares checked against the category
+    table). A GEMM that got faster in time as well still counts as grown (the constructed case below)."""
+    r = api.compare([etdump("mobilenet_v3_small_portable.N20")], [etdump("mobilenet_v3_small_xnn.N20")])
+    bc = r["by_category"]
+    cats = {c["line"]: c for c in bc["categories"]}
+    assert cats["GEMM"]["candidate_share"] - cats["GEMM"]["baseline_share"] > 40
+    bn = bc["bottleneck"]
+    assert bn["shift"] and bn["grown_categories"] == ["GEMM"] and bn["shrunk_categories"] == ["CONV"]
+    assert bn["statement"].startswith("bottleneck shift toward GEMM: CONV 92 % → 33 % of latency")
+    assert "GEMM is now the largest category" in bn["statement"] and "no other category" not in bn["statement"]
+
+
+def test_an_accelerated_category_faster_in_time_but_larger_in_share_counts_as_grown():
+    from edgeprof.analysis.compare_ops import bottleneck_shift
+
+    def cat(line, b_ms, c_ms, b_share, c_share, status):
+        return {"kind": "category", "line": line, "baseline_ms": b_ms, "candidate_ms": c_ms, "baseline_share": b_share,
+                "candidate_share": c_share, "status": status, "change_percent": 100 * (c_ms / b_ms - 1),
+                "share_change_ci": [c_share - b_share - 1, c_share - b_share + 1]}
+    cats = [cat("CONV", 92.0, 2.0, 92.0, 33.0, "faster"), cat("GEMM", 1.0, 0.5, 1.0, 53.0, "faster"),
+            cat("OTHER", 7.0, 0.2, 7.0, 14.0, "faster")]
+    bn = bottleneck_shift(cats, 20.0, "a", "b")
+    assert bn["shift"] and bn["shrunk_categories"] == ["CONV"] and bn["grown_categories"] == ["GEMM", "OTHER"]
+    assert "GEMM is now the largest category" in bn["statement"]
+    # only the accelerated categories got faster and both gained share: no shift, said as it is
+    bn = bottleneck_shift([cat("CONV", 50.0, 10.0, 50.0, 60.0, "faster"), cat("OTHER", 50.0, 6.7, 50.0, 40.0, "faster")],
+                          6.0, "a", "b")
+    assert not bn["shift"] and "CONV got faster (-80 % time) yet holds more of the latency (50 % → 60 %)" in bn["statement"]
