@@ -184,3 +184,16 @@ def test_multifunction_package_gives_each_function_its_own_ops_and_islands(tmp_p
     assert {i["function"] for i in isl} == {"fp16", "ids"}
     assert {h["rule"] for h in doc["hazards"]} >= {"int32", "gather"}
     assert [f["name"] for f in doc["functions"]] == ["fp16", "ids"]
+
+
+def test_no_agreement_is_claimed_from_zero_evidence():
+    """A profile joined with a model that is not the one profiled: no placed op matches, so no agreement is
+    claimed; the finding asks whether it is the right model."""
+    import edgeprof
+    from testdata import DATA
+
+    r = edgeprof.ane(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json",
+                     model=DATA / "coreml" / "conv_relu_linear_ios18.mlpackage")
+    (f,) = [x for x in r.data["findings"] if x["title"].startswith("Static estimate")]
+    assert f["matched_ops"] == 0 and "agrees" not in f["title"]
+    assert f["title"].startswith("Static estimate not compared: none of the profile's")

@@ -378,8 +378,16 @@ def _static_finding(p: AneProfile, static: dict) -> dict:
                + (f"{r['achieved_gflops']:.3g} GFLOP/s, " if r["achieved_gflops"] is not None else "FLOPs not known, ")
                + f"{r['achieved_gbps']:.3g} GB/s from the static bytes" for r in cc["op_types"][:8]]
     sev = "medium" if cc["disagree"] else "info"
-    title = (f"Static estimate vs measured placement: {cc['disagree']} op(s) placed differently"
-             if cc["disagree"] else "Static estimate agrees with the measured placement")
+    if cc["disagree"]:
+        title = f"Static estimate vs measured placement: {cc['disagree']} op(s) placed differently"
+    elif not cc["matched_ops"]:  # no evidence either way: likely another model than the profile's
+        sev = "medium"
+        title = (f"Static estimate not compared: none of the profile's {cc['unmatched_ops']} placed ops is in the "
+                 "model given (is it the model that was profiled?)")
+    elif not cc["agree"]:
+        title = f"Static estimate not compared: the rules know none of the {cc['matched_ops']} matched ops"
+    else:
+        title = f"Static estimate agrees with the measured placement ({cc['agree']} of {cc['matched_ops']} matched ops)"
     f = finding(title, "ordered_placements × model (mil_static)", sev, detail, **cc)
     f["source"] = "anemll_json+mil_static"
     return f

@@ -7,18 +7,18 @@ Rules (id — what — placement consequence — source):
 
 * ``int32`` — an op with an int32/int64 tensor input or output (constant parameters of ≤ 64 B excepted) —
   CPU. Source: anemll-profile's captured compiler message "Unsupported tensor data type: int32" and
-  ane-costplan's guidance that ops without a device are CPU ops ("gathers, int32 work"), seed 003.
-* ``gather`` — gather / gather_nd / gather_along_axis / scatter* (indexing) — CPU. Source: seed 003, as above.
+  ane-costplan's guidance that ops without a device are CPU ops ("gathers, int32 work"), the anemll-profile / ane-costplan guide.
+* ``gather`` — gather / gather_nd / gather_along_axis / scatter* (indexing) — CPU. Source: the anemll-profile / ane-costplan guide, as above.
 * ``fp32`` — a compute op on fp32 tensors — not ANE (CPU or GPU). Source: coremltools "Typed Execution" guide
   (the Neural Engine computes in float16; fp32 ML programs run on CPU/GPU).
 * ``dynamic_shape`` — a flexible (unknown) dimension in the op's tensors — not ANE for non-default shapes.
   Source: Apple engineer, developer forums thread 724930 (range flexibility runs on the ANE only at the
   default shape; enumerated shapes can).
 * ``kv_state`` — read_state / write_state / slice_update / coreml_update_state / slice_by_index, ≥ KV_OPS_MIN of
-  them — a KV-cache pattern to review (placement not known). Source: seed 003 ("Repeated slice_update,
+  them — a KV-cache pattern to review (placement not known). Source: the anemll-profile / ane-costplan guide ("Repeated slice_update,
   slice_by_index, or read_state: investigate KV-cache layout").
 * ``lut_expansion`` — constexpr_lut_to_dense weights ≥ LUT_SHARE_PCT of the dense weight bytes — LUT
-  expansion may dominate memory traffic. Source: seed 003 ("Large constexpr_lut_to_dense cost").
+  expansion may dominate memory traffic. Source: the anemll-profile / ane-costplan guide ("Large constexpr_lut_to_dense cost").
 * ANE-capable ops (placed ``ANE`` when no rule above applies and tensors are fp16 with static shapes): the op
   types Apple's ANE reference implementation of transformers is built from — conv, linear/matmul (einsum),
   softmax, layer_norm, elementwise add/mul, transpose, reshape, split, concat. Source: Apple Machine Learning
@@ -42,12 +42,12 @@ STATE_OPS = frozenset(KV_TYPES) - {"slice_by_index"} | {"coreml_update_state"}  
 ANE_OPS = frozenset({"conv", "linear", "matmul", "einsum", "softmax", "layer_norm", "add", "mul", "transpose", "reshape",
                      "split", "concat"})
 RULES = {
-    "int32": "seed 003: 'Unsupported tensor data type: int32'; ane-costplan: ops without a device are CPU (int32 work)",
-    "gather": "seed 003: ane-costplan 'no_device' ops are CPU ops (gathers, int32 work)",
+    "int32": "anemll-profile guide: 'Unsupported tensor data type: int32'; ane-costplan: ops without a device are CPU (int32 work)",
+    "gather": "ane-costplan guide: 'no_device' ops are CPU ops (gathers, int32 work)",
     "fp32": "coremltools Typed Execution guide: the Neural Engine computes in float16",
     "dynamic_shape": "developer.apple.com/forums/thread/724930: range-flexible shapes run on the ANE only at the default shape",
-    "kv_state": "seed 003: repeated slice_update, slice_by_index or read_state: investigate KV-cache layout",
-    "lut_expansion": "seed 003: large constexpr_lut_to_dense cost: LUT expansion may dominate memory bandwidth",
+    "kv_state": "anemll-profile guide: repeated slice_update, slice_by_index or read_state: investigate KV-cache layout",
+    "lut_expansion": "anemll-profile guide: large constexpr_lut_to_dense cost: LUT expansion may dominate memory bandwidth",
     "ane_op": "Apple ML Research, 'Deploying Transformers on the Apple Neural Engine' (2022): the ops its ANE model uses",
 }
 # Public peak figures. ``ane_tops`` as Apple states it; ``tops_precision`` says in which precision (from A17 Pro /

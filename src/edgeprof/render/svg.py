@@ -107,7 +107,7 @@ def latency_trend(series: list[dict], title: str = "Latency per run") -> str:
         warm = s.get("warmup", 0)
         if warm:
             body.append(f'<rect x="{left}" y="{y_top}" width="{pw * warm / n_max:.1f}" height="{panel_h}" fill="#fef3c7">'
-                        f'<title>warm-up: runs 0–{warm - 1}</title></rect>')
+                        f'<title>warm-up: {"run 0" if warm == 1 else f"runs 0–{warm - 1}"}</title></rect>')
         body += _grid_y(ticks, y_of, left, pw)
         body.append(f'<text x="14" y="{y_top + panel_h / 2:.1f}" font-size="11" fill="#374151" text-anchor="middle" '
                     f'transform="rotate(-90 14 {y_top + panel_h / 2:.1f})">ms</text>')
