@@ -195,5 +195,5 @@ def test_no_agreement_is_claimed_from_zero_evidence():
     r = edgeprof.ane(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json",
                      model=DATA / "coreml" / "conv_relu_linear_ios18.mlpackage")
     (f,) = [x for x in r.data["findings"] if x["title"].startswith("Static estimate")]
-    assert f["matched_ops"] == 0 and "agrees" not in f["title"]
+    assert f["evidence"]["matched_ops"] == 0 and "agrees" not in f["title"]
     assert f["title"].startswith("Static estimate not compared: none of the profile's")
