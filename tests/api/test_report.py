@@ -307,3 +307,22 @@ def test_a_multi_launch_report_uses_the_same_runs_everywhere(tmp_path):
     md = edgeprof.report(baseline=[str(f) for f in arms["toycnn_portable"]],
                          candidate=[str(f) for f in arms["tel_portable"]]).markdown()
     assert f"{r['configs'][0]['runs_used']['count']} of 220 runs in 2 launches" in md
+
+
+def test_the_slower_checklist_says_what_the_latency_table_says_about_drift(tmp_path):
+    """Three runs a configuration: the latency table says "too few runs to tell"; so does the checklist (it used
+    to say "none significant")."""
+    import gzip
+
+    import edgeprof
+
+    fs = []
+    for n in ("toycnn_xnn.N3.debug", "toycnn_portable.N3.debug"):
+        f = tmp_path / f"{n}.etdp"
+        f.write_bytes(gzip.decompress((DATA / "etdump" / f"{n}.etdp.gz").read_bytes()))
+        fs.append(str(f))
+    rep = edgeprof.report(baseline=[fs[0]], candidate=[fs[1]])
+    (check,) = [f for f in rep.data["findings"] if f["rule"] == "candidate_slower"]
+    assert [i for i in check["items"] if i.startswith("thermal drift")] == \
+        ["thermal drift: too few runs to tell (toycnn_xnn.N3.debug, toycnn_portable.N3.debug)"]
+    assert "too few runs to tell" in rep.markdown() and "none significant" not in rep.markdown()

@@ -180,7 +180,10 @@ def _slower_checklist(report: dict, cmp: dict) -> list[str]:
     wc = [x.get("warmup_dropped", 0) for x in cmp["candidate"].get("launches", [])]
     items.append(f"warm-up runs left out: {b} {sum(wb)}, {c} {sum(wc)}")
     drift = [w for w in cmp.get("warnings", []) if "drift" in w]
-    items.append("thermal drift: " + ("; ".join(drift) if drift else "none significant"))
+    untestable = [a["name"] for a in (ba, ca) if a and ((a.get("latency") or {}).get("drift") or {}).get("testable") is False]
+    items.append("thermal drift: " + ("; ".join(drift) if drift else
+                                      f"too few runs to tell ({', '.join(untestable)})" if untestable else
+                                      "none significant"))
     ke = (ca or {}).get("kernel_evidence") or {}
     logs = [x for x in (report.get("kernels") or {}).get("logs", []) if x["role"] == "on"]
     if logs:
