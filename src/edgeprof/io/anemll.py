@@ -129,6 +129,10 @@ def load_json(path) -> object:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        from .sniff import kind, wrong_kind
+
+        if kind(raw[:64])[0] in ("etdump", "pte", "zip", "gzip"):
+            raise InputError(path, wrong_kind(path, "an anemll-profile or ane-costplan JSON report", raw[:64])) from None
         raise InputError(path, "not UTF-8 text", offset=e.start) from None
     try:
         return json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)

@@ -28,30 +28,12 @@ SCALAR_TYPES = {
 }
 VALUE_TYPES = ("null", "int", "bool", "float", "double", "tensor", "tensor_list", "string")
 
-_KNOWN_MAGIC = (
-    (b"\x89PNG", "a PNG image"),
-    (b"PK\x03\x04", "a zip archive (an ETRecord?)"),
-    (b"%PDF", "a PDF document"),
-    (b"\x1f\x8b", "a gzip file"),
-    (b"\x7fELF", "an ELF binary"),
-)
-
-
 def sniff(data: bytes) -> str | None:
     """Describe a non-ETDump file from its first bytes, or None if it looks like an ETDump."""
-    if data[8:12] == IDENTIFIER or data[4:8] == IDENTIFIER:
-        return None
-    for magic, what in _KNOWN_MAGIC:
-        if data.startswith(magic):
-            return what
-    if len(data) >= 8 and data[4:6] == b"ET" and data[6:8].isdigit():
-        return f"an ExecuTorch program (.pte, identifier {data[4:8].decode()!r})"
-    head = data[:64].lstrip()
-    if head[:1] in (b"{", b"["):
-        return "a JSON or text file"
-    if head and all(32 <= c < 127 or c in (9, 10, 13) for c in head):
-        return "a text file"
-    return "not an ETDump"
+    from .sniff import kind
+
+    k, what = kind(data)
+    return None if k == "etdump" else what
 
 
 def read_bytes(path) -> bytes:
@@ -67,6 +49,10 @@ def read_bytes(path) -> bytes:
         if size > MAX_ETDUMP_BYTES:
             raise NotAnETDumpError(path, f"{size} bytes is larger than any ETDump ({MAX_ETDUMP_BYTES >> 20} MB limit)")
         head = f.read(12)
+        if head[:2] == b"\x1f\x8b":  # gzip-compressed: the ETDump inside, bounded by the same limit
+            from .sniff import gunzip
+
+            return gunzip(head + f.read(size - len(head)), path, MAX_ETDUMP_BYTES, "ETDump")
         if len(head) == 12 and head[8:12] == IDENTIFIER:
             end = 4 + int.from_bytes(head[0:4], "little")
             if size > end:

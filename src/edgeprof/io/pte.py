@@ -98,8 +98,12 @@ class _File:
 def _read(mm: _File, size: int, path) -> PteProgram:
     ident = bytes(mm[4:8])
     if ident != b"ET12":
-        hint = " (an ETDump)" if ident == b"ED00" or bytes(mm[8:12]) == b"ED00" else ""
-        raise CorruptProgramError(path, f"not an ExecuTorch program: file identifier {ident!r}, expected b'ET12'{hint}",
+        from .sniff import kind, wrong_kind
+
+        head = bytes(mm[0:64])
+        if kind(head)[0] not in ("unknown", "pte"):
+            raise CorruptProgramError(path, wrong_kind(path, "an ExecuTorch program (.pte)", head), offset=4)
+        raise CorruptProgramError(path, f"not an ExecuTorch program: file identifier {ident!r}, expected b'ET12'",
                                   offset=4)
     header = {"present": False, "length": 0, "program_size": size, "segment_base_offset": 0, "segment_data_size": 0}
     if bytes(mm[8:12]) == b"eh00":

@@ -259,7 +259,40 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
             known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
             raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
         return _filter_threads(files, threads, run_dir)
-    raise InputError(p, "no such file or folder")
+    raise InputError(p, "no such file or folder" + _experiment_hint(spec))
+
+
+def _experiment_hint(spec: str) -> str:
+    """For a bare name that is no file: the run folders below the current folder (4 levels, hidden ones skipped)
+    holding an experiment of that name, as the --run-dir to give."""
+    import os
+
+    if not spec or os.sep in spec or "/" in spec or spec.startswith("."):
+        return ""
+    found: list[str] = []
+    budget = 5000  # folders looked at, at most: a hint must not walk a whole disk
+    frontier = [Path(".")]
+    for _ in range(4):
+        nxt = []
+        for d in frontier:
+            try:
+                subs = [e for e in os.scandir(d) if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+            except OSError:
+                continue
+            for e in subs:
+                budget -= 1
+                sub = d / e.name
+                if e.name == spec and access.inside(sub):
+                    found.append(str(d))
+                nxt.append(sub)
+            if budget <= 0 or len(found) >= 3:
+                break
+        frontier = nxt
+        if budget <= 0 or len(found) >= 3 or not frontier:
+            break
+    if found:
+        return f"; as an experiment name it needs --run-dir: {', '.join(sorted(found)[:3])} hold(s) one named so"
+    return "; an experiment name needs --run-dir RUN_DIR"
 
 
 def _filter_threads(files: list[Path], threads: int | None, where: Path) -> list[Path]:

@@ -34,6 +34,10 @@ def read_timeline_csv(path):
 
     path = Path(path)
     data = read_regular(path, MAX_CSV_BYTES, "timeline CSV")  # read once: parsed from memory, hashed for the store
+    if data[:2] == b"\x1f\x8b":  # gzip-compressed
+        from .sniff import gunzip
+
+        data = gunzip(data, path, MAX_CSV_BYTES, "timeline CSV")
     try:
         head = pl.read_csv(io.BytesIO(data), n_rows=0)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:

@@ -209,15 +209,20 @@ class Workspace:
                           lambda: self.profile(path, etrecord=etrecord).valid_runs())
 
     def _read_profile(self, path: Path) -> Profile:
-        if path.suffix == ".csv":
+        suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix  # x.etdp.gz, x_timeline.csv.gz
+        if suffix == ".csv":
             from .timeline_csv import read_timeline_csv
 
             return read_timeline_csv(path)
-        if path.suffix not in ETDUMP_SUFFIXES and not is_dir(path):
+        if suffix not in ETDUMP_SUFFIXES and not is_dir(path):
             from ..files import check_regular
+            from .sniff import head_of, kind, wrong_kind
 
             check_regular(path)
-            raise InputError(path, "expected an ETDump (.etdump/.etdp) or a timeline CSV (*_all_runs_timeline.csv)")
+            head = head_of(path)
+            if kind(head)[0] != "etdump":
+                raise InputError(path, wrong_kind(path, "a profile (an ETDump .etdump/.etdp or a timeline CSV "
+                                                        "*_all_runs_timeline.csv, either may be gzip-compressed)", head))
         from .etdump import read_etdump
 
         return read_etdump(path, allow_empty=self.allow_empty)
