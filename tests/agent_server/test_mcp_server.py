@@ -64,6 +64,13 @@ def test_tools_match_the_cli(root):
     assert all("Read-only" in d for d in desc.values())
     for is_error, doc, _ in out:
         assert not is_error and doc["result"]["schema_version"] == 1 and doc["summary"]
+        assert doc["summary"] != doc["result"]["kind"]  # what a person reads last, not just the kind
+    # the summaries say what the documents say: the comparison's own line, the phases' medians, the program's size
+    assert out[0][1]["summary"] == out[0][1]["result"]["summary_line"]
+    assert "phase prefill: median" in out[7][1]["summary"] and "phase decode" in out[7][1]["summary"]
+    assert f"{out[2][1]['result']['file_size']:,} bytes" in out[2][1]["summary"]
+    lat = out[6][1]["result"]["items"][0]
+    assert f"over {lat['steady']['count']} steady runs" in out[6][1]["summary"]
     cmp_cli = _cli("compare", root / "tel_xnn.etdp", root / "tel_xnnq8.etdp", "--json")
     assert out[0][1]["result"]["verdict"] == cmp_cli["verdict"]
     assert out[0][1]["result"]["speedup"] == cmp_cli["speedup"]

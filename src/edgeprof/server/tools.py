@@ -46,19 +46,6 @@ def _spec(s: str | None, what: str, run_dir: str | None) -> str | None:
     return s
 
 
-def _summary(kind: str, doc: dict) -> str:
-    if kind == "comparison":
-        sp = doc.get("speedup") or {}
-        return f"verdict {doc.get('verdict')}: speedup {sp.get('estimate')} [{sp.get('ci_low')}, {sp.get('ci_high')}]"
-    if kind == "ane_analysis":
-        return str(doc.get("headline", ""))
-    if kind == "program":
-        return f"{doc.get('file_size'):,} bytes, {len(doc.get('instructions', []))} instructions"
-    if kind == "coreml_static":
-        return "; ".join(f"{m['model']}: {len(m['hazards'])} hazard(s)" for m in doc.get("models", []))
-    return kind
-
-
 def _doc(res) -> dict:
     from ..render import jsonfmt
 
@@ -67,7 +54,9 @@ def _doc(res) -> dict:
     else:
         doc = res.to_dict() if hasattr(res, "to_dict") else res
     doc = json.loads(jsonfmt.dumps(doc))  # the CLI's JSON exactly (its stable float formatting, sorted keys)
-    return {"summary": _summary(doc.get("kind", ""), doc), "result": doc}
+    from ..render.headline import headline
+
+    return {"summary": headline(doc), "result": doc}
 
 
 def latency(path: str) -> dict:
