@@ -52,7 +52,7 @@ def test_illustrative_fixtures_read():
     p = read_report(FIXTURE)
     assert isinstance(p, AneProfile) and p.version == "0.4.1" and p.name == "llama_FFN_chunk_01of02.mlpackage"
     assert p.compute["interrupt_boundary_ms"] == 300 and p.compute["compute_units_all"] is False
-    assert p.status == {"no_costmodel_entries": False, "log_data_masked": False}
+    assert p.status == {"no_costmodel_entries": False, "log_data_masked": False, "static_estimate": False}
     assert len(p.interruptions) == 1 and p.interruptions[0].is_interruption and p.interruptions[0].switches == 2
     assert p.edge_runs[0].edge_kind == "lead" and p.edge_runs[0].switches == 1
     assert p.placements[0].ane_supported is True and p.placements[0].short_type == "cast"

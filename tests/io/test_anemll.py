@@ -59,7 +59,7 @@ def test_strings_and_booleans():
     for v, b in ((1, True), (0, False), (1.0, True), ("true", True), ("False", False), ("1", True), ("0", False),
                  ("no", False), ("yes", True), (True, True), (None, False)):
         assert _p({"status": {"log_data_masked": v}}).status["log_data_masked"] is b, v
-    assert _p({"status": {}}).status == {"no_costmodel_entries": False, "log_data_masked": False}
+    assert _p({"status": {}}).status == {"no_costmodel_entries": False, "log_data_masked": False, "static_estimate": False}
     for v in (2, -1, 0.5, "maybe", [1], {}):
         _err({"status": {"log_data_masked": v}}, r"status\.log_data_masked: expected true/false or 0/1")
 

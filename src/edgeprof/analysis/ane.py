@@ -100,7 +100,8 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
     top = ranked[0]
     if n:
         detail.append(f"{n} interruption(s): the tool's estimate is {tool_tax:.4g} ms per prediction at {tool_b:g} ms "
-                      f"per boundary; at {boundary_ms:g} ms per boundary it is {real_tax:.3g} ms"
+                      "per boundary" + (f"; at {boundary_ms:g} ms per boundary it is {real_tax:.3g} ms"
+                                        if boundary_ms != tool_b else "")
                       + (f" ({100 * real_tax / avg:.0f} % of the measured {avg:.3g} ms)" if avg else "")
                       + (f" — the tool's figure exceeds the whole measured prediction ({avg:.3g} ms)" if avg and tool_tax > avg
                          else ""))
@@ -111,8 +112,10 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
         detail.append(f"the ranking changes with a {boundary_ms:g} ms boundary: {top['label']} "
                       f"({top['runtime_ms']:.3g} ms of island time) ranks first; at {tool_b:g} ms per boundary "
                       f"{first_tool['label']} ranked first because the switch charge outweighs any island's runtime")
-    else:
+    elif tool_b != boundary_ms:
         detail.append(f"the ranking is the same at {tool_b:g} ms and at {boundary_ms:g} ms per boundary")
+    else:
+        detail.append(f"ranked at the tool's own {tool_b:g} ms per boundary (give --boundary-ms to rank at another)")
     for r in ranked[:10]:
         miss = f", {r['missing_runtime_ops']} op(s) without cost-model timing" if r["missing_runtime_ops"] else ""
         detail.append(f"#{r['rank']} {r['label']} {r['path']}: {r['ops']} op(s), {r['runtime_ms']:.3g} ms + "
@@ -232,7 +235,7 @@ def signals(p: AneProfile) -> list[dict]:
         share = sum(t["share_pct"] for t in p.op_types if t["short_type"] in KV_TYPES)
         off = sum(e["off_ane"] for e in kv.values())
         section = "/".join(dict.fromkeys(src for e in kv.values() for src in e["sources"]))
-        out.append(finding(f"Repeated KV-cache ops: {n_kv} slice_update/slice_by_index/read_state", section,
+        out.append(finding(f"Repeated KV-cache ops: {n_kv} ({'/'.join(kv)})", section,
                       "medium", ["revisit the KV-cache layout (one stateful cache updated in place, fewer slices per "
                                  "layer)"] + [f"{t}: {e['ops']} op(s), {e['off_ane']} off the ANE (from "
                                               f"{', '.join(e['sources'])})" for t, e in kv.items()]
@@ -278,6 +281,10 @@ def _short_all(types):
 def _measured_finding(p: AneProfile) -> dict:
     m = p.measured
     status = m.get("status") or "not_run"
+    if p.status.get("static_estimate"):
+        return finding("Not measured: a static estimate", "measured_prediction", "info",
+                       ["written by `edgeprof coreml --as-anemll`: placements from documented rules, runtimes from a "
+                        "roofline — run anemll-profile on a Mac for a measured prediction"], status=status)
     sev, meaning = _MEASURED.get(status, ("warning", f"status {status!r}"))
     if status == "ok":
         sp = m.get("speedup_vs_sequential")
@@ -343,8 +350,14 @@ def analyze_profile(p: AneProfile, plan: AneCostPlan | None = None, *, boundary_
             findings.append({**f, "id": "plan_top_ops" if i == 0 else "plan_no_device"})
         cc = cross_check(p, plan)
         sev = "medium" if cc["statements"] else "info"
+        from .ane_plan import plan_unlisted_share
+
+        unlisted = plan_unlisted_share(plan)
+        agree = ("Cross-check: plan and profile agree" if unlisted <= 50 else
+                 f"Cross-check: no disagreement in the ops the plan lists, but they hold only {100 - unlisted:.1f} % "
+                 "of its cost — the rest cannot be checked")
         findings.append({**finding(f"Cross-check: {len(cc['statements'])} disagreement(s) between plan cost and measured "
-                              "runtime/placement" if cc["statements"] else "Cross-check: plan and profile agree",
+                              "runtime/placement" if cc["statements"] else agree,
                               "cost plan × op_type_breakdown/top_operations/ordered_placements", sev,
                               cc["statements"] or ["no op type or op differs by 2× or more between plan share and "
                                                    "runtime share"], **cc), "id": "cross_check"})

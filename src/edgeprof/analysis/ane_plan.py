@@ -53,6 +53,8 @@ def plan_findings(plan: AneCostPlan) -> list[dict]:
     detail = [f"[{o['index']}] {o['short_type']}: {o['share_pct']:.2f} %" for o in top]
     detail.append("by type: " + ", ".join(f"{t['type']} {t['share_pct']:.1f} % ({t['ops']})" for t in types[:6]))
     detail.append(f"shares are of total_cost {plan_total(plan):.4g} (dimensionless compiler weights)")
+    if not plan.no_device:  # the guide's step 2 asks for it: said when it is 0 as well
+        detail.append(f"no_device: 0 — every op has a device in the plan (with_device {plan.with_device})")
     unlisted = plan_unlisted_share(plan)
     if unlisted > 0.5:
         detail.append(f"the listed ops account for {100 - unlisted:.1f} % of total_cost; {unlisted:.1f} % is in ops the "

@@ -234,7 +234,8 @@ def profile_from_doc(doc: dict, source: str) -> AneProfile:
                "compute_units_all": r.bool_(c, "compute_units_all", "compute")}
     s = r.obj(doc, "status", "")
     status = {"no_costmodel_entries": r.bool_(s, "no_costmodel_entries", "status"),
-              "log_data_masked": r.bool_(s, "log_data_masked", "status")}
+              "log_data_masked": r.bool_(s, "log_data_masked", "status"),
+              "static_estimate": doc.get("tool") == ESTIMATE_TOOL}  # written by edgeprof coreml --as-anemll
     sm = r.obj(doc, "summary", "")
     summary = {k: (r.int_(sm, k, "summary") if k.endswith(("ops", "entries")) else r.num(sm, k, "summary"))
                for k in ("total_ops", "ane_ops", "cpu_ops", "gpu_ops", "const_ops", "total_cost", "ane_cost", "cpu_cost",
