@@ -88,3 +88,25 @@ def test_install_copies_and_keeps_local_edits(tmp_path):
     assert r.returncode == 0 and edited.read_text() != "mine"
     shutil.rmtree(tmp_path / "skills")
     assert install_skills(tmp_path / "one", names=["ane-profile"])[0].endswith("ane-profile/SKILL.md")
+
+
+def test_skills_name_only_verdicts_and_paths_that_exist(example, tmp_path):
+    """What the skills tell an agent to read exists: every verdict word they list is one of the verdicts, and
+    every `comparison.json` path they quote is in a real comparison document."""
+    import json as _json
+
+    from edgeprof import api
+    from edgeprof.conventions import VERDICTS
+
+    doc = _json.loads(_json.dumps(api.compare(["portable"], ["xnnpack_fp32"], run_dir=example / "runs" / "linux")
+                                  .to_dict(), default=str))
+    for s in skills():
+        text = Path(s["path"]).read_text()
+        for line in re.findall(r"`verdict` is ([^;]+);", text):
+            words = re.findall(r"`([a-z_]+)`", line)
+            assert words and set(words) <= set(VERDICTS), (s["name"], words)
+        for path in re.findall(r"`((?:by_category|bottleneck|speedup|ci|launch_noise|tests|metrics)\.[a-z_.]+)`", text):
+            node = doc
+            for key in path.split("."):
+                assert isinstance(node, dict) and key in node, (s["name"], path)
+                node = node[key]
