@@ -59,3 +59,22 @@ def test_kv_count_names_what_it_counts_and_an_estimate_is_not_a_skipped_measurem
     assert set(kv["evidence"]["by_type"]) == set(hand)
     m = f["measured_prediction"]
     assert m["title"] == "Not measured: a static estimate" and "skips it" not in " ".join(m["detail"])
+
+
+def test_a_diff_says_what_moved_and_what_did_not(tmp_path):
+    from edgeprof.analysis.ane_diff import counts_line
+
+    assert counts_line([("ops", 3, 5), ("with a device", 105, 105), ("with no device", 0, 0)]) == \
+        "ops 3 → 5; unchanged: with a device 105, with no device 0"
+    assert counts_line([("ops", 1, 1)]) == "unchanged: ops 1"
+    outs = []
+    for name in ("conv_relu_linear_ios18", "conv_palettized4_ios18"):
+        out = tmp_path / f"{name}.json"
+        assert CliRunner().invoke(main, ["coreml", str(DATA / "coreml" / f"{name}.mlpackage"), "--as-anemll",
+                                         str(out)]).exit_code == 0
+        outs.append(out)
+    from edgeprof import api
+
+    d = api.ane_diff(*outs).data
+    assert "no measured latency: both are static estimates" in " ".join(d["statements"])
+    assert not any(" 0 → 0" in ln or "2 → 2" in ln for ln in d["statements"])

@@ -44,6 +44,13 @@ def _share_rows(before: dict[str, tuple], after: dict[str, tuple], what: str) ->
     return rows
 
 
+def counts_line(pairs: list[tuple[str, object, object]]) -> str:
+    """``ops 3 → 5; unchanged: with a device 105, with no device 0`` — what moved, then what did not, once."""
+    moved = [f"{k} {b} → {a}" for k, b, a in pairs if b != a]
+    same = [f"{k} {b}" for k, b, a in pairs if b == a]
+    return "; ".join(moved + (["unchanged: " + ", ".join(same)] if same else []))
+
+
 def diff_profiles(before: AneProfile, after: AneProfile) -> dict:
     mb, ma = before.measured, after.measured
     lat = {"before_ms": mb.get("average_ms") if mb.get("status") == "ok" else None,
@@ -56,6 +63,8 @@ def diff_profiles(before: AneProfile, after: AneProfile) -> dict:
         lines.append(f"measured latency {lat['before_ms']:.4g} → {lat['after_ms']:.4g} ms ({change:+.1f} %, speedup "
                      f"{lat['speedup']:.3g}×; each is the tool's mean of 1–10 runs, with no spread: small changes are "
                      "within noise)")
+    elif before.status.get("static_estimate") and after.status.get("static_estimate"):
+        lines.append("no measured latency: both are static estimates (`edgeprof coreml --as-anemll`), nothing was run")
     else:
         lines.append(f"measured latency not comparable (status {lat['status_before']} → {lat['status_after']})")
     ib, ia = _islands(before), _islands(after)
@@ -65,9 +74,11 @@ def diff_profiles(before: AneProfile, after: AneProfile) -> dict:
                    "count": len(v) - len(ib.get(k, []))} for k, v in ia.items() if len(v) > len(ib.get(k, []))]
     nb = before.interruptions_summary.get("graph_interruptions", len(before.interruptions))
     na = after.interruptions_summary.get("graph_interruptions", len(after.interruptions))
-    lines.append(f"graph interruptions {nb} → {na}: {sum(f['count'] for f in fixed)} island(s) fixed, "
-                 f"{sum(f['count'] for f in introduced)} introduced")
-    lines.append(f"ops not on the ANE {len(before.fallback_ops)} → {len(after.fallback_ops)}")
+    if fixed or introduced or nb != na:
+        lines.append(f"graph interruptions {nb} → {na}: {sum(f['count'] for f in fixed)} island(s) fixed, "
+                     f"{sum(f['count'] for f in introduced)} introduced")
+    lines.append(counts_line([("ops not on the ANE", len(before.fallback_ops), len(after.fallback_ops))]
+                             + ([("graph interruptions", nb, na)] if not (fixed or introduced or nb != na) else [])))
     types = _share_rows({t["short_type"]: (t["share_pct"], t["count"]) for t in before.op_types},
                         {t["short_type"]: (t["share_pct"], t["count"]) for t in after.op_types}, "runtime_share")
     moved = [r for r in types if abs(r["delta_pp"]) >= 1.0][:5]
@@ -127,9 +138,10 @@ def diff_plans(before: AneCostPlan, after: AneCostPlan) -> dict:
                    "changed graph as more expensive")
     else:
         tc_line = f"total_cost unchanged ({tb:.4g})"
-    lines = [tc_line, f"ops {len(before.operations)} → {len(after.operations)}; with a device "
-                      f"{before.with_device} → {after.with_device}, with no device {before.no_device} → {after.no_device}"
-                      " (no device = CPU-only ops such as gathers and int32 work)"]
+    lines = [tc_line, counts_line([("ops", len(before.operations), len(after.operations)),
+                                   ("with a device", before.with_device, after.with_device),
+                                   ("with no device", before.no_device, after.no_device)])
+             + " (no device = CPU-only ops such as gathers and int32 work)"]
     moved = [r for r in types if abs(r["delta_pp"]) >= 1.0][:6]
     if moved:
         lines.append("plan shares by type: " + ", ".join(f"{r['type']} {r['plan_share_before_pct']:.1f} → "
