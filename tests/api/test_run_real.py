@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -79,6 +80,9 @@ def test_validate_compare_and_the_report_on_the_new_folder(collected):
     assert "toycnn_xnnpack_fp32 vs toycnn_portable" in md and "faster" in md and "<svg" in html
     assert res["report"]["verdict"] == "faster"
     assert "| attached |" in md  # the ETRecords edgeprof run copied in are used
+    # both programs named in the Run table, and the runs of all three launches used everywhere
+    assert "| Models | toycnn_portable: `" in md and "toycnn_xnnpack_fp32: `" in md
+    assert re.search(r"toycnn_portable: \d+ of 60 runs in 3 launches", md)
 
 
 def test_the_overhead_check_states_what_etdump_costs(collected):

@@ -218,6 +218,8 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             "run_dir": str(run_dir) if run_dir else None, "manifest": str(mpath) if mpath else None,
             "model": (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), str) else
             ws.describe(Path(configs[0]["files"][0])).model,
+            "models": {str(k): v for k, v in (manifest or {}).get("models").items() if isinstance(v, str)}
+            if isinstance((manifest or {}).get("models"), dict) else None,
             "device": device, "device_source": device_src, "runners": recorded_runners(manifest),
             "environment": [list(r) for r in recorded_environment(manifest)],
             "executorch": (manifest or {}).get("executorch") if isinstance((manifest or {}).get("executorch"), dict) else None,

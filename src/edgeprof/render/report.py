@@ -52,7 +52,9 @@ def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
 def _run(out, d):
     m = d["metadata"]
     out.append(("h2", "Run"))
-    rows = [["Model", m.get("model") or "not recorded"],
+    models = m.get("models") or {}
+    rows = [["Models", "; ".join(f"{k}: {code(v)}" for k, v in models.items())] if len(models) > 1 else
+            ["Model", m.get("model") or "not recorded"],
             ["Device", f"{m['device']} (as recorded in {m['device_source']})" if m.get("device")
              else "not recorded in the run (the analysis host is not the device)"]]
     if m.get("run_dir"):
