@@ -197,3 +197,17 @@ def test_no_agreement_is_claimed_from_zero_evidence():
     (f,) = [x for x in r.data["findings"] if x["title"].startswith("Static estimate")]
     assert f["evidence"]["matched_ops"] == 0 and "agrees" not in f["title"]
     assert f["title"].startswith("Static estimate not compared: none of the profile's")
+
+
+def test_the_roofline_times_only_the_ops_placed_on_the_ane():
+    """The ANE's peak figures apply to the ops the estimate places on the ANE; an op placed on the CPU or GPU gets
+    no time (its device's figures are not known) instead of the ANE's — so it cannot become the hotspot."""
+    from edgeprof import api
+    from testdata import DATA
+
+    m = api.coreml(DATA / "coreml" / "int32_gather_fp32prec_ios17.mlpackage").data["models"][0]
+    elsewhere = [o for o in m["ops"] if o["predicted_device"] not in ("ANE", "const")]
+    on_ane = [o for o in m["ops"] if o["predicted_device"] == "ANE"]
+    assert elsewhere and all(o["estimated_ms"] is None for o in elsewhere)
+    assert m["estimate"]["ops_not_timed"] == len(elsewhere)
+    assert m["estimate"]["estimated_ms"] == pytest.approx(sum(o["estimated_ms"] or 0 for o in on_ane))

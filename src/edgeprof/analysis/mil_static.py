@@ -177,11 +177,17 @@ def chip(name: str) -> dict:
     return {"name": name, **c, "fp16_flops_per_s": peak, "bytes_per_s": c["dram_gbps"] * 1e9}
 
 
-def roofline(rows: list[OpCost], chip_info: dict) -> dict[tuple[str, int], dict]:
-    """Per op: estimated ms and whether compute or memory bound, against the chip's ANE peak and bandwidth."""
+def roofline(rows: list[OpCost], chip_info: dict, devices: dict | None = None) -> dict[tuple[str, int], dict]:
+    """Per op: estimated ms and whether compute or memory bound, against the chip's ANE peak and bandwidth — for
+    the ops estimated on the ANE (``devices``: (function, index) → predicted device; all when None). An op placed
+    elsewhere gets no time: the ANE's figures are not its device's, and no public figures for those are kept."""
     out = {}
     for r in rows:
         if r.type == "const" or _short(r.type).startswith("constexpr_"):
+            continue
+        if devices is not None and devices.get((r.function, r.index), "ANE") != "ANE":
+            out[(r.function, r.index)] = {"ms": None, "bound": "", "flops_known": r.flops is not None,
+                                          "not_known": "not on the ANE: its device's peak figures are not known"}
             continue
         moved = (r.act_read or 0) + r.weight_read + (r.written or 0)
         tc = (r.flops or 0) / chip_info["fp16_flops_per_s"]
@@ -194,22 +200,23 @@ def roofline(rows: list[OpCost], chip_info: dict) -> dict[tuple[str, int], dict]
 def placement_estimate(prog: MilProgram, rows: list[OpCost], per_op: list[dict], chip_info: dict,
                        boundary_ms: float) -> dict:
     """Predicted placements, the islands they make (same algorithm as the measured analysis), and totals."""
-    roof = roofline(rows, chip_info)
-    total_ms = sum(v["ms"] for v in roof.values()) or 1.0
+    roof = roofline(rows, chip_info, {(o["function"], o["index"]): o["device"] for o in per_op})
+    total_ms = sum(v["ms"] or 0.0 for v in roof.values()) or 1.0
     places = []
     for o in per_op:
         rf = roof.get((o["function"], o["index"]))
-        ms = rf["ms"] if rf else 0.0
+        ms = (rf["ms"] or 0.0) if rf else 0.0
         device = "CPU" if o["device"] == "CPU" else ("Other" if o["device"] == "non-ANE" else o["device"])
         places.append(Placement(o["function"], o["index"], o["name"], o["type"], device, ms / total_ms,
-                                o["device"] == "ANE", ms if rf else None,
+                                o["device"] == "ANE", rf["ms"] if rf else None,
                                 f"{o['rule']}: {RULES[o['rule']]}" if o["rule"] and o["device"] != "ANE" else ""))
     isl = islands(places, boundary_ms=boundary_ms)
     counts: dict[str, int] = {}
     for o in per_op:
         counts[o["device"]] = counts.get(o["device"], 0) + 1
     return {"placements": places, "islands": isl, "summary": summary(isl), "device_counts": counts,
-            "roofline": roof, "estimated_ms": sum(v["ms"] for v in roof.values()), "chip": chip_info,
+            "roofline": roof, "estimated_ms": sum(v["ms"] or 0.0 for v in roof.values()), "chip": chip_info,
+            "ops_not_timed": sum(1 for v in roof.values() if v["ms"] is None),
             "evidence": EVIDENCE, "label": "estimate"}
 
 
@@ -249,6 +256,7 @@ def analyze_program(prog: MilProgram, *, chip_name: str = DEFAULT_CHIP, boundary
         "estimate": {
             "label": "estimate", "evidence": EVIDENCE, "chip": est["chip"], "boundary_ms": boundary_ms,
             "device_counts": est["device_counts"], "estimated_ms": est["estimated_ms"],
+            "ops_not_timed": est["ops_not_timed"],
             "graph_interruptions": {**est["summary"], "interruptions": [i.__dict__ for i in est["islands"] if i.is_interruption],
                                     "edge_runs": [i.__dict__ for i in est["islands"] if not i.is_interruption]},
         },
