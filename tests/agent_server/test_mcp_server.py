@@ -107,3 +107,29 @@ def test_write_tools_only_when_allowed(root):
     assert "analyze" in names and "WRITES" in desc["analyze"] and "WRITES" in desc["report"]
     assert not out[0][0]
     assert list((run_dir / "runs" / "linux").rglob("*_exec_all_runs_timeline.csv"))
+
+
+def test_every_argument_is_described_and_the_options_people_use_are_there(root):
+    """Each tool argument carries its description in the input schema; compare takes several launches per arm and
+    a threshold, history a metric, threshold and since — and they act as in the CLI."""
+    from mcp_client import run_calls
+
+    launches = []
+    for k in range(2):  # two launches per arm: the same recordings under two names each
+        for n in ("tel_xnn", "tel_xnnq8"):
+            f = root / f"{n}_l{k}.etdp"
+            f.write_bytes((root / f"{n}.etdp").read_bytes())
+            launches.append(f.name)
+    _, _, _, out = run_calls(root, [
+        ("compare", {"baseline": [launches[0], launches[2]], "candidate": [launches[1], launches[3]],
+                     "threshold": "5%"}),
+    ])
+    schemas = run_calls.schemas
+    for name, sch in schemas.items():
+        for arg, spec in sch["properties"].items():
+            assert spec.get("description") and spec["description"] != arg, (name, arg)
+    assert {"threshold", "metric"} <= set(schemas["compare"]["properties"])
+    assert {"metric", "threshold", "since", "device"} <= set(schemas["history"]["properties"])
+    is_error, doc, _ = out[0]
+    assert not is_error and doc["result"]["threshold"] == 0.05
+    assert len(doc["result"]["baseline"]["launches"]) == 2

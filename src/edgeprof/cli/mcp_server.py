@@ -46,6 +46,7 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
                 return pool.call(fn.__name__, kwargs)
             except CallFailed as e:
                 raise ToolError(str(e)) from None
+        call.__signature__ = _described(fn, tools.ARGS)
         writes = fn.__name__ in tools.WRITE_TOOLS
         server.tool(description=" ".join(fn.__doc__.split()),
                     annotations=ToolAnnotations(readOnlyHint=not writes, destructiveHint=False,
@@ -57,6 +58,20 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
     pool.warm()
     server.edgeprof_pool = pool
     return server
+
+
+def _described(fn, args: dict):
+    """The tool's signature with each argument's description (what the agent sees in the input schema)."""
+    import inspect
+    import typing
+
+    from pydantic import Field
+
+    hints = typing.get_type_hints(fn)
+    sig = inspect.signature(fn)
+    params = [p.replace(annotation=typing.Annotated[hints[p.name], Field(description=args.get(p.name, p.name))])
+              for p in sig.parameters.values()]
+    return sig.replace(parameters=params, return_annotation=hints.get("return", dict))
 
 
 def serve(roots: list[str], allow_write: bool = False, *, timeout: float | None = None, memory: int | None = None) -> None:

@@ -66,13 +66,38 @@ def latency(path: str) -> dict:
     return _doc(api.latency([_path(path)]))
 
 
-def compare(baseline: str, candidate: str, run_dir: str | None = None) -> dict:
-    """Compare two profiles (baseline, candidate): speedup = baseline / candidate with its 95 % interval and
-    verdict; with run_dir, experiment names work too. Read-only."""
+def compare(baseline: str | list[str], candidate: str | list[str], run_dir: str | None = None,
+            threshold: str | None = None, metric: str | None = None) -> dict:
+    """Compare a baseline with a candidate (one profile each, or several launches each): speedup = baseline /
+    candidate with its 95 % interval and verdict; with run_dir, experiment names work too. Read-only."""
     from .. import api
+    from ..conventions import parse_fraction
 
     rd = _path(run_dir, "run_dir")
-    return _doc(api.compare(_spec(baseline, "baseline", rd), _spec(candidate, "candidate", rd), run_dir=rd))
+    b = [_spec(x, "baseline", rd) for x in _listed(baseline, "baseline")]
+    c = [_spec(x, "candidate", rd) for x in _listed(candidate, "candidate")]
+    opts = {}
+    if threshold is not None:
+        opts["threshold"] = parse_fraction(_text(threshold, "threshold"), "threshold")
+    if metric is not None:
+        opts["metric"] = _text(metric, "metric")
+    return _doc(api.compare(b, c, run_dir=rd, **opts))
+
+
+def _listed(v, what: str) -> list:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v) and len(v) <= 256:
+        return v
+    raise UsageError(f"{what}: expected a path or experiment name, or a list of them (several launches)")
+
+
+def _text(v, what: str) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    if not isinstance(v, str) or not v or len(v) > 200 or "\x00" in v:
+        raise UsageError(f"{what}: expected a short text")
+    return v
 
 
 def breakdown(path: str, program: str | None = None) -> dict:
@@ -130,14 +155,18 @@ def phases(path: str, phases: str | None = None) -> dict:
     return _doc(api.phases(_path(path), spec=phases))
 
 
-def history(store: str, model: str | None = None) -> dict:
-    """History of a store (DuckDB file or Parquet folder): points per commit, change points and their
-    attribution. Read-only."""
+def history(store: str, model: str | None = None, device: str | None = None, metric: str | None = None,
+            threshold: str | None = None, since: str | None = None) -> dict:
+    """History of a store (DuckDB file or Parquet folder): points per commit, change points (confirmed, pending,
+    possible) with their kind and attribution, and the regressions since a commit. Read-only."""
     from .. import api
+    from ..conventions import parse_fraction
 
-    if model is not None and not isinstance(model, str):
-        raise UsageError("model: expected a model name")
-    return _doc(api.history(_path(store, "store"), model=model))
+    opts = {k: _text(v, k) for k, v in (("model", model), ("device", device), ("metric", metric), ("since", since))
+            if v is not None}
+    if threshold is not None:
+        opts["threshold"] = parse_fraction(_text(threshold, "threshold"), "threshold", upper=10.0)
+    return _doc(api.history(_path(store, "store"), **opts))
 
 
 def analyze(path: str) -> dict:
@@ -157,6 +186,25 @@ def report(run_dir: str, baseline: str | None = None, candidate: str | None = No
     return _doc(api.report([rd], baseline=[b] if b else (), candidate=[c] if c else (), write=True,
                            html=os.path.join(rd, "report.html") if html is True else None))
 
+
+# what each argument is, for the agent (the MCP adapter puts it in the tool's input schema)
+ARGS = {
+    "path": "a file or folder inside the server's roots (relative to the first root, or absolute)",
+    "baseline": "the baseline: a profile (ETDump or timeline CSV), an experiment name with run_dir, or a list of "
+                "them for several launches",
+    "candidate": "the candidate, as baseline",
+    "run_dir": "a run folder inside the roots whose experiments baseline/candidate name",
+    "threshold": "the smallest change that matters, as 2% or 0.02 (default 2 %)",
+    "metric": "history: median_ms, mean_ms, p90_ms, category:NAME or op:NAME; compare: median, mean, p90 or p99",
+    "program": "the .pte the profile was recorded from (adds work per instruction)",
+    "costplan": "an ane-costplan JSON report of the same model (adds the plan-vs-profile cross-check)",
+    "phases": "run ranges naming the phases, such as 0:1=prefill,1:=decode",
+    "store": "a history store inside the roots: a .duckdb file or a Parquet folder",
+    "model": "only this model's series",
+    "device": "only this device's series",
+    "since": "regressions at or after this commit (or ISO time)",
+    "html": "also write report.html",
+}
 
 TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, coreml, phases, history,
                                  analyze, report)}
