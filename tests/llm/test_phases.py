@@ -139,3 +139,42 @@ def test_a_bad_run_order_file_is_one_line(fixture, content):
     with pytest.raises(InputError) as e:
         phases(fixture)
     assert "runs.json" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["llm_kv_portable", "llm_kv_xnn"])
+def test_prefill_and_decode_inferred_without_a_run_order_file(name, tmp_path):
+    """The recorded decoder without its run-order file: prefill and decode are told apart by the run times (two
+    generations: each prefill at least 2× the runs around it), exactly as the recorded order has them, and the
+    report says it inferred them and how to name them for sure."""
+    import gzip
+    import json
+
+    from edgeprof import api
+    from testdata import DATA
+
+    f = tmp_path / f"{name}.etdp"
+    f.write_bytes(gzip.decompress((DATA / "llm" / f"{name}.G2S64.etdp.gz").read_bytes()))
+    order = [o["method"] for o in json.loads((DATA / "llm" / f"{name}.G2S64.runs.json").read_text())]
+    r = api.phases(f).data
+    assert r["labels_source"].startswith("inferred from the run times") and "--phases" in r["labels_source"]
+    assert {p["name"]: p["count"] for p in r["phases"]} == {"prefill": order.count("prefill"),
+                                                            "decode": order.count("decode")}
+    from edgeprof.api.phases import _labelled
+    from edgeprof.io.workspace import Workspace
+
+    labels = _labelled(f, None, Workspace())[2]
+    assert labels == order
+
+
+def test_a_warm_up_is_not_a_prefill(tmp_path):
+    """A CNN whose first run is 5× the rest (warm-up): one phase, and the report says how to name phases."""
+    import gzip
+
+    from edgeprof import api
+    from testdata import DATA
+
+    f = tmp_path / "toycnn_xnn.etdp"
+    f.write_bytes(gzip.decompress((DATA / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes()))
+    r = api.phases(f).data
+    assert [p["name"] for p in r["phases"]] == ["all"]
+    assert "--phases 0:1=prefill,1:=decode" in r["labels_source"]

@@ -139,6 +139,52 @@ def analyze_phases(latency_ms: np.ndarray, labels: list[str], *, positions=None,
     return out
 
 
+SPIKE = 2.0  # a run this many times the median of its neighbours (5 before, 5 after) starts a phase
+SPIKE_NEIGHBOURS = 5
+SPIKE_MAX_SHARE = 0.2
+
+
+def shape_labels(lat) -> tuple[list[str], list[int], str] | None:
+    """Prefill and decode told apart by the run times alone, when the runs carry no other mark: a run at least
+    ``SPIKE``× the median of the runs around it (``SPIKE_NEIGHBOURS`` before and after; the first run against
+    the runs after it) is a prefill, the runs after it decode steps (their position counted from it). None unless
+    the first run and at least one later run stand out so (a single long first run is what a warm-up looks like),
+    or when too many do (more than ``SPIKE_MAX_SHARE`` of the runs: no prefill/decode shape).
+    Returns (labels, positions, the evidence)."""
+    import numpy as np
+
+    v = np.asarray(lat, dtype=float)
+    n, k = v.size, SPIKE_NEIGHBOURS
+    starts = []
+    for i in range(n):
+        after = v[i + 1:i + 1 + k]
+        before = v[max(0, i - k):i]
+        if after.size == 0:
+            continue
+        ratio = v[i] / float(np.median(after))
+        if before.size:
+            ratio = min(ratio, v[i] / float(np.median(before)))
+        if ratio >= SPIKE:
+            starts.append(i)
+    # one long first run is what any warm-up looks like: a prefill shape needs it repeated (two generations)
+    if len(starts) < 2 or len(starts) > SPIKE_MAX_SHARE * n or starts[0] != 0:
+        return None
+    labels, positions = [], []
+    pos = 0
+    for i in range(n):
+        if i in starts:
+            labels.append("prefill")
+            pos = 0
+        else:
+            pos += 1
+            labels.append("decode")
+        positions.append(pos)
+    evidence = (f"inferred from the run times: run(s) {', '.join(map(str, starts[:6]))} take at least {SPIKE:g}× the "
+                f"runs around them (a prefill: one long run, then shorter decode steps); name the phases with "
+                "--phases or a run-order file to be sure")
+    return labels, positions, evidence
+
+
 def signature_labels(signatures: list) -> list[str]:
     """One phase per distinct run signature (the run's event names in order), named in order of appearance."""
     names: dict = {}

@@ -18,11 +18,15 @@ def run_order_file(etdump: Path) -> Path:
     return etdump.with_suffix(".runs.json")
 
 
+def _same_partition(a: list[str], b: list[str]) -> bool:
+    return len(a) == len(b) and len(set(zip(a, b))) == len(set(a)) == len(set(b))
+
+
 def _labelled(path: Path, spec: str | None, ws: Workspace):
     """(profile, latency per run, phase label per run, position per run or None, where the labels came from)."""
     import polars as pl
 
-    from ..analysis.phases import parse_phases, signature_labels
+    from ..analysis.phases import parse_phases, shape_labels, signature_labels
 
     prof = ws.profile(path)
     lat = prof.latency_ms()
@@ -52,6 +56,12 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
         by_run = dict(zip(sig["run_index"].to_list(), sig["name"].to_list()))
         ids = prof.runs.filter(pl.col("run_index") >= 0).sort("run_index")["run_index"].to_list()
         labels, source = signature_labels([tuple(by_run.get(i) or ()) for i in ids]), "event signatures"
+        shaped = shape_labels(lat)
+        if shaped is not None and (set(labels) == {"all"} or _same_partition(labels, shaped[0])):
+            labels, positions, source = shaped  # two signatures that split the runs as the shape does: named so
+        elif set(labels) == {"all"}:
+                source = ("one phase: every run has the same events and none stands out as a prefill; name the "
+                          "phases with --phases 0:1=prefill,1:=decode or a run-order file")
     # runs without a valid end-to-end time are left out of every phase (their labels with them)
     import numpy as np
 
