@@ -78,3 +78,17 @@ def test_a_diff_says_what_moved_and_what_did_not(tmp_path):
     d = api.ane_diff(*outs).data
     assert "no measured latency: both are static estimates" in " ".join(d["statements"])
     assert not any(" 0 → 0" in ln or "2 → 2" in ln for ln in d["statements"])
+
+
+def test_ops_off_the_ane_agree_with_the_islands():
+    """A 2-op CPU interruption and a 1-op CPU leading run are 3 ops off the ANE, not the fallback list's 1: the
+    count is every op the report shows off the ANE (islands, placements, the fallback list), counted once."""
+    f = _by_id(edgeprof.ane(PROFILE))
+    doc = json.loads(PROFILE.read_text())
+    gi = doc["graph_interruptions"]
+    island_ops = {(i["function"], k) for i in gi["interruptions"] + gi["edge_runs"]
+                  for k in range(i["start_index"], i["end_index"] + 1)}
+    hand = island_ops | {(o["function"], o["index"]) for o in doc["fallback_ops"]}
+    fb = f["fallback_ops"]
+    assert fb["evidence"]["ops"] == len(hand) == 3
+    assert fb["title"].startswith(f"3 op(s) not on the ANE ({len(doc['fallback_ops'])} in the tool's fallback list)")

@@ -151,9 +151,23 @@ def _fallbacks_finding(p: AneProfile) -> dict | None:
     detail = [f"{reason}: {n} op(s), {100 * c:.2f} % of the plan's cost — "
               + ", ".join(f"{r['type']} ×{r['ops']}" for r in rows if r["reason"] == reason) for reason, n, c in by_reason]
     total_cost = sum(o["cost"] for o in p.fallback_ops)
-    return finding(f"{len(p.fallback_ops)} op(s) not on the ANE ({100 * total_cost:.2f} % of the plan's cost), "
-              f"{len(by_reason)} reason(s)", "fallback_ops", "medium" if total_cost > 0.01 else "info", detail,
-              groups=rows, ops=len(p.fallback_ops), plan_cost=total_cost)
+    # every op the report shows off the ANE — in the tool's fallback list (unsupported there), placed elsewhere in
+    # ordered_placements (supported but not preferred), or inside an island — counted once: the islands and this
+    # count must agree
+    off = {(o["function"], o["index"]) for o in p.fallback_ops}
+    off |= {(o.function, o.index) for o in p.placements if o.device not in ("ANE", "") and o.type != "const"}
+    for i in p.interruptions + p.edge_runs:
+        off |= {(i.function, k) for k in range(i.start_index, i.end_index + 1)}
+    listed = len(p.fallback_ops)
+    if len(off) > listed:
+        detail.insert(0, f"{len(off)} op(s) run off the ANE (the islands and ordered_placements): {listed} in the "
+                         f"tool's fallback list (unsupported there, with a reason), {len(off) - listed} not in it (the "
+                         "ANE supports them but the compiler placed them elsewhere, or the report does not list why)")
+    return finding(f"{len(off)} op(s) not on the ANE" + (f" ({listed} in the tool's fallback list)"
+                                                          if len(off) > listed else "")
+                   + f"; the listed ones hold {100 * total_cost:.2f} % of the plan's cost, {len(by_reason)} "
+                     "reason(s)", "fallback_ops", "medium" if total_cost > 0.01 else "info", detail,
+                   groups=rows, ops=len(off), listed_fallback_ops=listed, plan_cost=total_cost)
 
 
 def _hotspots_finding(p: AneProfile) -> dict | None:
