@@ -41,13 +41,22 @@ def test_report_joins_each_configuration_with_its_program(tmp_path):
 
 
 def test_no_program_outside_the_named_folder(tmp_path):
-    root = _example(tmp_path / "example")  # not the kit's out_<model>: artifacts/ lies above the named folder
+    """``<D>/runs/<platform>`` beside ``<D>/artifacts`` (the example's layout, as the kit's): the programs there are
+    used, as every command finds ETRecords there. The same run folder elsewhere (not under a ``runs/``) looks no
+    higher than the folder named: an unrelated ``artifacts/`` above it is not read."""
+    root = _example(tmp_path / "example")
     r = _ep("report", root / "runs" / "linux", "-b", "portable", "-c", "xnnpack_fp32", "--out", tmp_path / "r.md",
             "--json")
     assert r.returncode == 0, r.stderr
+    cfgs = {c["name"]: c for c in json.loads(r.stdout)["configs"]}
+    assert cfgs["portable"]["program"]["matched"] == 9 and cfgs["xnnpack_fp32"]["program"] is not None
+    other = tmp_path / "elsewhere" / "linux"
+    shutil.copytree(root / "runs" / "linux", other)
+    shutil.copytree(root / "artifacts", tmp_path / "elsewhere" / "artifacts")  # above the named folder: not read
+    r = _ep("report", other, "-b", "portable", "-c", "xnnpack_fp32", "--out", tmp_path / "r2.md", "--json")
+    assert r.returncode == 0, r.stderr
     assert all(c["program"] is None for c in json.loads(r.stdout)["configs"])
-    shutil.copy(root / "artifacts" / "toycnn_portable.pte", root / "runs" / "linux" / "portable")
-    r = _ep("report", root / "runs" / "linux", "-b", "portable", "-c", "xnnpack_fp32", "--out", tmp_path / "r.md",
-            "--json")
+    shutil.copy(root / "artifacts" / "toycnn_portable.pte", other / "portable")
+    r = _ep("report", other, "-b", "portable", "-c", "xnnpack_fp32", "--out", tmp_path / "r2.md", "--json")
     cfgs = {c["name"]: c for c in json.loads(r.stdout)["configs"]}
     assert cfgs["portable"]["program"]["matched"] == 9 and cfgs["xnnpack_fp32"]["program"] is None

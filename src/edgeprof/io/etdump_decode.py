@@ -33,7 +33,9 @@ def sniff(data: bytes) -> str | None:
     from .sniff import kind
 
     k, what = kind(data)
-    return None if k == "etdump" else what
+    if k == "etdump":
+        return None
+    return {"json": "a JSON or text file", "unknown": "not an ETDump"}.get(k, what)
 
 
 def read_bytes(path) -> bytes:

@@ -263,28 +263,23 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
 
 
 def _experiment_hint(spec: str) -> str:
-    """For a bare name that is no file: the run folders below the current folder (4 levels, hidden ones skipped)
-    holding an experiment of that name, as the --run-dir to give."""
+    """For a bare name that is no file: the run folders below the current folder (4 levels, hidden ones skipped,
+    5,000 folders at most) holding an experiment of that name, as the --run-dir to give."""
     import os
 
-    if not spec or os.sep in spec or "/" in spec or spec.startswith("."):
+    if not spec or "/" in spec or os.sep in spec or spec.startswith("."):
         return ""
-    found: list[str] = []
-    budget = 5000  # folders looked at, at most: a hint must not walk a whole disk
-    frontier = [Path(".")]
+    found, frontier, budget = [], [Path(".")], 5000
     for _ in range(4):
         nxt = []
         for d in frontier:
             try:
-                subs = [e for e in os.scandir(d) if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+                subs = [d / e.name for e in os.scandir(d) if e.is_dir(follow_symlinks=False) and e.name[0] != "."]
             except OSError:
                 continue
-            for e in subs:
-                budget -= 1
-                sub = d / e.name
-                if e.name == spec and access.inside(sub):
-                    found.append(str(d))
-                nxt.append(sub)
+            found += [str(d) for x in subs if x.name == spec and access.inside(x)]
+            nxt += subs
+            budget -= len(subs)
             if budget <= 0 or len(found) >= 3:
                 break
         frontier = nxt
