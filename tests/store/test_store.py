@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -190,12 +189,12 @@ def _hold_lock(store: Path, seconds: float) -> subprocess.Popen:
 def test_two_ingests_at_once_one_waits(three, tmp_path):
     store = tmp_path / "h.duckdb"
     edgeprof.ingest(three[:1], store=store, commit="a")
-    holder = _hold_lock(store, 2.0)
-    t0 = time.perf_counter()
+    holder = _hold_lock(store, 2.0)  # returns once the other process holds the store's lock
+    # the lock is held when the ingest starts: it can only succeed by waiting for it (without waiting it is the
+    # one-line "locked by another edgeprof" error, tested below)
     r = edgeprof.ingest(three[1:], store=store, commit="b", lock_timeout=30)
-    waited = time.perf_counter() - t0
     holder.wait(10)
-    assert len(r.added) == 2 and waited > 1.0
+    assert len(r.added) == 2
     assert _q(store, "SELECT count(*) FROM launches") == [(3,)]
 
 
