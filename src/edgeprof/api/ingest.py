@@ -213,14 +213,15 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
         warnings.extend(w)
 
     parquet = is_parquet_target(store)
-    known = _known_ids(store)  # what is stored already (no lock held while the files are read)
+    stored = _known(store)  # what is stored already (no lock held while the files are read)
+    known = set(stored)
     results, engine = _summaries(files, idents, ws, tax, etrecord, workers, scheduler, known,
                                  Path(store) if parquet else None)
     added, skipped, records, staged, relabeled = [], [], [], [], []
     timed_by_id: dict[str, bool] = {}
     seen: set[str] = set()
     read = [(f, r) for f, r in zip(files, results) if "error" not in r]
-    found = conflicts(_stored_labels(store, [r["launch_id"] for f, r in read if r.get("skipped")]),
+    found = conflicts(stored,
                       [({**idents[f], "launch_id": r["launch_id"]}, timed[f]) for f, r in read if r.get("skipped")])
     if found and not relabel:
         for _, r in read:
@@ -296,25 +297,14 @@ def _jsonable(d: dict) -> dict:
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in d.items()}
 
 
-def _labels_of(st, launch_ids: list[str]) -> dict[str, dict]:
-    if not launch_ids:
+def _labels_of(st, launch_ids: list[str] | None = None) -> dict[str, dict]:
+    """{launch id: its labels and time} for ``launch_ids`` (every stored launch when None)."""
+    if launch_ids is not None and not launch_ids:
         return {}
     cols = ", ".join(f'"{c}"' for c in ("launch_id", *LABELS, "time"))
-    rows = st.rows(f"SELECT {cols} FROM launches WHERE launch_id IN (SELECT unnest(?))", [list(launch_ids)])
+    rows = st.rows(f"SELECT {cols} FROM launches", []) if launch_ids is None else \
+        st.rows(f"SELECT {cols} FROM launches WHERE launch_id IN (SELECT unnest(?))", [list(launch_ids)])
     return {r[0]: dict(zip((*LABELS, "time"), r[1:])) for r in rows}
-
-
-def _stored_labels(store, launch_ids: list[str]) -> dict[str, dict]:
-    """The labels the store holds for ``launch_ids`` (empty when it does not exist yet)."""
-    from ..store.backends import open_store
-
-    if not launch_ids:
-        return {}
-    try:
-        with open_store(store, lock_timeout=0) as st:
-            return _labels_of(st, launch_ids)
-    except InputError:
-        return {}
 
 
 def _result(store, kind, engine, added, skipped, errors, counts, started, warnings, relabeled=()) -> IngestResult:
@@ -327,15 +317,16 @@ def _result(store, kind, engine, added, skipped, errors, counts, started, warnin
 
 
 
-def _known_ids(store) -> set[str]:
-    """Launch ids already in the store (best effort: empty when it does not exist yet or a writer holds it)."""
+def _known(store) -> dict[str, dict]:
+    """The labels of every launch already in the store, by id (best effort: empty when it does not exist yet or a
+    writer holds it) — read once, before the files, for the skip and the conflict check."""
     from ..store.backends import open_store
 
     try:
         with open_store(store, lock_timeout=0) as st:
-            return {r[0] for r in st.rows("SELECT launch_id FROM launches")}
+            return _labels_of(st)
     except InputError:
-        return set()
+        return {}
 
 
 def _summaries(files, idents, ws: Workspace, tax, etrecord, workers, scheduler, known: set[str],
