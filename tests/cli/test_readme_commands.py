@@ -7,63 +7,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import click
 import pytest
 
 from edgeprof.cli import main
-from testdata import ROOT
+from readme_lines import command_lines, inline_commands
 
-SHELL = ("bash", "sh", "console", "")
-
-
-def _blocks(text: str):
-    """The shell code blocks of a Markdown text, fence by fence (an opening fence's info string decides)."""
-    block, lang = None, None
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if block is None:
-                block, lang = [], line[3:].strip()
-            else:
-                if lang in SHELL:
-                    yield "\n".join(block)
-                block = None
-        elif block is not None:
-            block.append(line)
-
-
-def _command_lines():
-    docs = [ROOT / "README.md", *sorted((ROOT / "src" / "edgeprof" / "skills").glob("*/SKILL.md"))]
-    for doc in docs:
-        for block in _blocks(doc.read_text()):
-            text = re.sub(r"\\\n\s*", " ", block)
-            for line in text.splitlines():
-                line = line.split(" #", 1)[0].strip()
-                for part in re.split(r"&&|\|\||;|\|", line):
-                    part = part.strip()
-                    if part.startswith("edgeprof "):
-                        yield pytest.param(part, id=f"{doc.parent.name if doc.name == 'SKILL.md' else 'README'}:"
-                                                    f"{part[:60]}")
-
-
-INLINE = re.compile(r"(?<!`)`(edgeprof [^`]+)`(?!`)")
-
-
-def _inline_commands():
-    """`edgeprof …` code spans in the README's prose that are whole commands (not synopses with [ ] | …)."""
-    seen = set()
-    for span in INLINE.findall((ROOT / "README.md").read_text()):
-        for part in re.split(r"&&|;", span):
-            part = part.strip()
-            if not part.startswith("edgeprof ") or any(m in part for m in ("[", "|", "…", "...", "<", "{")) \
-                    or part in seen:
-                continue
-            seen.add(part)
-            yield pytest.param(part, id=f"README-inline:{part[:60]}")
-
-
-LINES = list(_command_lines()) + list(_inline_commands())
+LINES = [pytest.param(cmd, id=f"{label}:{cmd[:60]}") for label, _, cmd in command_lines()] + \
+    [pytest.param(cmd, id=f"README-inline:{cmd[:60]}") for cmd in inline_commands()]
 
 
 def _parse(line: str) -> None:

@@ -6,13 +6,16 @@ must produce (a gate that must fail)."""
 from __future__ import annotations
 
 import os
+import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from readme_lines import block_commands, stated_outputs
 
 from edgeprof.api.skills import SKILLS_DIR, install_skills, skills
 
@@ -72,6 +75,14 @@ def test_skill_blocks_run_as_written(name, example, tmp_path):
         r = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=600)
         assert r.returncode == want, f"{name} block {i + 1} exited {r.returncode}:\n{block}\n{r.stderr[-2000:]}"
+        # what the block says it writes is there: each output file, each `--json > F` a JSON document of a kind
+        for cmd in block_commands(block):
+            for rel, is_json in stated_outputs(shlex.split(
+                    re.sub(r"\$\{?(\w+)\}?", lambda m: env[m.group(1)], cmd))):
+                f = tmp_path / rel
+                assert f.exists() and (f.is_dir() or f.stat().st_size > 0), (name, cmd, rel)
+                if is_json:
+                    assert json.loads(f.read_text()).get("kind"), (name, cmd, rel)
 
 
 def test_install_copies_and_keeps_local_edits(tmp_path):

@@ -329,6 +329,21 @@ def test_bad_usage_is_one_line(three, tmp_path):
     assert res.exit_code == 2 and "--metric must be median, mean, p90, category:NAME or op:NAME" in res.stderr
     res = r.invoke(main, ["history", "--store", str(tmp_path / "h.duckdb"), "--model", "nope"])
     assert res.exit_code == 2 and "no launches match" in res.stderr
+    # the next step: what the store does hold
+    (model, device), = {(s["model"], s["device"]) for s in edgeprof.history(tmp_path / "h.duckdb").series}
+    assert f"stored: model {model} on device {device}" in res.stderr
+
+
+def test_a_device_is_selected_by_its_name(tmp_path):
+    """A device is stored as "<name> — <cpu facts>"; `--device NAME` selects it (not a prefix of the name)."""
+    store = tmp_path / "h.duckdb"
+    edgeprof.ingest([_etdump(tmp_path, "toycnn_xnn.N20")], store=store, device="Pixel 8 — 0xd87 (sme2)")
+    edgeprof.ingest([_etdump(tmp_path, "tel_xnn.N20")], store=store, device="Pixel 8a — 0xd4b")
+    for asked, want in (("Pixel 8", {"Pixel 8 — 0xd87 (sme2)"}), ("Pixel 8a", {"Pixel 8a — 0xd4b"}),
+                        ("Pixel 8 — 0xd87 (sme2)", {"Pixel 8 — 0xd87 (sme2)"})):
+        assert {s["device"] for s in edgeprof.history(store, device=asked).series} == want, asked
+    with pytest.raises(UsageError, match="no launches match"):
+        edgeprof.history(store, device="Pixel")
 
 
 def test_nothing_to_store_leaves_no_store_behind(tmp_path):

@@ -76,9 +76,23 @@ def _where(filters: dict) -> tuple[str, list]:
     for col, v in filters.items():
         if v is None:
             continue
+        if col == "device":  # a device is stored as "<name> — <cpu facts>": its name alone selects it
+            sql.append('("device" = ? OR starts_with("device", ?))')
+            params += [v, f"{v} — "]
+            continue
         sql.append(f'"{col}" = ?')
         params.append(v)
     return (" WHERE " + " AND ".join(sql)) if sql else "", params
+
+
+def _stored(store) -> str:
+    """What a store holds, for the next step after filters that match nothing: model on device, up to six."""
+    from ..store.backends import open_store
+
+    with open_store(store) as st:
+        rows = st.rows("SELECT DISTINCT model, device FROM launches ORDER BY model, device")
+    text = "; ".join(f"model {m} on device {d}" for m, d in rows[:6])
+    return text + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
 
 
 def history(store, *, model: str | None = None, experiment: str | None = None, device: str | None = None,
@@ -108,7 +122,9 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
         devices = sorted({d for d in launches["device"].to_list() if d is not None}) if launches.height else []
         noise = {d: launch_noise_of(st, d) for d in devices} if launch_cv is None else {}
     if launches.height == 0:
-        raise UsageError(f"{store}: no launches match the filters" if where else f"{store}: the store holds no launches")
+        if not where:
+            raise UsageError(f"{store}: the store holds no launches")
+        raise UsageError(f"{store}: no launches match the filters; stored: {_stored(store)}")
     series = []
     for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
         ident = dict(zip(SERIES_KEYS, key))

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import sys
@@ -126,7 +127,8 @@ def _external(launch: Launch, sh, ctx: Context) -> LaunchRun:
         if not w.ok:
             run.warnings.append(f"warm-up process failed ({'timed out' if w.timed_out else f'exit code {w.rc}'}): "
                                 f"{tail(w.output, 300).strip()}")
-    etd = str(launch.etdump) if launch.etdump else None
+    # the runner runs in the launch's folder: an output path relative to ours would land elsewhere
+    etd = os.path.abspath(launch.etdump) if launch.etdump else None
     o = sh.run([e.runner, *_runner_args(launch, e.runs, model, etd)], env={"XNN_LOG_LEVEL": "0"},
                out=launch.log, timeout=e.timeout, cwd=launch.folder)
     run.outcomes.append(o)
