@@ -276,3 +276,14 @@ def test_ctrl_c_leaves_a_consistent_folder_whose_manifest_says_partial(fakes, tm
     assert not [p for p in out.rglob("*") if p.name.endswith((".tmp", ".worker.json"))]
     assert _processes_with("hang:l2") == []
     assert json.loads((out / "metrics.json").read_text())["results"] == m["results"]
+
+
+def test_a_relative_out_folder_reaches_the_runner_as_a_path_it_can_write(fakes, tmp_path):
+    """The runner runs in the launch's folder: the ETDump path it is given must not be relative to ours."""
+    r = _ep(["run", PTE, "--runner", fakes["runner"], "--runs", 4, "--launches", 1, "--out", "rel/runs/linux"],
+            fakes["run_env"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    timed = [c for c in calls(fakes["log"]) if "--etdump_path" in c.get("argv", [])]
+    given = timed[0]["argv"][timed[0]["argv"].index("--etdump_path") + 1]
+    assert Path(given).is_absolute() and Path(given).is_file()
+    assert Path(given) == tmp_path / "rel/runs/linux/toycnn_xnnpack_fp32/toycnn_xnnpack_fp32_t1_l1.etdump"
