@@ -103,10 +103,16 @@ def test_local_cluster(files, tmp_path):
 
 
 def test_unreachable_scheduler_is_one_line(files, tmp_path):
+    """Within Dask's configured connect timeout (shortened here, as a user can with
+    DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT)."""
+    import dask
+
     good, _ = files
-    res = CliRunner().invoke(main, ["ingest", str(good[0]), "--store", str(tmp_path / "x.duckdb"),
-                                    "--scheduler", "tcp://127.0.0.1:9"])
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        res = CliRunner().invoke(main, ["ingest", str(good[0]), "--store", str(tmp_path / "x.duckdb"),
+                                        "--scheduler", "tcp://127.0.0.1:9"])
     assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.stderr
+    assert res.stderr.count("\n") == 1 and not (tmp_path / "x.duckdb").exists()
 
 
 def test_missing_extra_names_it(files, tmp_path, monkeypatch):

@@ -17,13 +17,14 @@ def _distributed():
 
 
 @contextlib.contextmanager
-def dask_client(*, workers: int | None = None, scheduler: str | None = None, timeout: float = 30.0):
-    """``(client, description)``: connected to ``scheduler`` (``tcp://HOST:PORT``), else to a new local cluster
-    of ``workers`` single-threaded worker processes (closed on exit)."""
+def dask_client(*, workers: int | None = None, scheduler: str | None = None, timeout: float | None = None):
+    """``(client, description)``: connected to ``scheduler`` (``tcp://HOST:PORT``) within ``timeout`` seconds
+    (default: Dask's own ``distributed.comm.timeouts.connect``, 30 s unless configured), else to a new local
+    cluster of ``workers`` single-threaded worker processes (closed on exit)."""
     distributed = _distributed()
     if scheduler is not None:
         try:
-            client = distributed.Client(scheduler, timeout=timeout)
+            client = distributed.Client(scheduler, **({} if timeout is None else {"timeout": timeout}))
         except (OSError, TimeoutError) as e:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler} ({str(e).splitlines()[0][:120]})") from None
         try:
