@@ -13,6 +13,20 @@ import pytest
 
 from testdata import DATA, ETDUMP_NAMES
 
+# Under pytest-xdist (`--dist loadgroup`, pyproject.toml) each module's tests stay on one worker — their module
+# fixtures are built once and tests that run in order (tests/cli/test_readme_runs.py) keep it — except these
+# long statistical modules with cheap fixtures, whose tests are spread over the workers.
+SPREAD = {"tests/analysis/test_noise_corpus.py", "tests/analysis/test_compare.py", "tests/analysis/test_launches.py",
+          "tests/io/test_corrupt_inputs.py", "tests/agent_server/test_confinement.py"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(module))
+
 
 @pytest.fixture(scope="session")
 def etdump_dir(tmp_path_factory) -> Path:

@@ -156,9 +156,11 @@ def test_budgets_stop_a_call_without_stopping_the_server(t):
     assert not res[1][0]
 
 
-def test_the_server_opens_and_writes_nothing_outside_under_strace(t, tmp_path):
+@pytest.mark.parametrize("part", ["root-even", "root-odd", "deeper-root"])
+def test_the_server_opens_and_writes_nothing_outside_under_strace(t, tmp_path, part):
     """Every tool on the trap root, the server and its workers traced by strace (native opens included) and
-    by a Python audit hook; then the same for the deeper root."""
+    by a Python audit hook; then the same for the deeper root. (The trap root's calls in two halves, each
+    with its own server, so that they run in parallel.)"""
     if shutil.which("strace") is None:
         if os.environ.get("EDGEPROF_REQUIRE_MCP"):
             raise AssertionError("strace is needed for this test (Debian package strace)")
@@ -178,28 +180,29 @@ def test_the_server_opens_and_writes_nothing_outside_under_strace(t, tmp_path):
              ("report", {"run_dir": "r7"}), ("report", {"run_dir": "r8"})]
     deep_calls = [("validate", {"run_dir": "."}), ("report", {"run_dir": ".", "baseline": "portable",
                                                               "candidate": "xnnpack_fp32"})]
-    for server_root, todo, forbidden_extra in ((root, calls, []), (run, deep_calls, [str(t["deep"])])):
-        log, audit = tmp_path / f"strace_{server_root.name}.log", tmp_path / f"audit_{server_root.name}.jsonl"
-        cmd = ["strace", "-f", "-y", "-qq", "-e", "trace=%file,%process", "-o", str(log), sys.executable, "-m", "edgeprof"]
-        _, _, _, res = run_calls(server_root, todo, "--allow-write", "--timeout", "60", command=cmd, call_timeout=200,
-                                 env={"PYTHONPATH": str(HELPERS / "audit_site"), "EDGEPROF_AUDIT_LOG": str(audit)})
-        assert all(traps.SECRET not in text for _, _, text in res)
-        real_root = os.path.realpath(server_root)
-        forbidden = [os.path.realpath(out), "/dev/zero"] + [os.path.realpath(f) for f in forbidden_extra]
-        allowed_writes = [real_root, os.path.realpath(tmp_path), "/dev/null", "/dev/tty"]
+    server_root, todo, forbidden_extra = {"root-even": (root, calls[0::2], []), "root-odd": (root, calls[1::2], []),
+                                          "deeper-root": (run, deep_calls, [str(t["deep"])])}[part]
+    log, audit = tmp_path / f"strace_{server_root.name}.log", tmp_path / f"audit_{server_root.name}.jsonl"
+    cmd = ["strace", "-f", "-y", "-qq", "-e", "trace=%file,%process", "-o", str(log), sys.executable, "-m", "edgeprof"]
+    _, _, _, res = run_calls(server_root, todo, "--allow-write", "--timeout", "60", command=cmd, call_timeout=200,
+                             env={"PYTHONPATH": str(HELPERS / "audit_site"), "EDGEPROF_AUDIT_LOG": str(audit)})
+    assert all(traps.SECRET not in text for _, _, text in res)
+    real_root = os.path.realpath(server_root)
+    forbidden = [os.path.realpath(out), "/dev/zero"] + [os.path.realpath(f) for f in forbidden_extra]
+    allowed_writes = [real_root, os.path.realpath(tmp_path), "/dev/null", "/dev/tty"]
 
-        def outside(p: str) -> bool:
-            return under(p, forbidden) and not under(p, [real_root])
+    def outside(p: str) -> bool:
+        return under(p, forbidden) and not under(p, [real_root])
 
-        syscalls = parse(log.read_text(errors="replace"), real_root)
-        assert len(syscalls) > 1000 and any(c.name == "clone" or c.name == "clone3" for c in syscalls) is not None
-        opened_out = [c for c in syscalls if c.name in OPENS | {"execve"} and c.ok and any(outside(p) for p in c.paths)]
-        assert not opened_out, opened_out[:5]
-        tried_out = [c for c in syscalls if c.name in OPENS and any(outside(p) for p in c.paths)]
-        assert not tried_out, tried_out[:5]  # not even an attempt the kernel had to refuse
-        wrote_out = [c for c in syscalls if c.writes and c.ok and not all(
-            under(p, allowed_writes) or p.startswith("/tmp/edgeprof-") or "__pycache__" in p for p in c.paths)]
-        assert not wrote_out, wrote_out[:5]
-        events = [json.loads(x) for x in audit.read_text().splitlines()]
-        assert len({e["pid"] for e in events}) >= len(todo)  # the server and a worker per call were watched
-        assert not [e for e in events if outside(e["real"])], [e for e in events if outside(e["real"])][:5]
+    syscalls = parse(log.read_text(errors="replace"), real_root)
+    assert len(syscalls) > 1000 and any(c.name == "clone" or c.name == "clone3" for c in syscalls) is not None
+    opened_out = [c for c in syscalls if c.name in OPENS | {"execve"} and c.ok and any(outside(p) for p in c.paths)]
+    assert not opened_out, opened_out[:5]
+    tried_out = [c for c in syscalls if c.name in OPENS and any(outside(p) for p in c.paths)]
+    assert not tried_out, tried_out[:5]  # not even an attempt the kernel had to refuse
+    wrote_out = [c for c in syscalls if c.writes and c.ok and not all(
+        under(p, allowed_writes) or p.startswith("/tmp/edgeprof-") or "__pycache__" in p for p in c.paths)]
+    assert not wrote_out, wrote_out[:5]
+    events = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert len({e["pid"] for e in events}) >= len(todo)  # the server and a worker per call were watched
+    assert not [e for e in events if outside(e["real"])], [e for e in events if outside(e["real"])][:5]

@@ -27,8 +27,10 @@ def corpus():
     return {s: nc.session(s) for s in nc.SESSIONS}
 
 
-def _rows(corpus):
+def _rows(corpus, only=None):
     for s, data in corpus.items():
+        if only is not None and s != only:
+            continue
         prof = nc.machine_noise(data)
         for prog in nc.PROGRAMS:
             yield s, prog, data[prog], prof
@@ -99,10 +101,11 @@ def test_the_headline_p_is_launch_level(corpus):
     assert below / total <= 0.08, (below, total)
 
 
-def test_operator_lines_aa(corpus):
+@pytest.mark.parametrize("session", nc.SESSIONS)
+def test_operator_lines_aa(corpus, session):
     """Any category or operator line called faster or slower in an A/A comparison: ≤ 10 % of comparisons, with
     one and with three launches per arm (sub-µs, mostly-zero operators included)."""
-    for s, prog, ls, prof in _rows(corpus):
+    for s, prog, ls, prof in _rows(corpus, session):
         for kb, lim in ((1, 15), (3, 10)):
             sp = nc.splits(12, kb, kb, lim)
             hits = sum(bool(nc.flagged_lines(ls, b, c, prof)) for b, c in sp)
