@@ -10,7 +10,7 @@ The Python API is :mod:`edgeprof.api`; its functions are also here, imported on 
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .conventions import TOOL_VERSION as __version__
 _API = ("load_etdump", "load_profile", "analyze", "latency", "compare", "breakdown", "breakdowns", "kernels",
         "kernel_evidence", "executed_evidence", "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "report",
         "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "Workspace")

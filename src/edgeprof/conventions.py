@@ -15,6 +15,7 @@ import re
 # JSON documents
 # --------------------------------------------------------------------------------------------------
 
+TOOL_VERSION = "0.1.0"  # edgeprof's version (pyproject.toml has the same); `edgeprof.__version__`
 SCHEMA_VERSION = 1
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",

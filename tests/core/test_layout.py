@@ -73,6 +73,85 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     assert all(_layer(t) not in ALLOWED["analysis"] for t in found)
 
 
+def _module_graph(modules) -> dict[str, set[str]]:
+    """Module → the package modules it imports (at the top or inside functions): `from X import y` is X.y when
+    that is a module, else X."""
+    names = {name for _, name, _ in modules}
+    graph = {}
+    for f, name, pkg in modules:
+        deps = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                deps |= {f"{target}.{a.name}" if f"{target}.{a.name}" in names else target for a in node.names}
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names}
+        graph[name] = {d for d in deps if d in names and d != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm, iteratively)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycles():
+    """No two modules of the package import each other, directly or through others — imports inside functions
+    included (the package's lazy facade imports api only on first use and is left out)."""
+    modules = [m for m in _modules() if m[1] != "edgeprof"]
+    assert _cycles(_module_graph(modules)) == []
+
+
+def test_the_cycle_checker_sees_a_cycle_inside_a_function(tmp_path):
+    pkg = tmp_path / "p"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("def f():\n    from .c import g\n")
+    (pkg / "c.py").write_text("from .a import x\n")
+    (pkg / "d.py").write_text("from .a import x\n")
+    mods = [(pkg / f"{n}.py", f"p.{n}", "p") for n in "abcd"]
+    assert _cycles(_module_graph(mods)) == [["p.a", "p.b", "p.c"]]
+
+
 def test_long_modules_say_why():
     long = []
     for f, name, _ in _modules():

@@ -5,7 +5,6 @@ extraction serves the test that parses every line and the test that runs them.""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from testdata import ROOT
 

@@ -57,3 +57,13 @@ def common_root(paths: list[Path]) -> Path:
         return paths[0]
     parents = [p if is_dir(p) else p.parent for p in paths]
     return Path(os.path.commonpath([str(p.resolve()) for p in parents]))
+
+
+def ane_boundary(boundary_ms: float | None) -> float:
+    """The ANE analyses' island boundary in ms: the default when not given; a negative one is a usage error."""
+    from ..analysis.ane import DEFAULT_BOUNDARY_MS
+
+    b = DEFAULT_BOUNDARY_MS if boundary_ms is None else boundary_ms
+    if b < 0:
+        raise UsageError("--boundary-ms must not be negative")
+    return b

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import InputError, UsageError
 from ..files import exists, is_dir, is_file
 from ..io.workspace import Workspace
-from ._common import workspace
+from ._common import ane_boundary, workspace
 from .results import AneAnalysis, AneDiff, AneFolder
 
 BUNDLE_SUFFIXES = (".mlpackage", ".mlmodelc", ".mlmodel")
@@ -31,15 +31,6 @@ def load_ane_report(path, ws: Workspace | None = None):
     return workspace(ws).ane_report(path)
 
 
-def _boundary(boundary_ms: float | None) -> float:
-    from ..analysis.ane import DEFAULT_BOUNDARY_MS
-
-    b = DEFAULT_BOUNDARY_MS if boundary_ms is None else boundary_ms
-    if b < 0:
-        raise UsageError("--boundary-ms must not be negative")
-    return b
-
-
 def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, chip: str | None = None,
         ws: Workspace | None = None) -> AneAnalysis:
     """Findings for one anemll-profile report (with an optional ane-costplan report to cross-check, and with
@@ -52,7 +43,7 @@ def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, ch
     for p in (path, costplan):
         if p is not None and is_model_bundle(p):
             raise InputError(p, _bundle_hint(p))
-    b = _boundary(boundary_ms)
+    b = ane_boundary(boundary_ms)
     rep = ws.ane_report(path)
     plan = ws.ane_report(costplan) if costplan else None
     if plan is not None and not isinstance(plan, AneCostPlan):
@@ -135,7 +126,7 @@ def ane_folder(inputs, *, boundary_ms: float | None = None, ws: Workspace | None
             else rep.model
         return {s for s in (model_stem(name), model_stem(f.name)) if s}
 
-    b = _boundary(boundary_ms)
+    b = ane_boundary(boundary_ms)
     results, used = [], set()
     for f, rep in profiles:
         mine = stems(f, rep)

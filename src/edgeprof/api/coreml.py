@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
-from .ane import _boundary
+from ._common import ane_boundary
 from .results import CoreMLDiff, CoreMLStatic
 
 
@@ -24,7 +24,7 @@ def coreml(path, *, chip: str | None = None, boundary_ms: float | None = None) -
 
     chip = chip or DEFAULT_CHIP
     chip_info(chip)  # validates the name before any reading
-    b = _boundary(boundary_ms)
+    b = ane_boundary(boundary_ms)
     bundles = find_bundles(path)
     models, errors = [], []
     for bundle in bundles:
@@ -84,7 +84,7 @@ def coreml_profile(model, out, *, runs: int = 10, compute_units: str = "all",
         raise UsageError("--runs must be at least 1")
     _write_json(out, profile_document(str(model), plan_records(str(model), compute_units),
                                       time_predictions(str(model), compute_units, runs), compute_units,
-                                      _boundary(boundary_ms)))
+                                      ane_boundary(boundary_ms)))
     return Path(out)
 
 

@@ -19,7 +19,7 @@ import time as _time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
+from ..conventions import TOOL_VERSION as __version__
 from ..errors import EdgeprofError, InputError, UsageError
 from ..files import display
 from ..io.workspace import Workspace

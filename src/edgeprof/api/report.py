@@ -161,7 +161,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     and a candidate, breakdowns, kernel evidence, validation and the findings. What is missing is listed rather
     than guessed. ``write`` writes the Markdown (``out``, default ``RUN_DIR/report.md`` or
     ``<first input>_report.md``) and, with ``html``, the HTML — both or neither."""
-    from .. import __version__
+    from ..conventions import TOOL_VERSION as __version__
     from ..analysis.report import findings
     from ..conventions import EVIDENCE_NAMES
     from ..taxonomy import TAXONOMY_VERSION

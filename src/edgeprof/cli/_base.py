@@ -10,7 +10,7 @@ import warnings
 
 import click
 
-from .. import __version__
+from ..conventions import TOOL_VERSION as __version__
 from ..conventions import display
 from ..errors import EdgeprofError, InputErrors
 

@@ -25,7 +25,7 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
         from mcp.types import ToolAnnotations
     except ImportError:
         raise MissingExtraError("mcp", "edgeprof mcp") from None
-    from .. import __version__
+    from ..conventions import TOOL_VERSION as __version__
     from ..server import tools
     from ..server.worker import DEFAULT_MEMORY, DEFAULT_TIMEOUT, CallFailed, Pool
 

@@ -10,7 +10,7 @@ on ``CPU`` with that in their reason.
 from __future__ import annotations
 
 from ..mil_model import short_type as _short
-from .. import __version__
+from ..conventions import TOOL_VERSION as __version__
 from ..conventions import ESTIMATE_TOOL
 
 

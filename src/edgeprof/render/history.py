@@ -10,7 +10,6 @@ from ..conventions import fmt_ms
 from . import report
 from .markdown import code
 
-CHARTS = {"history_trend", "history_shares"}
 
 
 def _change_rows(s: dict) -> list[list]:
@@ -61,14 +60,6 @@ def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tup
                  f"{fmt_ms(p['ci_low_ms'])}–{fmt_ms(p['ci_high_ms'])}"] for p in s["points"][-last:]]
         out.append(("table", ["commit", "time", "launches", d["metric"], "95 % interval"], rows[::-1]))
     return out
-
-
-def chart(kind: str, arg) -> str:
-    from . import svg_history
-
-    if kind == "history_trend":
-        return svg_history.trend(arg["series"], arg["metric"])
-    return svg_history.shares(arg["series"])
 
 
 def html(d: dict, generated: str | None = None) -> str:

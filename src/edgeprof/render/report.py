@@ -404,10 +404,14 @@ def _chart(kind: str, arg) -> str:
         return svg.timeline(arg["segments"], arg["title"])
     if kind == "roofline":
         return svg.roofline(arg["points"], arg["title"])
-    if kind.startswith("history_"):
-        from .history import chart
+    if kind == "history_trend":
+        from . import svg_history
 
-        return chart(kind, arg)
+        return svg_history.trend(arg["series"], arg["metric"])
+    if kind == "history_shares":
+        from . import svg_history
+
+        return svg_history.shares(arg["series"])
     raise ValueError(kind)
 
 
