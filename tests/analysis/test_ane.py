@@ -27,7 +27,7 @@ from edgeprof.analysis.ane_plan import cross_check
 from edgeprof.cli import main
 from edgeprof.errors import InputError
 from edgeprof.io.anemll import profile_from_doc, read_report
-from edgeprof.model import AneCostPlan, AneProfile
+from edgeprof.ane_model import AneCostPlan, AneProfile
 
 A = DATA / "anemll"
 FIXTURE = A / "anemll_profile_0.4.1.illustrative.json"

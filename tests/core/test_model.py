@@ -7,7 +7,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from edgeprof.model import AneCostPlan, AneIsland, AneProfile, KernelLog, Profile
+from edgeprof.ane_model import AneCostPlan, AneIsland, AneProfile
+from edgeprof.model import KernelLog, Profile
 
 EMPTY = pl.DataFrame({"run_index": pl.Series([], dtype=pl.Int32)})
 

@@ -12,7 +12,7 @@ time. Islands are ranked again with a realistic boundary cost (0.2 ms by default
 
 from __future__ import annotations
 
-from ..model import AneCostPlan, AneIsland, AneProfile
+from ..ane_model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
 from .ane_plan import cross_check, finding, plan_findings, short_type
 

@@ -9,7 +9,7 @@ per-type and per-op **shares** of ``total_cost``.
 
 from __future__ import annotations
 
-from ..model import AneCostPlan, AneIsland, AneProfile
+from ..ane_model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
 from .ane_plan import plan_shares, plan_total, short_type
 

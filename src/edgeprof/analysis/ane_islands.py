@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..model import AneIsland
+from ..ane_model import AneIsland
 
 SOFT_REASON = "ANE supported but not preferred"
 

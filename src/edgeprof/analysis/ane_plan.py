@@ -8,7 +8,7 @@ Also the finding record every ANE finding uses (:func:`finding`).
 from __future__ import annotations
 
 from ..mil_model import short_type  # noqa: F401 - re-exported for ane and ane_diff
-from ..model import AneCostPlan, AneProfile
+from ..ane_model import AneCostPlan, AneProfile
 
 CROSS_MIN_SHARE = 5.0            # the larger share (pp) a disagreement needs to be reported
 CROSS_RATIO = 2.0                # runtime share vs plan share differing by this factor = disagreement

@@ -9,7 +9,7 @@ checked by op type; an op whose type differs at that index is matched by its fir
 from __future__ import annotations
 
 from ..mil_model import short_type
-from ..model import AneProfile
+from ..ane_model import AneProfile
 
 
 def cross_check_static(p: AneProfile, m: dict) -> dict:

@@ -35,9 +35,6 @@ from .results import (
     AneFolder,
     Breakdown,
     Collection,
-    ExportResult,
-    HistoryResult,
-    IngestResult,
     Comparison,
     CoreMLDiff,
     CoreMLStatic,
@@ -57,6 +54,7 @@ from .results import (
     TraceResult,
     Validation,
 )
+from .results_history import ExportResult, HistoryResult, IngestResult
 from .run import run
 from .trace import trace
 from .validate import validate

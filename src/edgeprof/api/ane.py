@@ -37,7 +37,7 @@ def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, ch
     ``model`` the static analysis of the Core ML model it measured, joined op by op), or the plan's findings
     for a cost plan alone."""
     from ..analysis.ane import analyze_plan, analyze_profile
-    from ..model import AneCostPlan, AneProfile
+    from ..ane_model import AneCostPlan, AneProfile
 
     ws = workspace(ws)
     for p in (path, costplan):
@@ -68,7 +68,7 @@ def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, ch
 def ane_diff(before, after, *, ws: Workspace | None = None) -> AneDiff:
     """Two anemll-profile reports, or two ane-costplan reports, before vs after."""
     from ..analysis.ane_diff import diff_plans, diff_profiles
-    from ..model import AneProfile
+    from ..ane_model import AneProfile
 
     ws = workspace(ws)
     a, b = ws.ane_report(before), ws.ane_report(after)
@@ -97,7 +97,7 @@ def ane_folder(inputs, *, boundary_ms: float | None = None, ws: Workspace | None
     from ..analysis.ane import analyze_plan, analyze_profile
     from ..analysis.ane_diff import PIPELINE_ORDER, model_stem, role_of
     from ..io.anemll import detect
-    from ..model import AneProfile
+    from ..ane_model import AneProfile
 
     ws = workspace(ws)
     profiles, plans, skipped, errors = [], [], [], []

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from ..errors import UsageError
-from .results import ExportResult, HistoryResult
+from .results_history import ExportResult, HistoryResult
 
 SERIES_KEYS = ("model", "experiment", "device", "threads")
 Z = 1.959963984540054

@@ -25,7 +25,7 @@ from ..files import display
 from ..io.workspace import Workspace
 from ..store.schema import TABLES as _TABLES
 from ._common import as_list, taxonomy_of, workspace
-from .results import IngestResult
+from .results_history import IngestResult
 
 
 def parse_time(text: str, *, what: str = "--time") -> datetime:

@@ -6,8 +6,8 @@ the CLI prints (with ``schema_version`` and ``kind`` from :mod:`edgeprof.convent
 (``cmp["verdict"]``) for code written against the dictionaries. Tables are Polars frames; ``.to_pandas()``
 on them needs pandas and pyarrow (or use :func:`edgeprof.model.to_pandas`, which needs neither).
 
-Why this module is long: two dozen small result classes, one per command, kept together so every JSON
-``kind`` a command prints is declared in one file next to its neighbours.
+The base (``Result``, ``Interval``) is in :mod:`edgeprof.api.result_base`, the history commands' results in
+:mod:`edgeprof.api.results_history`; :mod:`edgeprof.api` exports them all.
 """
 
 from __future__ import annotations
@@ -16,60 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..conventions import SCHEMA_VERSION
-
-
-@dataclass(frozen=True)
-class Interval:
-    low: float | None
-    high: float | None
-    level: float | None = None
-
-    def __contains__(self, x: float) -> bool:
-        return self.low is not None and self.high is not None and self.low <= x <= self.high
-
-
-@dataclass
-class Result:
-    """A command's result: ``data`` is its JSON document (without ``schema_version``/``kind``)."""
-
-    data: dict
-    kind: ClassVar[str] = ""
-
-    def to_dict(self) -> dict:
-        """The JSON document: ``schema_version`` and ``kind`` first, then the data."""
-        return {"schema_version": SCHEMA_VERSION, **self.body()}
-
-    def body(self) -> dict:
-        """The document as nested in another (a collection, a report): ``kind`` and the data, the schema
-        version being the enclosing document's."""
-        doc = dict(self.data)
-        doc.pop("schema_version", None)
-        doc.pop("kind", None)
-        return {"kind": self.kind, **doc}
-
-    # mapping access, for code that reads the documents
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.data[key] = value
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.data
-
-    def get(self, key: str, default=None):
-        return self.data.get(key, default)
-
-    @property
-    def warnings(self) -> list[str]:
-        return list(self.data.get("warnings", []))
-
-
-def _frame(rows: list[dict]):
-    import polars as pl
-
-    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+from .result_base import Interval, Result, _frame
 
 
 # --------------------------------------------------------------------------------------------------
@@ -471,55 +418,3 @@ class TraceResult(Result):
 @dataclass
 class ExampleResult(Result):
     kind: ClassVar[str] = "example"
-
-
-def collection(kind: str, key: str, items: list, **extra) -> dict:
-    """The JSON of a command that returns several results (``{"reports": [...]}``), with the shared header."""
-    return {"schema_version": SCHEMA_VERSION, "kind": kind,
-            key: [x.body() if isinstance(x, Result) else x for x in items], **extra}
-
-
-# --------------------------------------------------------------------------------------------------
-# history
-# --------------------------------------------------------------------------------------------------
-
-@dataclass
-class IngestResult(Result):
-    """``edgeprof ingest``: launches added to the store, skipped (already stored), and inputs that failed."""
-
-    kind: ClassVar[str] = "ingest"
-    error_lines: list[str] = field(default_factory=list)
-
-    @property
-    def added(self) -> list[dict]:
-        return list(self.data["added"])
-
-    @property
-    def skipped(self) -> list[dict]:
-        return list(self.data["skipped"])
-
-
-@dataclass
-class HistoryResult(Result):
-    """``edgeprof history``: per series, one point per commit (time order) and the changes found."""
-
-    kind: ClassVar[str] = "history"
-
-    @property
-    def series(self) -> list[dict]:
-        return list(self.data["series"])
-
-    @property
-    def changes(self) -> list[dict]:
-        return [c for s in self.data["series"] for c in s["changes"]]
-
-    def points(self, i: int = 0):
-        """The points of series ``i`` as a Polars frame."""
-        return _frame(self.data["series"][i]["points"])
-
-
-@dataclass
-class ExportResult(Result):
-    """``edgeprof export``: the store's tables written to another store (a Parquet dataset or a DuckDB file)."""
-
-    kind: ClassVar[str] = "export"

@@ -120,7 +120,7 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
                      (with --compare: also the comparison, as `edgeprof compare` makes it)
     """
     from .. import api
-    from ..api.results import collection
+    from ..api.result_base import collection
     from ..errors import UsageError
     from ..render import terminal
 

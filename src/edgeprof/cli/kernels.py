@@ -30,7 +30,7 @@ def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_
     folder                            → its trace logs (and a sibling <platform>_trace folder) and ETDumps
     """
     from .. import api
-    from ..api.results import collection
+    from ..api.result_base import collection
     from ..errors import UsageError
     from ..render import terminal
 

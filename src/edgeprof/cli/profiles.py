@@ -102,7 +102,7 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
     <model>_graph_breaks and <model>_breakdown.json.
     """
     from .. import api
-    from ..api.results import collection
+    from ..api.result_base import collection
     from ..render import terminal
 
     docs = api.breakdowns(list(inputs), run_dir=run_dir, threads=threads, etrecord=etrecord,

@@ -1,5 +1,5 @@
-"""anemll-profile (0.4.x) and ane-costplan ``-j`` JSON reports → :class:`~edgeprof.model.AneProfile` /
-:class:`~edgeprof.model.AneCostPlan`.
+"""anemll-profile (0.4.x) and ane-costplan ``-j`` JSON reports → :class:`~edgeprof.ane_model.AneProfile` /
+:class:`~edgeprof.ane_model.AneCostPlan`.
 
 Tolerant where the tools are loose: sections may be missing (a failed analysis still writes the JSON),
 keys may be unknown or in any order, ``/`` may be escaped as ``\\/``, booleans may be ``0``/``1`` or
@@ -18,7 +18,7 @@ from pathlib import Path
 from ..conventions import ESTIMATE_TOOL
 from ..errors import InputError
 from ..mil_model import short_type
-from ..model import AneCostPlan, AneIsland, AnePlacement, AneProfile
+from ..ane_model import AneCostPlan, AneIsland, AnePlacement, AneProfile
 
 MAX_BYTES = 512 << 20
 _LIMIT = 1e300  # larger magnitudes are not measurements

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..conventions import fmt_ms
-from . import report
+from .document import to_html, to_markdown
 from .markdown import code
 
 
@@ -63,11 +63,11 @@ def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tup
 
 
 def html(d: dict, generated: str | None = None) -> str:
-    return report.to_html(blocks(d, generated=generated), f"edgeprof history: {d['metric']}")
+    return to_html(blocks(d, generated=generated), f"edgeprof history: {d['metric']}")
 
 
 def markdown(d: dict, generated: str | None = None) -> str:
-    return report.to_markdown(blocks(d, generated=generated))
+    return to_markdown(blocks(d, generated=generated))
 
 
 def print_history(d: dict, last: int = 15) -> None:
