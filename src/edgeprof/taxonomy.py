@@ -33,8 +33,9 @@ from functools import lru_cache
 from .conventions import INSTANCE_SUFFIX, WRAPPER_EVENTS
 
 TAXONOMY_VERSION = "2026.11.1"
+OTHER = "OTHER"  # the category of an op no rule matches
 CATEGORIES = ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
-              "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", "OTHER")
+              "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", OTHER)
 FRAMEWORK = "FRAMEWORK"
 FC_NOTE = ("XNNPACK runs 1×1 convolutions as Fully Connected (GEMM): in a convolutional model part of the GEMM time "
            "can be 1×1 convolutions.")
@@ -320,7 +321,7 @@ class Taxonomy:
         for rx, spec in _KEYWORDS_RE:
             if rx.search(name.replace("_", " ")):
                 return OpClass(*_t(spec), op=name, source="keyword", rule=rx.pattern)
-        return OpClass("OTHER", "unknown", op=name, source="unknown", rule="no rule")
+        return OpClass(OTHER, "unknown", op=name, source="unknown", rule="no rule")
 
     def _table(self, base: str, name: str, source: str) -> OpClass:
         spec = self.op_overrides.get(base) or _ATEN.get(base)

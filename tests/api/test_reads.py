@@ -146,3 +146,18 @@ def test_analyze_with_one_etrecord_for_every_etdump_parses_it_once(run_folder, t
     ws = Workspace(run_dir, etrecord=rec)
     api.analyze(sme2, etrecord=rec, output_dir=tmp_path / "api", ws=ws)
     assert ws.reads["etrecord"] == 1 and ws.reads["profile_read"] == 2
+
+
+def test_a_read_option_the_shared_workspace_lacks_is_refused(etdump, etrecord):
+    """The workspace reads each input once with its own options: a call asking for another one (an ETRecord, a
+    strict ETRecord) is told so instead of having it silently dropped."""
+    from edgeprof.errors import UsageError
+
+    e, r = etdump("tel_xnn.N20"), etrecord("tel_xnn")
+    with pytest.raises(UsageError, match=r"etrecord=.*tel_xnn\.etrecord differs from the shared Workspace's \(none\)"):
+        api.load_profile(e, etrecord=r, ws=Workspace(discover_etrecord=False))
+    with pytest.raises(UsageError, match="strict_etrecord=True differs"):
+        api.breakdown(e, strict_etrecord=True, ws=Workspace())
+    ws = Workspace(etrecord=r)
+    assert api.load_profile(e, etrecord=r, ws=ws).etrecord.path == str(r)  # the same option: served
+    assert api.load_profile(e, ws=ws).etrecord.path == str(r) and ws.reads["etrecord"] == 1

@@ -22,7 +22,7 @@ import polars as pl
 from .._ids import dense_rows, distinct_ids, first_index
 from ..conventions import METHOD_EXECUTE, ms, op_type
 from ..model import Profile
-from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, Taxonomy
+from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, OTHER, Taxonomy
 from .groupstats import list_counts
 
 OVERHEADS = ("framework_overhead", "delegate_overhead", "unattributed")
@@ -143,7 +143,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
 
     # operators (leaf events by type and backend)
     ops = _operator_table(ev, profile.op_type_groups(), lines, leaf, n_runs, e2e_mean)
-    other = [o for o in ops if o["category"] == "OTHER"][:top]
+    other = [o for o in ops if o["category"] == OTHER][:top]
 
     # portable vs delegated
     by_backend = {}

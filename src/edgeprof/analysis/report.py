@@ -10,6 +10,7 @@ import polars as pl
 
 from ..conventions import evidence_name, ms
 from ..model import Profile
+from ..taxonomy import OTHER
 
 OTHER_DOMINATES_PCT = 25.0
 PORTABLE_SHARE_PCT = 10.0
@@ -106,9 +107,9 @@ def findings(report: dict) -> list[dict]:
         if not bd:
             continue
         cats = {x["line"]: x for x in bd["categories"] if x["kind"] == "category"}
-        other = cats.get("OTHER")
+        other = cats.get(OTHER)
         largest = max(cats.values(), key=lambda x: x["avg_ms"], default=None)
-        if other and (other["pct_of_e2e"] >= OTHER_DOMINATES_PCT or (largest and largest["line"] == "OTHER")):
+        if other and (other["pct_of_e2e"] >= OTHER_DOMINATES_PCT or (largest and largest["line"] == OTHER)):
             tops = [f"{o['operator']} ({o['avg_ms']:.3g} ms, {o['pct_of_e2e']:.1f} %)" for o in bd["other_top"][:5]]
             add("other_dominates", "medium", f"{cfg['name']}: OTHER takes {other['pct_of_e2e']:.0f} % of the run — look "
                 "at these ops (or extend the taxonomy) before recommending backend work", cfg["evidence"], tops)

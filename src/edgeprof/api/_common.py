@@ -20,11 +20,27 @@ def rel(p, base: Path) -> str | None:
         return str(p.resolve())
 
 
+# a call's read options → the Workspace attribute that holds each, and the value that means "not asked for"
+_READ_OPTIONS = {"etrecord": ("etrecord_path", None), "strict_etrecord": ("strict_etrecord", False),
+                 "method": ("method", None), "discover_etrecord": ("discover_etrecord", True),
+                 "allow_empty": ("allow_empty", False)}
+
+
 def workspace(ws: Workspace | None, root=None, **options) -> Workspace:
-    """The workspace a call reads through: the one given (shared by the commands of a report), else a new one."""
-    if ws is not None:
-        return ws
-    return Workspace(root, **options)
+    """The workspace a call reads through: the one given (shared by the commands of a report), else a new one
+    with ``options``. A read option asked of a call that the given workspace does not have is a usage error —
+    the workspace reads every input once, with its own options, so the call's would be silently dropped."""
+    if ws is None:
+        return Workspace(root, **options)
+    for name, value in options.items():
+        attr, unset = _READ_OPTIONS[name]
+        if value is None or value == unset:
+            continue
+        have = getattr(ws, attr)
+        if (Path(value) if name == "etrecord" else value) != have:
+            raise UsageError(f"{name}={value!s} differs from the shared Workspace's "
+                             f"({'none' if have is None else have}); give it when making the Workspace")
+    return ws
 
 
 def taxonomy_of(taxonomy):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..conventions import SCHEMA_VERSION
 from ._base import CONTEXT, echo_json, main, run_guarded
 
 
@@ -28,7 +29,7 @@ def list_(as_json):
 
     items = all_skills()
     if as_json:
-        echo_json({"schema_version": 1, "kind": "skills", "skills": items})
+        echo_json({"schema_version": SCHEMA_VERSION, "kind": "skills", "skills": items})
         return
     for s in items:
         click.echo(f"{s['name']}: {s['description']}")
