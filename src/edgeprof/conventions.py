@@ -92,6 +92,8 @@ def verdict(low: float | None, high: float | None, threshold: float) -> str:
 # --------------------------------------------------------------------------------------------------
 
 ESTIMATE_TOOL = "edgeprof-coreml-estimate"  # the ``tool`` of an anemll-profile–shaped static estimate
+FORMAT_ETDUMP = "etdump"  # a Profile's format (io/readers decides it), also the evidence name of its figures
+FORMAT_TIMELINE_CSV = "timeline_csv"
 EVIDENCE_NAMES = {
     "etdump": "ETDump timeline",
     "timeline_csv": "timeline CSV",

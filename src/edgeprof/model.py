@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .conventions import ms
+from .conventions import FORMAT_ETDUMP, ms
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -76,6 +76,7 @@ class Profile:
     sha256: str = ""  # of the file's bytes as read (the content identity the history store keys launches by)
     etrecord: ETRecordInfo | None = None
     warnings: list[str] = field(default_factory=list)
+    format: str = FORMAT_ETDUMP  # which reader made it: FORMAT_ETDUMP or FORMAT_TIMELINE_CSV (edgeprof.io.readers)
 
     # -- sizes ---------------------------------------------------------------------------------------
     @property

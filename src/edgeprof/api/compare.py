@@ -92,11 +92,13 @@ def check_distinct(ws: Workspace, b_files: list[Path], c_files: list[Path]) -> N
 
 
 def _facts(ws: Workspace, f: Path) -> dict:
+    from ..conventions import FORMAT_TIMELINE_CSV
     from ..io.manifest import launch_facts
+    from ..io.readers import profile_format
     from ..io.runfolder import etdump_of_timeline
 
     manifest, _, _ = ws.manifest(f.parent)
-    return launch_facts(manifest, etdump_of_timeline(f) if f.suffix == ".csv" else f)
+    return launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
 
 
 def _arm_name(series, given: str | None) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..conventions import TOOL_VERSION as __version__
 from ..errors import EdgeprofError, InputError, UsageError
 from ..files import display
+from ..io.readers import profile_format
 from ..io.workspace import Workspace
 from ..store.schema import TABLES as _TABLES
 from ._common import as_list, taxonomy_of, workspace
@@ -97,7 +98,7 @@ def identity(ws: Workspace, path: Path, *, flags: dict, git_rev: dict, now: date
         "commit": _shown(flags.get("commit") or rev["commit"] or git_rev.get("commit")),
         "branch": _shown(flags.get("branch") or rev["branch"] or git_rev.get("branch")),
         "labels": json.dumps(flags.get("labels") or {}, sort_keys=True),
-        "source": display(path), "source_kind": "timeline_csv" if path.suffix == ".csv" else "etdump",
+        "source": display(path), "source_kind": profile_format(path),
         "edgeprof_version": __version__, "ingested_at": now,
     }
     return ident, warnings

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..conventions import fit_name
+from ..conventions import FORMAT_ETDUMP, fit_name
 from ..errors import InputError, UsageError
 from ..files import exists, is_dir
 from ..io.manifest import recorded_device, recorded_environment, recorded_runners
@@ -88,14 +88,14 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
                   zip(files, profs, warm)]
     launch, within = _launch_of(rep_run, per_launch)
     program = None
-    if first.suffix != ".csv":
+    if prof.format == FORMAT_ETDUMP:
         pte = ws.program_for(first)
         if pte is not None:
             from .program import join_with_program
 
             program = join_with_program(steady, pte)
     phases_doc = None
-    if first.suffix != ".csv" and len(files) == 1:
+    if prof.format == FORMAT_ETDUMP and len(files) == 1:
         from .phases import phases as run_phases
 
         ph = run_phases(first, seed=seed, ws=ws).data
@@ -107,7 +107,7 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
         "name": name, "role": role, "files": [str(f) for f in files], "threads": rf.threads,
         "experiment": rf.experiment, "platform": rf.platform,
         "sme2_role": sme2_role(" ".join([rf.experiment or "", name, str(first)])),
-        "evidence": "timeline_csv" if first.suffix == ".csv" else "etdump",
+        "evidence": prof.format,
         "etrecord": prof.etrecord.status if prof.etrecord else "absent",
         "latency": latency_rep, "breakdown": bd,
         "runs_used": {"first": warm[0] if len(files) == 1 else None, "count": steady.n_runs,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..conventions import METHOD_EXECUTE, NS_PER_MS, WRAPPER_EVENTS, ms
+from ..conventions import FORMAT_TIMELINE_CSV, METHOD_EXECUTE, NS_PER_MS, WRAPPER_EVENTS, ms
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
@@ -119,6 +119,7 @@ def read_timeline_csv(path):
                      "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
     }
     prof = build_profile(dec, path, file_size=len(data))
+    prof.format = FORMAT_TIMELINE_CSV
     prof.sha256 = hashlib.sha256(data).hexdigest()
     prof.warnings[:0] = warnings
     # keep the CSV's run numbers (they need not start at 0)

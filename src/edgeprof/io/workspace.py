@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ETRecordError, InputError, UsageError
+from ..conventions import FORMAT_ETDUMP
+from ..errors import ETRecordError, UsageError
 from ..model import ETRecordInfo, Profile
 from . import runfolder, traces
-from ..files import display, is_dir
+from ..files import display
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -209,26 +210,12 @@ class Workspace:
                           lambda: self.profile(path, etrecord=etrecord).valid_runs())
 
     def _read_profile(self, path: Path) -> Profile:
-        suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix  # x.etdp.gz, x_timeline.csv.gz
-        if suffix == ".csv":
-            from .timeline_csv import read_timeline_csv
+        from .readers import read_profile
 
-            return read_timeline_csv(path)
-        if suffix not in ETDUMP_SUFFIXES and not is_dir(path):
-            from ..files import check_regular
-            from .sniff import head_of, kind, wrong_kind
-
-            check_regular(path)
-            head = head_of(path)
-            if kind(head)[0] != "etdump":
-                raise InputError(path, wrong_kind(path, "a profile (an ETDump .etdump/.etdp or a timeline CSV "
-                                                        "*_all_runs_timeline.csv, either may be gzip-compressed)", head))
-        from .etdump import read_etdump
-
-        return read_etdump(path, allow_empty=self.allow_empty)
+        return read_profile(path, allow_empty=self.allow_empty)
 
     def _with_etrecord(self, path: Path, prof: Profile) -> Profile:
-        if path.suffix not in ETDUMP_SUFFIXES:
+        if prof.format != FORMAT_ETDUMP:
             return prof
         rec, how = self.etrecord_for(path)
         if rec is None:

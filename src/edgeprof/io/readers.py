@@ -1,0 +1,70 @@
+"""Which reader a profile goes to — decided here once, so that no command tests file suffixes. A known name
+decides (``.etdump``/``.etdp``, ``.csv``, either with ``.gz``: the file is then opened once, by its reader,
+which checks the content); any other name is decided by the content — an ETDump by its FlatBuffers
+identifier, a timeline CSV by its header's ``name`` and ``duration_ms`` columns, both looked for inside gzip
+as well. The format is recorded on the :class:`~edgeprof.model.Profile` the reader gives (``Profile.format``),
+and commands read it there. Adding a profile format means a detector and a reader here."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from ..conventions import FORMAT_ETDUMP as ETDUMP
+from ..conventions import FORMAT_TIMELINE_CSV as TIMELINE_CSV
+from ..errors import InputError
+from .runfolder import ETDUMP_SUFFIXES
+EXPECTED = "a profile (an ETDump .etdump/.etdp or a timeline CSV *_all_runs_timeline.csv, either may be gzip-compressed)"
+_HEAD = 4096
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of the file, or of its content when it is gzip-compressed (as far as they go)."""
+    from ..files import open_regular
+
+    with open_regular(path) as f:
+        head = f.read(_HEAD)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _HEAD)
+        except zlib.error:
+            return b""
+    return head
+
+
+def _timeline_header(head: bytes) -> bool:
+    first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
+    cols = {c.strip().strip(b'"') for c in first.split(b",")}
+    return {b"name", b"duration_ms"} <= cols
+
+
+def profile_format(path) -> str:
+    """``etdump`` or ``timeline_csv`` for a profile file; an input error naming what the file is otherwise.
+    A folder is left to the ETDump reader (which says what it is)."""
+    from ..files import is_dir
+    from .sniff import kind, wrong_kind
+
+    path = Path(path)
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(ETDUMP_SUFFIXES) or is_dir(path):
+        return ETDUMP
+    if name.endswith(".csv"):
+        return TIMELINE_CSV
+    head = _head(path)
+    k = kind(head)[0]
+    if k == "etdump":
+        return ETDUMP
+    if k == "text" and _timeline_header(head):
+        return TIMELINE_CSV
+    raise InputError(path, wrong_kind(path, EXPECTED, head[:64]))
+
+
+def read_profile(path, *, allow_empty: bool = False):
+    """The file as a :class:`~edgeprof.model.Profile`, through the reader of its format."""
+    if profile_format(path) == TIMELINE_CSV:
+        from .timeline_csv import read_timeline_csv
+
+        return read_timeline_csv(path)
+    from .etdump import read_etdump
+
+    return read_etdump(path, allow_empty=allow_empty)
