@@ -85,3 +85,21 @@ def test_one_sided_mann_whitney_against_scipy(seed):
                                              rel=1e-9, abs=1e-12), (n1, n2)
         t = mann_whitney(x, y)
         assert t["p_value"] == pytest.approx(ss.mannwhitneyu(x, y, method=method).pvalue, rel=1e-9, abs=1e-12)
+@pytest.mark.parametrize("n, asked, kept_out", [(20, 0, 0), (20, 19, 19), (20, 20, 19), (20, 500, 19), (1, 3, 0),
+                                                 (0, 2, 0)])
+def test_warmup_given_never_takes_every_run(n, asked, kept_out):
+    from edgeprof.analysis.latency import warmup_count
+
+    assert warmup_count(np.ones(n), asked) == kept_out
+
+
+def test_plan_and_compare_resolve_warmup_alike(tmp_path):
+    """`--warmup N` beyond a launch's runs: compare and plan both keep its last run (plan used to keep none)."""
+    import edgeprof
+    from edgeprof.examples import example_root
+
+    runs = example_root() / "runs" / "linux"
+    plan = edgeprof.plan([runs], effect="50%", warmup=500)
+    cmp = edgeprof.compare(["portable"], ["xnnpack_fp32"], run_dir=runs, warmup=500)
+    assert [c["runs"] for c in plan["configurations"]] == [[1], [1], [1]]
+    assert cmp["baseline"]["count"] == 1 == cmp["candidate"]["count"]

@@ -27,7 +27,7 @@ from scipy.special import ndtri, stdtrit
 
 from ..conventions import METRICS, fmt_ratio
 from ..conventions import verdict as verdict_of
-from .latency import detect_drift, detect_warmup
+from .latency import detect_drift, warmup_count
 from .launches import contrast, design, log_median_stats, metric_stats
 from .noise import TAIL, LaunchNoise
 
@@ -67,7 +67,7 @@ def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]
     for i, v in enumerate(arm.launches):
         v = np.asarray(v, dtype=float)
         v = v[np.isfinite(v)]
-        k = detect_warmup(v)["count"] if warmup == "auto" else min(int(warmup), max(v.size - 1, 0))  # keep one
+        k = warmup_count(v, warmup)
         s = v[k:]
         drift = detect_drift(s)
         src = arm.sources[i] if i < len(arm.sources) else f"launch {i}"

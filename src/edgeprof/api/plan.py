@@ -49,7 +49,7 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
     import numpy as np
 
     from ..analysis import noise as nz
-    from ..analysis.latency import detect_warmup
+    from ..analysis.latency import warmup_count
     from ..analysis.launches import design, log_median_stats
     from .compare import launch_noise
 
@@ -64,7 +64,7 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
         launches = []
         for f in fs:
             v = ws.series(f).values_ms
-            w = detect_warmup(v)["count"] if warmup == "auto" else int(warmup)
+            w = warmup_count(v, warmup)
             launches.append(v[w:])
         steady[name] = launches
     fallback = launch_noise(ws, files, launch_cv, store)
