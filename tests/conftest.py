@@ -6,6 +6,7 @@ modules every layer shares); tests/helpers holds builders and oracles (on the pa
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -13,19 +14,22 @@ import pytest
 
 from testdata import DATA, ETDUMP_NAMES
 
-# Under pytest-xdist (`--dist loadgroup`, pyproject.toml) each module's tests stay on one worker — their module
-# fixtures are built once and tests that run in order (tests/cli/test_readme_runs.py) keep it — except these
-# long statistical modules with cheap fixtures, whose tests are spread over the workers.
+# Under pytest-xdist (`-n auto`, pyproject.toml) the tests of a module run on one worker — its module fixtures
+# are built once, and tests that run in order (tests/cli/test_readme_runs.py) keep it — except in these long
+# statistical and tracing modules with cheap fixtures, whose tests are spread over the workers one by one.
 SPREAD = {"tests/analysis/test_noise_corpus.py", "tests/analysis/test_compare.py", "tests/analysis/test_launches.py",
           "tests/io/test_corrupt_inputs.py", "tests/agent_server/test_confinement.py"}
 
+if importlib.util.find_spec("xdist") is not None:
+    def pytest_xdist_make_scheduler(config, log):
+        from xdist.scheduler import LoadScopeScheduling
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        if module not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(module))
+        class ModuleScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                module = nodeid.split("::", 1)[0]
+                return nodeid if module in SPREAD else module
+
+        return ModuleScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
