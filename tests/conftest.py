@@ -20,6 +20,19 @@ from testdata import DATA, ETDUMP_NAMES
 SPREAD = {"tests/analysis/test_noise_corpus.py", "tests/analysis/test_compare.py", "tests/analysis/test_launches.py",
           "tests/io/test_corrupt_inputs.py", "tests/agent_server/test_confinement.py"}
 
+# the longest first, so that no worker is left with one of them at the end (seconds under load, measured)
+LONGEST_FIRST = ("tests/analysis/test_launches.py", "tests/agent_server/test_confinement.py",
+                 "tests/analysis/test_noise_corpus.py", "tests/api/test_run_real.py",
+                 "tests/analysis/test_history_truth.py", "tests/skills/test_skill_blocks.py",
+                 "tests/cli/test_readme_runs.py", "tests/analysis/test_compare.py", "tests/io/test_xnnlog_limits.py",
+                 "tests/cli/test_compare_launches.py", "tests/cli/test_hostile_env.py", "tests/analysis/test_history.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {m: i for i, m in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: order within kept
+
+
 if importlib.util.find_spec("xdist") is not None:
     def pytest_xdist_make_scheduler(config, log):
         from xdist.scheduler import LoadScopeScheduling
