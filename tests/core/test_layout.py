@@ -36,7 +36,9 @@ def _modules():
         yield f, name.removesuffix(".__init__"), pkg
 
 
-def _imports(f: Path, pkg: str):
+def _statements(f: Path, pkg: str):
+    """(module, names imported from it) of every import in the file, top level or inside functions; relative
+    imports resolved against the package ``pkg`` (``import x`` gives (x, ()))."""
     for node in ast.walk(ast.parse(f.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -44,12 +46,17 @@ def _imports(f: Path, pkg: str):
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if target in ("edgeprof", "edgeprof.io", "edgeprof.analysis", "edgeprof.render", "edgeprof.api"):
-                yield from (f"{target}.{a.name}" for a in node.names)
-            else:
-                yield target
+            yield target, [a.name for a in node.names]
         elif isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
+            yield from ((a.name, []) for a in node.names)
+
+
+def _imports(f: Path, pkg: str):
+    for target, names in _statements(f, pkg):
+        if target in ("edgeprof", "edgeprof.io", "edgeprof.analysis", "edgeprof.render", "edgeprof.api"):
+            yield from (f"{target}.{n}" for n in names)
+        else:
+            yield target
 
 
 def test_no_layer_imports_upward():
@@ -79,16 +86,8 @@ def _module_graph(modules) -> dict[str, set[str]]:
     graph = {}
     for f, name, pkg in modules:
         deps = set()
-        for node in ast.walk(ast.parse(f.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
-                deps |= {f"{target}.{a.name}" if f"{target}.{a.name}" in names else target for a in node.names}
-            elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names}
+        for target, imported in _statements(f, pkg):
+            deps |= {f"{target}.{n}" if f"{target}.{n}" in names else target for n in imported} or {target}
         graph[name] = {d for d in deps if d in names and d != name}
     return graph
 
