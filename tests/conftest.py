@@ -6,7 +6,6 @@ modules every layer shares); tests/helpers holds builders and oracles (on the pa
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -33,7 +32,10 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: order within kept
 
 
-if importlib.util.find_spec("xdist") is not None:
+class _ModulesOnOneWorker:
+    """The xdist scheduler (registered only when xdist runs: without it the hook would be unknown)."""
+
+    @staticmethod
     def pytest_xdist_make_scheduler(config, log):
         from xdist.scheduler import LoadScopeScheduling
 
@@ -43,6 +45,11 @@ if importlib.util.find_spec("xdist") is not None:
                 return nodeid if module in SPREAD else module
 
         return ModuleScheduling(config, log)
+
+
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_ModulesOnOneWorker(), "edgeprof-modules-on-one-worker")
 
 
 @pytest.fixture(scope="session")
