@@ -54,3 +54,17 @@ def test_every_listed_equivalent_mutant_still_exists():
         keys |= {x.key for x in mutants(m, module_path(m).read_text(), strings=m in STRING_RULES)}
     stale = sorted(set(listed) - keys)
     assert not stale, f"{EQUIVALENT} lists mutants that no longer exist: {stale[:5]}"
+
+
+def test_a_mutant_s_pytest_collects_the_suite():
+    """Each mutant runs pytest with the environment the runner gives it (no plugins autoloaded): the suite's
+    conftest must load there — an xdist-only hook once stopped every mutant's run with an internal error."""
+    import os
+    import subprocess
+
+    from run import ENV, ROOT
+
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-o",
+                        "addopts=", "tests/core/test_mutation.py"], cwd=ROOT, env={**os.environ, **ENV},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "INTERNALERROR" not in r.stdout + r.stderr, r.stdout[-1500:] + r.stderr[-1500:]
