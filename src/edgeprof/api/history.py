@@ -85,12 +85,9 @@ def _where(filters: dict) -> tuple[str, list]:
     return (" WHERE " + " AND ".join(sql)) if sql else "", params
 
 
-def _stored(store) -> str:
-    """What a store holds, for the next step after filters that match nothing: model on device, up to six."""
-    from ..store.backends import open_store
-
-    with open_store(store) as st:
-        rows = st.rows("SELECT DISTINCT model, device FROM launches ORDER BY model, device")
+def _stored(st) -> str:
+    """What an open store holds, for the next step after filters that match nothing: model on device, up to six."""
+    rows = st.rows("SELECT DISTINCT model, device FROM launches ORDER BY model, device")
     text = "; ".join(f"model {m} on device {d}" for m, d in rows[:6])
     return text + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
 
@@ -121,10 +118,11 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
                        f"WHERE launch_id IN ({sub})", params)
         devices = sorted({d for d in launches["device"].to_list() if d is not None}) if launches.height else []
         noise = {d: launch_noise_of(st, d) for d in devices} if launch_cv is None else {}
+        stored = _stored(st) if launches.height == 0 and where else ""
     if launches.height == 0:
         if not where:
             raise UsageError(f"{store}: the store holds no launches")
-        raise UsageError(f"{store}: no launches match the filters; stored: {_stored(store)}")
+        raise UsageError(f"{store}: no launches match the filters; stored: {stored}")
     series = []
     for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
         ident = dict(zip(SERIES_KEYS, key))

@@ -20,10 +20,9 @@ _HEAD = 4096
 
 def _head(path: Path) -> bytes:
     """The first bytes of the file, or of its content when it is gzip-compressed (as far as they go)."""
-    from ..files import open_regular
+    from .sniff import head_of
 
-    with open_regular(path) as f:
-        head = f.read(_HEAD)
+    head = head_of(path, _HEAD)
     if head[:2] == b"\x1f\x8b":
         try:
             return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _HEAD)
