@@ -26,7 +26,7 @@ except ImportError:
 
 import traps
 from mcp_client import run_calls
-from strace_log import OPENS, parse, under
+from strace_log import OPENS, STRACE, parse, under
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
@@ -183,7 +183,7 @@ def test_the_server_opens_and_writes_nothing_outside_under_strace(t, tmp_path, p
     server_root, todo, forbidden_extra = {"root-even": (root, calls[0::2], []), "root-odd": (root, calls[1::2], []),
                                           "deeper-root": (run, deep_calls, [str(t["deep"])])}[part]
     log, audit = tmp_path / f"strace_{server_root.name}.log", tmp_path / f"audit_{server_root.name}.jsonl"
-    cmd = ["strace", "-f", "-y", "-qq", "-e", "trace=%file,%process", "-o", str(log), sys.executable, "-m", "edgeprof"]
+    cmd = [*STRACE, "-o", str(log), sys.executable, "-m", "edgeprof"]
     _, _, _, res = run_calls(server_root, todo, "--allow-write", "--timeout", "60", command=cmd, call_timeout=200,
                              env={"PYTHONPATH": str(HELPERS / "audit_site"), "EDGEPROF_AUDIT_LOG": str(audit)})
     assert all(traps.SECRET not in text for _, _, text in res)

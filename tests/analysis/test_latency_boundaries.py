@@ -145,3 +145,27 @@ def test_load_time_of_an_invalid_load_event_is_unknown(tmp_path):
     p.write_bytes(build(runs))
     got = framework_times_ms(load_etdump(p))
     assert got == {"load_method_ms": None, "method_init_ms": pytest.approx(1e-5)}
+
+
+def test_per_launch_answers_are_cached_on_the_values_not_the_array():
+    """detect_warmup, detect_drift and modes are answered from a cache for values met before: an array changed in
+    place is a new launch, a caller's changes to its answer do not reach the next caller, a list and an int array
+    of the same values get the float answer, and options are part of the key."""
+    from edgeprof.analysis.stats import modes
+
+    v = _steady(60)
+    before = detect_warmup(v)
+    assert before["count"] == 0
+    v[:8] *= 1.5                                       # the same array object, other values
+    assert detect_warmup(v)["count"] == 8
+    got = detect_warmup(v)
+    got["count"] = 99
+    assert detect_warmup(v)["count"] == 8              # the cached answer was not the caller's dict
+    assert detect_warmup(list(v)) == detect_warmup(v)
+    ints = np.array([10] * 20 + [11] * 20 + [30] * 20)
+    assert detect_drift(ints) == detect_drift(ints.astype(float)) and detect_drift(ints)["significant"]
+    two = np.concatenate([np.full(40, 10.0), np.full(40, 12.0)]) * np.exp(np.random.default_rng(1).normal(0, 0.01, 80))
+    m = modes(two)
+    m["masses"].append(1.0)
+    assert modes(two)["multimodal"] and len(modes(two)["masses"]) == 2
+    assert not modes(two, mass=0.6)["multimodal"]      # the options are part of the key

@@ -1,5 +1,5 @@
-"""Reading ``strace -f -y -e trace=%file,%process`` output: every file system call of a process tree, with the
-real path it touched (relative paths resolved against the caller's current folder, which is followed through
+"""Reading ``strace -f -y`` output (:data:`STRACE`): every open, path write and process call of a process tree,
+with the real path it touched (relative paths resolved against the caller's current folder, which is followed through
 ``chdir`` and inherited across ``clone``/``fork``)."""
 
 from __future__ import annotations
@@ -17,6 +17,11 @@ WRITES = {"mkdir", "mkdirat", "unlink", "unlinkat", "rename", "renameat", "renam
           "symlinkat", "truncate", "chmod", "fchmodat", "chown", "fchownat", "lchown", "utimensat", "mknod", "mknodat",
           "rmdir"}
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+# The calls the checks read — opens, path writes, process calls and chdir — and only those: the stat family (most
+# of an interpreter's file calls, and a traced call costs a stop) is left out; "?" skips names this
+# architecture lacks; the seccomp filter stops the process only at these calls.
+STRACE = ["strace", "-f", "--seccomp-bpf", "-y", "-qq", "-e",
+          "trace=%process," + ",".join(f"?{n}" for n in sorted(OPENS | WRITES | {"chdir"}))]
 
 
 @dataclass

@@ -34,12 +34,13 @@ def test_line_numbers_count_across_blocks(tmp_path):
 
 
 def test_gzip_expansion_rule(tmp_path):
+    line = b" " * 65535 + b"\n"    # 64 KiB lines (~1000× in gzip): the sizes matter here, not the number of lines
     p = tmp_path / "g.log.gz"
-    p.write_bytes(gzip.compress(KERNEL + b"\n" * (70 << 20), compresslevel=9))   # ~70 MB of newlines, >> 500×
+    p.write_bytes(gzip.compress(KERNEL + line * (70 << 4), compresslevel=9))   # 70 MiB: > 500× and > 64 MiB
     with pytest.raises(InputError, match="possible gzip bomb"):
         xl.read_xnnlog(p)
     small = tmp_path / "s.log.gz"
-    small.write_bytes(gzip.compress(KERNEL + b"\n" * (60 << 20), compresslevel=9))  # 60 MB: below the 64 MB floor
+    small.write_bytes(gzip.compress(KERNEL + line * (60 << 4), compresslevel=9))  # 60 MiB, > 500×: below the 64 MiB floor
     assert len(xl.read_xnnlog(small).registrations) == 1
 
 

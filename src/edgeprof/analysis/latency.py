@@ -12,6 +12,7 @@ import polars as pl
 
 from ..conventions import LOAD_METHOD, METHOD_INIT, ms
 from ..model import Profile
+from .stats import by_values
 
 
 def framework_times_ms(profile: Profile) -> dict:
@@ -73,6 +74,7 @@ def warmup_count(v: np.ndarray, warmup="auto") -> int:
     return min(int(warmup), max(len(v) - 1, 0))
 
 
+@by_values
 def detect_warmup(v: np.ndarray) -> dict:
     """How many leading runs are warm-up: significantly slower than the runs after them.
 
@@ -106,6 +108,7 @@ def detect_warmup(v: np.ndarray) -> dict:
     return out
 
 
+@by_values
 def detect_drift(v: np.ndarray) -> dict:
     """Monotonic trend over the runs: Mann–Kendall test and Theil–Sen slope (% of the median per 100 runs)."""
     from .rank_tests import mann_kendall, theil_sen

@@ -8,7 +8,25 @@ deviation is the sample one (ddof = 1). Values that cannot be computed (std of o
 
 from __future__ import annotations
 
+import copy
+import functools
+
 import numpy as np
+
+
+def by_values(fn):
+    """Memoize ``fn(v, **options)`` — a pure function of one launch's run values — on those values: a launch met
+    again (in several comparisons of one command, in resamplings) is answered from a small cache. Callers get
+    their own copy of the result."""
+    @functools.lru_cache(maxsize=1024)
+    def cached(raw: bytes, options: tuple):
+        return fn(np.frombuffer(raw, dtype=float), **dict(options))
+
+    @functools.wraps(fn)
+    def wrapper(v, **options):
+        return copy.deepcopy(cached(np.ascontiguousarray(v, dtype=float).tobytes(), tuple(sorted(options.items()))))
+    wrapper.cache_clear = cached.cache_clear
+    return wrapper
 
 PERCENTILES = (50, 75, 90, 95, 99)
 MIN_RUNS_SHAPE = 30  # fewer runs make spurious density modes: the shape hint says "too few runs to tell"
@@ -136,6 +154,7 @@ MODE_MASS = 0.20
 MODE_DIP = 0.35
 
 
+@by_values
 def modes(v: np.ndarray, *, mass: float = MODE_MASS, dip: float = MODE_DIP) -> dict:
     """Modes of one launch's runs that a median can jump between: a Gaussian kernel density of log latency
     (Silverman bandwidth) cut at valleys that fall to ``dip`` × the smaller neighbouring peak; the pieces holding

@@ -65,9 +65,11 @@ class DuckStore(Base):
                 self._abandon()
                 raise InputError(path, f"not a DuckDB history store ({str(e).splitlines()[0]})") from None
         try:
-            if write and self._objects() == {}:  # an empty DuckDB file: made a store
+            objs = self._objects()
+            if write and objs == {}:  # an empty DuckDB file: made a store
                 create_tables(self.con)
-            self._check()
+                objs = None
+            self._check(objs)
         except BaseException:
             self._abandon()
             raise
@@ -85,9 +87,10 @@ class DuckStore(Base):
             raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
         return {name: kind for name, kind in rows}
 
-    def _check(self) -> None:
-        """The database holds edgeprof's tables, as base tables with edgeprof's columns, and nothing else."""
-        objs = self._objects()
+    def _check(self, objs: dict[str, str] | None = None) -> None:
+        """The database holds edgeprof's tables, as base tables with edgeprof's columns, and nothing else
+        (``objs``: :meth:`_objects` when just read)."""
+        objs = self._objects() if objs is None else objs
         want = {f"main.{t}": "BASE TABLE" for t in [*TABLES, "store_meta"]}
         if objs != want:
             odd = sorted(f"{n.removeprefix('main.')} ({k.lower()})" for n, k in objs.items() if want.get(n) != k)
