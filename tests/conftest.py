@@ -6,12 +6,18 @@ modules every layer shares); tests/helpers holds builders and oracles (on the pa
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from edgeprof.render.json_schema import CHECK_ENV
 from testdata import DATA, ETDUMP_NAMES
+
+# Every JSON document the tests make — printed, written to a file, returned by an MCP tool; in this process or a
+# child — is checked against its kind's declared type (src/edgeprof/documents.py) before it leaves edgeprof.
+os.environ[CHECK_ENV] = "1"
 
 # Under pytest-xdist (`-n auto`, pyproject.toml) the tests of a module run on one worker — its module fixtures
 # are built once, and tests that run in order (tests/cli/test_readme_runs.py) keep it — except in these long

@@ -34,10 +34,13 @@ def ms(ns):
     return ns / NS_PER_MS
 
 
-def fmt_ms(v, digits: int = 4) -> str:
-    """A time in ms for people: 4 significant digits, thousands separated, ``—`` when unknown."""
+def fmt_ms(v, digits: int = 4, *, fixed: bool = False) -> str:
+    """A time in ms for people — every sentence, table and chart label writes ms through here: ``digits``
+    significant digits (``fixed``: decimals), thousands separated from 1,000 ms, ``—`` when unknown."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "—"
+    if fixed:
+        return f"{v:,.{digits}f}"
     return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
@@ -94,6 +97,8 @@ def verdict(low: float | None, high: float | None, threshold: float) -> str:
 ESTIMATE_TOOL = "edgeprof-coreml-estimate"  # the ``tool`` of an anemll-profile–shaped static estimate
 FORMAT_ETDUMP = "etdump"  # a Profile's format (io/readers decides it), also the evidence name of its figures
 FORMAT_TIMELINE_CSV = "timeline_csv"
+FORMAT_XNNPACK_LOG = "xnnpack_log"  # kernel evidence: an XNNPACK log (registrations), or the kernel table CSV
+FORMAT_KERNEL_CSV = "kernel_csv"
 EVIDENCE_NAMES = {
     "etdump": "ETDump timeline",
     "timeline_csv": "timeline CSV",

@@ -45,6 +45,9 @@ def root(tmp_path_factory):
     shutil.copy(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json", root / "profile.json")
     shutil.copytree(DATA / "coreml" / "int32_kvcache_state_ios18.mlpackage", root / "kv.mlpackage")
     shutil.copy(DATA / "xnnpack" / "x86_avx2_stderr.log", root / "xnn.log")
+    (root / "ane_reports").mkdir()
+    shutil.copy(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json", root / "ane_reports" / "a.json")
+    shutil.copy(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json", root / "ane_reports" / "b.json")
     return root
 
 
@@ -58,8 +61,10 @@ def test_tools_match_the_cli(root):
         ("kernels", {"path": "xnn.log"}),
         ("latency", {"path": "tel_xnn.etdp"}),
         ("phases", {"path": "tel_xnn.etdp", "phases": "0:1=prefill,1:=decode"}),
+        ("ane", {"path": "ane_reports"}),
     ])
     assert {"compare", "breakdown", "program", "ane", "coreml", "kernels", "latency", "validate", "history"} <= set(names)
+    assert out[8][1]["result"]["kind"] == "ane_folder" and out[8][1]["summary"].startswith("2 submodel report(s)")
     assert "analyze" not in names and "report" not in names  # read-only unless --allow-write
     assert all("Read-only" in d for d in desc.values())
     for is_error, doc, _ in out:
@@ -69,7 +74,19 @@ def test_tools_match_the_cli(root):
     assert out[0][1]["summary"] == out[0][1]["result"]["summary_line"]
     assert "phase prefill: median" in out[7][1]["summary"] and "phase decode" in out[7][1]["summary"]
     assert f"{out[2][1]['result']['file_size']:,} bytes" in out[2][1]["summary"]
-    lat = out[6][1]["result"]["items"][0]
+    # each tool publishes the declared document types as its output schema (edgeprof schema), and every
+    # answer validates against it (checked here with jsonschema, whatever the SDK's client does)
+    import jsonschema
+
+    from edgeprof.render.json_schema import tool_output_schema
+    from edgeprof.server.tools import OUTPUT_KINDS
+
+    published = run_calls.output_schemas
+    assert {n: published[n] for n in names} == {n: tool_output_schema(OUTPUT_KINDS[n]) for n in names}
+    calls = ["compare", "breakdown", "program", "ane", "coreml", "kernels", "latency", "phases", "ane"]
+    for name, (_, doc, _) in zip(calls, out):
+        jsonschema.Draft202012Validator(published[name]).validate(doc)
+    lat = out[6][1]["result"]["reports"][0]
     assert f"over {lat['steady']['count']} steady runs" in out[6][1]["summary"]
     cmp_cli = _cli("compare", root / "tel_xnn.etdp", root / "tel_xnnq8.etdp", "--json")
     assert out[0][1]["result"]["verdict"] == cmp_cli["verdict"]

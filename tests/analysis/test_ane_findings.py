@@ -118,7 +118,7 @@ def test_counted_but_not_listed():
     r = analyze_profile(profile_from_doc(doc, "p.json"))
     g = F(r, "graph_interruptions")
     assert g["title"] == "2 ANE graph interruption(s) counted but none listed" and g["severity"] == "high"
-    assert "1200 ms at 300 ms per boundary" in g["detail"][0]
+    assert "1,200 ms at 300 ms per boundary" in g["detail"][0]
     assert r["headline"] == g["title"]
 
 

@@ -14,7 +14,7 @@ import edgeprof
 
 SRC = Path(edgeprof.__file__).parent
 LAYERS = ("cli", "server", "api", "analysis", "render", "io", "collect", "store")
-# what each layer may import (``core``: model, conventions, errors, taxonomy, kernel_names, access and files —
+# what each layer may import (``core``: model, conventions, documents, errors, taxonomy, kernel_names, access and files —
 # where a process may read and write, and the one bounded opener — and private helpers)
 ALLOWED = {"cli": {"cli", "server", "api", "render", "core"}, "server": {"server", "api", "render", "core"},
            "api": {"api", "analysis", "render", "io", "collect", "store", "core"}, "store": {"store", "core"},

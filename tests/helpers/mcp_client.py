@@ -48,6 +48,7 @@ def run_calls(root: Path, calls: list[tuple[str, dict]], *extra: str, concurrent
                 else:
                     out = [await one(n, a) for n, a in calls]
                 run_calls.schemas = {t.name: t.input_schema for t in tools.tools}  # the last server's input schemas
+                run_calls.output_schemas = {t.name: t.output_schema for t in tools.tools}
                 return ([t.name for t in tools.tools], {t.name: t.description for t in tools.tools},
                         {t.name: t.annotations for t in tools.tools}, list(out))
     return asyncio.run(go())

@@ -4,6 +4,7 @@ built from the document's figures (checked against the documents of real runs)."
 from __future__ import annotations
 
 import gzip
+import shutil
 
 from edgeprof import api
 from edgeprof.render.headline import _BY_KIND, headline
@@ -13,9 +14,8 @@ from testdata import DATA
 def test_every_tool_kind_has_a_line():
     from edgeprof.server import tools
 
-    kinds = {"latency", "comparison", "breakdown", "analysis_summary", "kernels", "validation", "phases", "program",
-             "coreml_static", "history", "report", "ane_analysis", "collection"}
-    assert kinds <= set(_BY_KIND)
+    kinds = {k for ks in tools.OUTPUT_KINDS.values() for k in ks}  # every kind an MCP tool can answer with
+    assert kinds <= set(_BY_KIND), kinds - set(_BY_KIND)
     assert hasattr(tools, "_doc")
 
 
@@ -29,3 +29,21 @@ def test_lines_carry_the_figures(tmp_path):
     assert f"over {lat['steady']['count']} steady runs" in headline(lat)
     assert headline({"kind": "history", "series": [], "regressions": ["x: +9 %"]}) == "regression: x: +9 %"
     assert headline({"kind": "something-new"}) == "something-new"  # a kind without a line says its kind
+
+
+def test_phase_comparisons_and_ane_folders_have_their_own_lines(tmp_path):
+    """The two kinds an MCP tool can answer with besides the CLI's usual ones: a phase comparison's line is its
+    statements (what changed per phase), an ANE folder's says how many submodel reports it read."""
+    for n in ("llm_kv_portable", "llm_kv_xnn"):
+        (tmp_path / f"{n}.etdp").write_bytes(gzip.decompress((DATA / "llm" / f"{n}.G2S64.etdp.gz").read_bytes()))
+        shutil.copy(DATA / "llm" / f"{n}.G2S64.runs.json", tmp_path / f"{n}.runs.json")
+    cmp = api.compare_phases(tmp_path / "llm_kv_portable.etdp", tmp_path / "llm_kv_xnn.etdp").to_dict()
+    assert cmp["kind"] == "phase_comparison" and cmp["statements"]
+    assert headline(cmp) == "; ".join(cmp["statements"]) and "decode" in headline(cmp)
+    folder = tmp_path / "ane"
+    folder.mkdir()
+    shutil.copy(DATA / "anemll" / "anemll_profile_0.4.1.illustrative.json", folder / "a.json")
+    shutil.copy(DATA / "anemll" / "ane_costplan.illustrative.json", folder / "b.json")
+    doc = api.ane_folder([folder]).to_dict()
+    assert doc["kind"] == "ane_folder"
+    assert headline(doc).startswith(f"{len(doc['reports'])} submodel report(s)") and len(doc["reports"]) >= 1

@@ -12,6 +12,7 @@ time. Islands are ranked again with a realistic boundary cost (0.2 ms by default
 
 from __future__ import annotations
 
+from ..conventions import fmt_ms
 from ..ane_model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
 from .ane_plan import cross_check, finding, plan_findings, short_type
@@ -90,7 +91,7 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
     if not ranked:  # counted but not listed (a cut-off or hand-trimmed report): nothing to rank
         return finding(f"{n} {focus} graph interruption(s) counted but none listed", "graph_interruptions", "high",
                        [f"graph_interruptions says {n} but its interruptions and edge_runs arrays are empty, so the "
-                        f"islands cannot be located or ranked; the tool's estimate is {tool_tax:.4g} ms at {tool_b:g} ms "
+                        f"islands cannot be located or ranked; the tool's estimate is {fmt_ms(tool_tax)} ms at {fmt_ms(tool_b, 6)} ms "
                         "per boundary"], interruptions=n, boundary_ms=boundary_ms, tool_boundary_ms=tool_b,
                        tool_tax_ms=tool_tax, realistic_tax_ms=None, ranking_changed=False, islands=[])
     detail = []
@@ -99,27 +100,27 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
     changed = order_tool != order_real
     top = ranked[0]
     if n:
-        detail.append(f"{n} interruption(s): the tool's estimate is {tool_tax:.4g} ms per prediction at {tool_b:g} ms "
-                      "per boundary" + (f"; at {boundary_ms:g} ms per boundary it is {real_tax:.3g} ms"
+        detail.append(f"{n} interruption(s): the tool's estimate is {fmt_ms(tool_tax)} ms per prediction at {fmt_ms(tool_b, 6)} ms "
+                      "per boundary" + (f"; at {fmt_ms(boundary_ms, 6)} ms per boundary it is {fmt_ms(real_tax, 3)} ms"
                                         if boundary_ms != tool_b else "")
-                      + (f" ({100 * real_tax / avg:.0f} % of the measured {avg:.3g} ms)" if avg else "")
-                      + (f" — the tool's figure exceeds the whole measured prediction ({avg:.3g} ms)" if avg and tool_tax > avg
+                      + (f" ({100 * real_tax / avg:.0f} % of the measured {fmt_ms(avg, 3)} ms)" if avg else "")
+                      + (f" — the tool's figure exceeds the whole measured prediction ({fmt_ms(avg, 3)} ms)" if avg and tool_tax > avg
                          else ""))
     else:
         detail.append(f"no interruption inside a function; {len(ranked)} run(s) at a function's start or end")
     if changed:
         first_tool = sorted(ranked, key=lambda r: r["tool_rank"])[0]
-        detail.append(f"the ranking changes with a {boundary_ms:g} ms boundary: {top['label']} "
-                      f"({top['runtime_ms']:.3g} ms of island time) ranks first; at {tool_b:g} ms per boundary "
+        detail.append(f"the ranking changes with a {fmt_ms(boundary_ms, 6)} ms boundary: {top['label']} "
+                      f"({fmt_ms(top['runtime_ms'], 3)} ms of island time) ranks first; at {fmt_ms(tool_b, 6)} ms per boundary "
                       f"{first_tool['label']} ranked first because the switch charge outweighs any island's runtime")
     elif tool_b != boundary_ms:
-        detail.append(f"the ranking is the same at {tool_b:g} ms and at {boundary_ms:g} ms per boundary")
+        detail.append(f"the ranking is the same at {fmt_ms(tool_b, 6)} ms and at {fmt_ms(boundary_ms, 6)} ms per boundary")
     else:
-        detail.append(f"ranked at the tool's own {tool_b:g} ms per boundary (give --boundary-ms to rank at another)")
+        detail.append(f"ranked at the tool's own {fmt_ms(tool_b, 6)} ms per boundary (give --boundary-ms to rank at another)")
     for r in ranked[:10]:
         miss = f", {r['missing_runtime_ops']} op(s) without cost-model timing" if r["missing_runtime_ops"] else ""
-        detail.append(f"#{r['rank']} {r['label']} {r['path']}: {r['ops']} op(s), {r['runtime_ms']:.3g} ms + "
-                      f"{r['switches']}×{boundary_ms:g} ms switches; {r['soft_ops']} soft / {r['hard_ops']} hard"
+        detail.append(f"#{r['rank']} {r['label']} {r['path']}: {r['ops']} op(s), {fmt_ms(r['runtime_ms'], 3)} ms + "
+                      f"{r['switches']}×{fmt_ms(boundary_ms, 6)} ms switches; {r['soft_ops']} soft / {r['hard_ops']} hard"
                       f"{miss}; {r['reason'] or 'no reason logged'}")
     sev = "high" if n else "medium"
     title = (f"{n} {focus} graph interruption(s); fix first: {top['label']}" if n
@@ -182,7 +183,7 @@ def _hotspots_finding(p: AneProfile) -> dict | None:
     rows.sort(key=lambda r: -r["share_pct"])
     hot = [r for r in rows if r["share_pct"] >= HOTSPOT_SHARE_PCT][:8] or rows[:3]
     mem = sum(r["share_pct"] for r in rows if r["bound"] == "memory")
-    detail = [f"{r['type']} ({r['category']}): {r['share_pct']:.1f} % of the summed runtime, {r['total_ms']:.3g} ms over "
+    detail = [f"{r['type']} ({r['category']}): {r['share_pct']:.1f} % of the summed runtime, {fmt_ms(r['total_ms'], 3)} ms over "
               f"{r['count']} op(s), {r['bound']}-bound, {r['gbps']:.3g} GB/s" for r in hot]
     detail.append(f"memory-bound types take {mem:.0f} % of the summed runtime")
     return finding(f"Hotspot: {hot[0]['type']} {hot[0]['share_pct']:.0f} % of runtime ({hot[0]['bound']}-bound)",
@@ -196,7 +197,7 @@ def _top_ops_finding(p: AneProfile) -> dict | None:
     rows = [{"name": o["name"], "type": o["short_type"], "runtime_ms": o["runtime_ms"], "gbps": o["gbps"],
              "bound": o["bound"], "share_pct": 100 * o["runtime_ms"] / grand if grand else None}
             for o in p.top_operations[:5]]
-    detail = [f"{r['name']} ({r['type']}): {r['runtime_ms']:.3g} ms" + (f", {r['share_pct']:.1f} %" if r["share_pct"] else "")
+    detail = [f"{r['name']} ({r['type']}): {fmt_ms(r['runtime_ms'], 3)} ms" + (f", {r['share_pct']:.1f} %" if r["share_pct"] else "")
               + f", {r['gbps']:.3g} GB/s, {r['bound']}" for r in rows]
     return finding(f"Most expensive op: {rows[0]['name']} ({rows[0]['type']})", "top_operations", "info", detail, ops=rows)
 
@@ -302,7 +303,7 @@ def _measured_finding(p: AneProfile) -> dict:
     sev, meaning = _MEASURED.get(status, ("warning", f"status {status!r}"))
     if status == "ok":
         sp = m.get("speedup_vs_sequential")
-        detail = [f"{m.get('average_ms', 0):.4g} ms per prediction ({m.get('iter_per_sec', 0):.4g} iter/s, "
+        detail = [f"{fmt_ms(m.get('average_ms', 0))} ms per prediction ({m.get('iter_per_sec', 0):.4g} iter/s, "
                   f"{m.get('runs', 0)} run(s); no spread is reported)"]
         if m.get("weight_bw_gbps"):
             detail.append(f"weights stream at {m['weight_bw_gbps']:.3g} GB/s; compute {m.get('gflops_per_sec', 0):.4g} GFLOP/s")
@@ -310,12 +311,12 @@ def _measured_finding(p: AneProfile) -> dict:
             detail.append(f"{sp:.2f}× the summed per-op estimate: " + (
                 "ops overlap or pipeline (or the estimate is pessimistic)" if sp > 1 else
                 "slower than the estimate: stalls, dispatch overhead or CPU work the estimate misses"))
-        title = f"Measured: {m.get('average_ms', 0):.4g} ms per prediction"
+        title = f"Measured: {fmt_ms(m.get('average_ms', 0))} ms per prediction"
     else:
         detail = [meaning] + ([f"error: {m['error']}"] if m.get("error") else [])
         if status == "ane_compile_fallback_detected" and m.get("steady_ms"):
             est = p.summary.get("grand_runtime_ms")
-            detail.append(f"one prediction took {m['steady_ms']:.4g} ms" + (f" vs {est:.4g} ms estimated on the ANE"
+            detail.append(f"one prediction took {fmt_ms(m['steady_ms'])} ms" + (f" vs {fmt_ms(est)} ms estimated on the ANE"
                                                                          if est else ""))
         title = f"MEASUREMENT {status.upper()}: {meaning.split(':')[0]}"
     return finding(title, "measured_prediction", sev, detail, status=status, **{k: v for k, v in m.items() if k != "status"})
@@ -401,7 +402,7 @@ def _static_finding(p: AneProfile, static: dict) -> dict:
               f"estimate was right for {cc['agree']} and wrong for {cc['disagree']}, {cc['not_known']} not known by the rules"]
     detail += [f"{w['function']}[{w['index']}] {w['type']} {w['name']}: estimated {w['predicted']} ({w['rule']}), "
                f"measured {w['measured']}" for w in cc["wrong"][:10]]
-    detail += [f"{r['short_type']}: {r['measured_ms']:.4g} ms measured → "
+    detail += [f"{r['short_type']}: {fmt_ms(r['measured_ms'])} ms measured → "
                + (f"{r['achieved_gflops']:.3g} GFLOP/s, " if r["achieved_gflops"] is not None else "FLOPs not known, ")
                + f"{r['achieved_gbps']:.3g} GB/s from the static bytes" for r in cc["op_types"][:8]]
     sev = "medium" if cc["disagree"] else "info"

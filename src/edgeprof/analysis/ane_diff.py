@@ -9,6 +9,7 @@ per-type and per-op **shares** of ``total_cost``.
 
 from __future__ import annotations
 
+from ..conventions import fmt_ms
 from ..ane_model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
 from .ane_plan import plan_shares, plan_total, short_type
@@ -60,7 +61,7 @@ def diff_profiles(before: AneProfile, after: AneProfile) -> dict:
     lines = []
     if lat["speedup"]:
         change = 100 * (lat["after_ms"] / lat["before_ms"] - 1)
-        lines.append(f"measured latency {lat['before_ms']:.4g} → {lat['after_ms']:.4g} ms ({change:+.1f} %, speedup "
+        lines.append(f"measured latency {lat['before_ms']:.4g} → {fmt_ms(lat['after_ms'])} ms ({change:+.1f} %, speedup "
                      f"{lat['speedup']:.3g}×; each is the tool's mean of 1–10 runs, with no spread: small changes are "
                      "within noise)")
     elif before.status.get("static_estimate") and after.status.get("static_estimate"):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri, stdtrit
 
-from ..conventions import METRICS, fmt_ratio
+from ..conventions import METRICS, fmt_ratio, fmt_ms
 from ..conventions import verdict as verdict_of
 from .latency import detect_drift, warmup_count
 from .launches import contrast, design, log_median_stats, metric_stats
@@ -97,7 +97,7 @@ def _modal_warning(name: str, runs: list[np.ndarray]) -> str | None:
         return None
     m = max(split, key=lambda m: min(m["masses"]))
     return (f"{name}: latency is multimodal within {len(split)} of {len(found)} launch(es) (modes at "
-            + ", ".join(f"{c:.4g} ms ({100 * w:.0f} %)" for c, w in zip(m["centres_ms"], m["masses"]))
+            + ", ".join(f"{fmt_ms(c)} ms ({100 * w:.0f} %)" for c, w in zip(m["centres_ms"], m["masses"]))
             + "): a ratio of medians can jump between modes; compare the distributions too")
 
 

@@ -10,7 +10,7 @@ SME). Telling SME from SME2 needs the kernel log (``__neonsme`` vs ``__neonsme2`
 
 from __future__ import annotations
 
-from ..conventions import INSTANCE_SUFFIX, ms
+from ..conventions import INSTANCE_SUFFIX, ms, fmt_ms
 from ..kernel_names import (
     FAMILIES,
     GEMM_KINDS,
@@ -185,11 +185,11 @@ def executed_from_profile(profile, taxonomy: Taxonomy = DEFAULT, top: int = 10) 
         statement = "no XNNPACK delegate operators in this profile: nothing ran through XNNPACK"
     elif sme_ns > 0:
         statement = (f"SME/SME2 path executed: {'/'.join(sorted({r['marker'] for r in marked if r['marker'] in SME_MARKERS}))}"
-                     f" operators take {ms(sme_ns / n_runs):.3f} ms per run"
+                     f" operators take {fmt_ms(ms(sme_ns / n_runs), 3, fixed=True)} ms per run"
                      + (f" ({100 * sme_ns / gemm_conv_ns:.0f} % of GEMM/CONV time)" if gemm_conv_ns else "")
                      + "; SME vs SME2 needs the kernel log")
     elif qp8_ns > 0:
-        statement = (f"KleidiAI path executed: QP8 operators take {ms(qp8_ns / n_runs):.3f} ms per run; whether on "
+        statement = (f"KleidiAI path executed: QP8 operators take {fmt_ms(ms(qp8_ns / n_runs), 3, fixed=True)} ms per run; whether on "
                      "NEON or SME needs the kernel log; no PF32/PF16/PQS8 operator ran")
     else:
         statement = ("no PF32/PF16/PQS8/QP8 operator ran: XNNPACK's GEMM/CONV used its own (non-KleidiAI) kernels, "

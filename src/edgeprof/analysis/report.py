@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ..conventions import evidence_name, ms
+from ..conventions import evidence_name, ms, fmt_ms
 from ..model import Profile
 from ..taxonomy import OTHER
 
@@ -110,7 +110,7 @@ def findings(report: dict) -> list[dict]:
         other = cats.get(OTHER)
         largest = max(cats.values(), key=lambda x: x["avg_ms"], default=None)
         if other and (other["pct_of_e2e"] >= OTHER_DOMINATES_PCT or (largest and largest["line"] == OTHER)):
-            tops = [f"{o['operator']} ({o['avg_ms']:.3g} ms, {o['pct_of_e2e']:.1f} %)" for o in bd["other_top"][:5]]
+            tops = [f"{o['operator']} ({fmt_ms(o['avg_ms'], 3)} ms, {o['pct_of_e2e']:.1f} %)" for o in bd["other_top"][:5]]
             add("other_dominates", "medium", f"{cfg['name']}: OTHER takes {other['pct_of_e2e']:.0f} % of the run — look "
                 "at these ops (or extend the taxonomy) before recommending backend work", cfg["evidence"], tops)
         leaf = bd["backends"]["leaf_time"]
@@ -119,13 +119,13 @@ def findings(report: dict) -> list[dict]:
         if delegated and portable >= PORTABLE_SHARE_PCT:
             add("portable_hotspots", "medium", f"{cfg['name']}: {portable:.0f} % of the time is still on portable "
                 f"kernels across {bd['graph_breaks']['portable_islands']} portable island(s) — delegation candidates",
-                cfg["evidence"], [f"{o['operator']} {o['avg_ms']:.3g} ms" for o in bd["portable_hotspots"][:5]])
+                cfg["evidence"], [f"{o['operator']} {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:5]])
         lat = cfg.get("latency") or {}
         if (lat.get("warmup") or {}).get("count"):
             w = lat["warmup"]
             first = "the first run is" if w["count"] == 1 else f"the first {w['count']} runs are"
-            add("warmup", "info", f"{cfg['name']}: {first} warm-up ({w.get('warmup_median_ms', 0):.3g} ms vs "
-                f"{w.get('steady_median_ms', 0):.3g} ms steady); comparisons leave warm-up runs out", cfg["evidence"])
+            add("warmup", "info", f"{cfg['name']}: {first} warm-up ({fmt_ms(w.get('warmup_median_ms', 0), 3)} ms vs "
+                f"{fmt_ms(w.get('steady_median_ms', 0), 3)} ms steady); comparisons leave warm-up runs out", cfg["evidence"])
         d = (lat.get("drift") or {})
         if d.get("significant"):
             add("drift", "medium", f"{cfg['name']}: latency drifts {d.get('slope_percent_per_100_runs', 0):+.1f} % per 100 "

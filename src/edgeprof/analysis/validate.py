@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..conventions import fmt_ms
 from .kernels import registered_vs_executed, summarize_kernels
 
 OUTPUT_LABELS = {"timeline_all": "all-runs timeline", "timeline_run0": "run-0 timeline", "ops_stats": "operator stats",
@@ -85,7 +86,7 @@ def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set) -> None:
         _check(out, "fail", "etdump", e.path, f"cannot be read: {e.error}")
         return
     _check(out, "pass", "etdump", e.path, f"parses: {e.runs} run(s), {e.events:,} events"
-           + (f", mean latency {e.mean_ms:.3f} ms" if e.mean_ms is not None and math.isfinite(e.mean_ms) else ""))
+           + (f", mean latency {fmt_ms(e.mean_ms, 3, fixed=True)} ms" if e.mean_ms is not None and math.isfinite(e.mean_ms) else ""))
     for o in e.outputs:
         label = OUTPUT_LABELS[o.key]
         if o.key == "robust_stats" and "robust-stats" not in require:
@@ -104,8 +105,8 @@ def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set) -> None:
                 _check(out, "fail", o.key, o.path, f"{label} holds {o.runs} run(s), the ETDump {e.runs}")
                 continue
             if o.mean_ms is not None and e.mean_ms is not None and not _close(o.mean_ms, e.mean_ms, tol):
-                _check(out, "fail", o.key, o.path, f"{label} says mean latency {o.mean_ms:.3f} ms, the ETDump "
-                       f"{e.mean_ms:.3f} ms (more than {100 * tol:g} % apart)")
+                _check(out, "fail", o.key, o.path, f"{label} says mean latency {fmt_ms(o.mean_ms, 3, fixed=True)} ms, the ETDump "
+                       f"{fmt_ms(e.mean_ms, 3, fixed=True)} ms (more than {100 * tol:g} % apart)")
                 continue
             _check(out, "pass", o.key, o.path, f"{label} present, fresh, {o.runs} run(s) consistent with the ETDump")
         else:
@@ -129,7 +130,7 @@ def _summary_checks(out: list, s: SummaryFacts, etdumps: list[EtdumpFacts], tol:
         elif entry.get("runs") != e.runs:
             problems.append(f"{e.path}: summary says {entry.get('runs')} run(s), the ETDump {e.runs}")
         elif e.mean_ms is not None and not _close(entry.get("mean_ms"), e.mean_ms, tol):
-            problems.append(f"{e.path}: summary says mean {entry.get('mean_ms')} ms, the ETDump {e.mean_ms:.3f} ms")
+            problems.append(f"{e.path}: summary says mean {entry.get('mean_ms')} ms, the ETDump {fmt_ms(e.mean_ms, 3, fixed=True)} ms")
     if s.newer is False:
         problems.insert(0, "older than an ETDump (stale: re-run edgeprof analyze)")
     if problems:

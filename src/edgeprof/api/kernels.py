@@ -7,15 +7,17 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..files import display, is_dir
-from ..io.runfolder import ETDUMP_SUFFIXES, is_timeline_csv
+from ..conventions import FORMAT_KERNEL_CSV, FORMAT_XNNPACK_LOG
+from ..io.readers import kernel_input_format
 from ..io.traces import trace_stem
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results import ExecutedEvidence, KernelTable, KernelView
 
 
-def _input_name(path: Path) -> str:
-    return path.stem.removesuffix("_kernels") if path.suffix == ".csv" else trace_stem(path)
+def _input_name(path: Path, fmt: str) -> str:
+    return path.name.removesuffix(".gz").rsplit(".", 1)[0].removesuffix("_kernels") if fmt == FORMAT_KERNEL_CSV \
+        else trace_stem(path)
 
 
 def _log_facts(log) -> dict:
@@ -29,7 +31,8 @@ def _log_facts(log) -> dict:
             "gemm_tiles": log.tiles[:50], "messages": log.messages}
 
 
-def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None) -> KernelTable:
+def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None,
+            input_format: str | None = None) -> KernelTable:
     """The kernel table of one XNNPACK log (or kernels CSV): the Arm kit's columns then ours, a summary by ISA
     family and kind, and the operators the log shows running on SME/KleidiAI datatype paths."""
     from ..analysis.kernels import (
@@ -41,8 +44,9 @@ def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None) -
 
     ws = workspace(ws)
     path = Path(path)
-    mid = model_id or display(_input_name(path))
-    if path.suffix == ".csv":
+    fmt = input_format or kernel_input_format(path)
+    mid = model_id or display(_input_name(path, fmt))
+    if fmt == FORMAT_KERNEL_CSV:
         rows, log = table_from_records(ws.kernel_csv(path), mid), None
     else:
         log = ws.kernel_log(path)
@@ -90,20 +94,20 @@ def kernel_evidence(inputs, *, model_id: str | None = None, write: bool = False,
     for spec in as_list(inputs):
         p = Path(spec)
         if is_dir(p):
-            logs += ws.trace_logs(p)
+            logs += [(x, FORMAT_XNNPACK_LOG) for x in ws.trace_logs(p)]
             profiles += ws.etdumps(p)
-        elif p.suffix in ETDUMP_SUFFIXES or is_timeline_csv(p):
-            profiles.append(p)
+        elif (what := kernel_input_format(p)) in (FORMAT_KERNEL_CSV, FORMAT_XNNPACK_LOG):
+            logs.append((p, what))
         else:
-            logs.append(p)
+            profiles.append(p)
     if not logs and not profiles:
         raise UsageError("no XNNPACK logs, kernel CSVs or ETDumps in " + ", ".join(map(str, as_list(inputs))))
     if out and len(logs) != 1:
         raise UsageError("--out needs exactly one log")
     tables = []
-    for log in logs:
-        t = kernels(log, model_id=model_id, ws=ws)
-        if write and log.suffix != ".csv":
+    for log, what in logs:
+        t = kernels(log, model_id=model_id, ws=ws, input_format=what)
+        if write and what == FORMAT_XNNPACK_LOG:
             from ..analysis.kernels import COLUMNS
             from ..render.kernel_files import write_kernel_table
 
@@ -122,11 +126,12 @@ def kernel_view(baseline, candidate, *, baseline_name: str | None = None, candid
 
     ws = workspace(ws)
     b, c = Path(baseline), Path(candidate)
-    bn = baseline_name or display(_input_name(b))
-    cn = candidate_name or display(_input_name(c))
+    fb, fc = kernel_input_format(b), kernel_input_format(c)
+    bn = baseline_name or display(_input_name(b, fb))
+    cn = candidate_name or display(_input_name(c, fc))
     if bn == cn:
         bn, cn = f"{bn} (baseline)", f"{cn} (candidate)"
-    kb, kc = kernels(b, ws=ws), kernels(c, ws=ws)
+    kb, kc = kernels(b, ws=ws, input_format=fb), kernels(c, ws=ws, input_format=fc)
     result = view(kb["kernels"], kc["kernels"], base_name=bn, cand_name=cn, filter_op=filter_op)
     result["inputs"] = {"baseline": str(b), "candidate": str(c)}
     result["warnings"] = [f"{b.name}: {w}" for w in kb["warnings"]] + [f"{c.name}: {w}" for w in kc["warnings"]]

@@ -193,11 +193,13 @@ def _run_comparison(roles, *, run_dir, threads, threshold, level, seed, resample
     info(f"roles: baseline {result['baseline']['name']}, candidate {result['candidate']['name']} — {roles.note}; "
          "speedup = baseline / candidate")
     if verbose:
+        from ..conventions import fmt_ms
+
         for arm in ("baseline", "candidate"):
             for launch in result[arm]["launches"]:
                 d = launch["drift"]
                 info(f"{arm} {result[arm]['name']}: {launch['source']} — {launch['runs']} runs, "
-                     f"{launch['warmup_dropped']} warm-up left out, median {launch['median_ms']:.4g} ms; drift: "
+                     f"{launch['warmup_dropped']} warm-up left out, median {fmt_ms(launch['median_ms'])} ms; drift: "
                      + (d.get("note") or ("significant" if d["significant"] else "none")))
         if result.get("ci"):
             info(f"interval: {result['ci']['method']} — {result['ci']['scope']}")

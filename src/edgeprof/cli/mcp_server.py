@@ -12,6 +12,7 @@ error is a tool error carrying edgeprof's one-line message.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 
@@ -22,10 +23,11 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
     try:
         from mcp.server import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
-        from mcp.types import ToolAnnotations
+        from mcp.types import CallToolResult, TextContent, ToolAnnotations
     except ImportError:
         raise MissingExtraError("mcp", "edgeprof mcp") from None
     from ..conventions import TOOL_VERSION as __version__
+    from ..render import json_schema
     from ..server import tools
     from ..server.worker import DEFAULT_MEMORY, DEFAULT_TIMEOUT, CallFailed, Pool
 
@@ -43,14 +45,21 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
         @functools.wraps(fn)
         def call(**kwargs):
             try:
-                return pool.call(fn.__name__, kwargs)
+                doc = pool.call(fn.__name__, kwargs)
             except CallFailed as e:
                 raise ToolError(str(e)) from None
+            # the document as structured content (checked by clients against the published output schema) and
+            # as its JSON text
+            return CallToolResult(content=[TextContent(type="text", text=json.dumps(doc, ensure_ascii=False))],
+                                  structured_content=doc)
         call.__signature__ = _described(fn, tools.ARGS)
         writes = fn.__name__ in tools.WRITE_TOOLS
         server.tool(description=" ".join(fn.__doc__.split()),
                     annotations=ToolAnnotations(readOnlyHint=not writes, destructiveHint=False,
                                                 idempotentHint=True, openWorldHint=False))(call)
+        # the output schema: the declared document types (edgeprof schema), not the SDK's view of ``dict``
+        server._tool_manager.get_tool(fn.__name__).fn_metadata.output_schema = \
+            json_schema.tool_output_schema(tools.OUTPUT_KINDS[fn.__name__])
 
     for name, fn in tools.TOOLS.items():
         if allow_write or name not in tools.WRITE_TOOLS:

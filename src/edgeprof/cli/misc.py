@@ -1,4 +1,4 @@
-"""``edgeprof example``."""
+"""``edgeprof example`` and ``edgeprof schema``."""
 
 from __future__ import annotations
 
@@ -21,3 +21,29 @@ def example(dest, force, as_json):
         echo_json(result)
     else:
         click.echo(f"copied {len(result['files'])} files to {dest}/ — next: edgeprof analyze {dest}")
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("kind", required=False)
+@click.option("--list", "as_list", is_flag=True, help="Print the document kinds, one per line.")
+@run_guarded
+def schema(kind, as_list):
+    """The JSON Schema (draft 2020-12) of each --json document kind: every kind as {kind: schema}, or one KIND.
+
+    \b
+    edgeprof schema comparison > comparison.schema.json
+    edgeprof schema --list
+    """
+    import json
+
+    from ..conventions import KINDS
+    from ..errors import UsageError
+    from ..render import json_schema
+
+    if as_list:
+        click.echo("\n".join(KINDS))
+        return
+    if kind is not None and kind not in KINDS:
+        raise UsageError(f"schema: unknown document kind {kind!r}; the kinds: {', '.join(KINDS)}")
+    doc = json_schema.schema(kind) if kind else json_schema.schemas()
+    click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

@@ -11,7 +11,9 @@ import zlib
 from pathlib import Path
 
 from ..conventions import FORMAT_ETDUMP as ETDUMP
+from ..conventions import FORMAT_KERNEL_CSV as KERNEL_CSV
 from ..conventions import FORMAT_TIMELINE_CSV as TIMELINE_CSV
+from ..conventions import FORMAT_XNNPACK_LOG as XNNPACK_LOG
 from ..errors import InputError
 from .runfolder import ETDUMP_SUFFIXES
 EXPECTED = "a profile (an ETDump .etdump/.etdp or a timeline CSV *_all_runs_timeline.csv, either may be gzip-compressed)"
@@ -56,6 +58,38 @@ def profile_format(path) -> str:
     if k == "text" and _timeline_header(head):
         return TIMELINE_CSV
     raise InputError(path, wrong_kind(path, EXPECTED, head[:64]))
+
+
+def kernel_input_format(path) -> str:
+    """What a kernel-evidence input is: a profile (``etdump``/``timeline_csv``: executed evidence), a kernel table
+    CSV (``kernel_csv``, written by ``edgeprof kernels`` or the Arm kit), or an XNNPACK log (``xnnpack_log``: any
+    other text, plain or gzip). A known name decides (``.etdump``/``.etdp``, ``.log``); any other by the content
+    (a ``.csv`` that is no timeline is a kernel table: its reader checks the columns)."""
+    path = Path(path)
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(ETDUMP_SUFFIXES):
+        return ETDUMP
+    if name.endswith(".log"):
+        return XNNPACK_LOG
+    head = _head(path)
+    if kind_of(head) == "etdump":
+        return ETDUMP
+    if _timeline_header(head):
+        return TIMELINE_CSV
+    if name.endswith(".csv") or _kernel_csv_header(head):
+        return KERNEL_CSV
+    return XNNPACK_LOG
+
+
+def _kernel_csv_header(head: bytes) -> bool:
+    first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
+    return {b"model_id", b"kernel_name"} <= {c.strip().strip(b'"') for c in first.split(b",")}
+
+
+def kind_of(head: bytes) -> str:
+    from .sniff import kind
+
+    return kind(head)[0]
 
 
 def read_profile(path, *, allow_empty: bool = False):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..conventions import fmt_ms
 from .markdown import cell, code, table, text
 
 
@@ -51,7 +52,7 @@ def model_section(m: dict, level: int = 3, top: int = 25) -> str:
             f"{dc.get('?', 0)} not known",
             f"- estimated islands: {gi['graph_interruptions']} interruptions ({gi['interrupted_ops']} ops), "
             f"{gi['edge_runs_ignored']} edge runs; switch cost {est['boundary_ms']} ms per boundary",
-            f"- roofline time of the ANE ops {est['estimated_ms']:.4g} ms at {c['ane_tops']} TOPS ({c['tops_precision']}), "
+            f"- roofline time of the ANE ops {fmt_ms(est['estimated_ms'])} ms at {c['ane_tops']} TOPS ({c['tops_precision']}), "
             f"{c['dram_gbps']} GB/s — _{cell(c['source'])}_"
             + (f"; {est['ops_not_timed']} op(s) placed elsewhere are not timed (their device's figures are not known)"
                if est.get("ops_not_timed") else ""), ""]

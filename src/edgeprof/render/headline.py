@@ -21,6 +21,8 @@ def headline(doc: dict) -> str:
 
 
 def _latency(d):
+    if "reports" in d:  # several inputs
+        return " | ".join(_latency(x) for x in d["reports"])
     st = d.get("steady") or d
     ci = st.get("ci_median") or {}
     w = (d.get("warmup") or {}).get("count", 0)
@@ -86,15 +88,19 @@ def _report(d):
     return head + f"; {len(d.get('findings') or [])} finding(s), {len(d.get('missing') or [])} thing(s) missing"
 
 
-def _collection(d):
-    return " | ".join(headline(x) for x in d.get("items") or [])
-
-
 def _ane(d):
     return d.get("headline", "")
+
+
+def _ane_folder(d):
+    return f"{len(d.get('reports') or [])} submodel report(s)" + (f"; {d['note']}" if d.get("note") else "")
+
+
+def _phase_comparison(d):
+    return "; ".join(d.get("statements") or [])
 
 
 _BY_KIND = {"latency": _latency, "comparison": _comparison, "breakdown": _breakdown, "analysis_summary": _analysis,
             "kernels": _kernels, "validation": _validation, "phases": _phases, "program": _program,
             "coreml_static": _coreml, "history": _history, "report": _report, "ane_analysis": _ane, "ane_plan": _ane,
-            "collection": _collection}
+            "ane_folder": _ane_folder, "phase_comparison": _phase_comparison}

@@ -31,4 +31,9 @@ def clean(obj, decimals: int = DECIMALS):
 
 
 def dumps(obj, *, indent: int | None = 2) -> str:
-    return json.dumps(clean(obj), sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    doc = clean(obj)
+    from . import json_schema
+
+    if json_schema.check_enabled():  # EDGEPROF_CHECK_JSON=1: a document departing from its declared type is a bug
+        json_schema.check(doc)
+    return json.dumps(doc, sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"

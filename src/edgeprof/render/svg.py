@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from ..conventions import fmt_ms
+
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
 SERIES = ("#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563")
 CATEGORY_COLORS = {
@@ -121,7 +123,7 @@ def latency_trend(series: list[dict], title: str = "Latency per run") -> str:
         for x, y, i, v in pts:
             hollow = i < warm
             body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r_dot}" fill="{"#fff" if hollow else c}" stroke="{c}" '
-                        f'stroke-width="{0.8 if dense else 1.5}"><title>{escape(s["name"])} run {i}: {v:.4g} ms'
+                        f'stroke-width="{0.8 if dense else 1.5}"><title>{escape(s["name"])} run {i}: {fmt_ms(v)} ms'
                         f'{" (warm-up)" if hollow else ""}{" (outlier)" if i in outl else ""}</title></circle>')
             if i in outl:
                 body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r_ring}" fill="none" stroke="#dc2626" '
@@ -208,16 +210,16 @@ def distribution(series: list[dict], title: str = "Latency distribution") -> str
         wl, wh = v[v >= q1 - 1.5 * iqr].min(), v[v <= q3 + 1.5 * iqr].max()
         body.append(f'<line x1="{x_of(wl):.1f}" x2="{x_of(wh):.1f}" y1="{yc:.1f}" y2="{yc:.1f}" stroke="{c}"/>')
         body.append(f'<rect x="{x_of(q1):.1f}" y="{yc - 13:.1f}" width="{max(x_of(q3) - x_of(q1), 1):.1f}" height="26" '
-                    f'fill="{c}" fill-opacity="0.15" stroke="{c}"><title>{escape(s["name"])}: median {med:.4g} ms, '
-                    f'IQR {q1:.4g}–{q3:.4g} ms</title></rect>')
+                    f'fill="{c}" fill-opacity="0.15" stroke="{c}"><title>{escape(s["name"])}: median {fmt_ms(med)} ms, '
+                    f'IQR {q1:.4g}–{fmt_ms(q3)} ms</title></rect>')
         body.append(f'<line x1="{x_of(med):.1f}" x2="{x_of(med):.1f}" y1="{yc - 13:.1f}" y2="{yc + 13:.1f}" '
                     f'stroke="{c}" stroke-width="2.5"/>')
         for i, x in enumerate(v):
             jitter = ((i * 7919) % 17 - 8) * 1.2
             body.append(f'<circle cx="{x_of(x):.1f}" cy="{yc + jitter:.1f}" r="2.2" fill="{c}" fill-opacity="0.7">'
-                        f'<title>{x:.4g} ms</title></circle>')
+                        f'<title>{fmt_ms(x)} ms</title></circle>')
         body.append(f'<text x="{min(x_of(wh) + 6, w - right - 60):.1f}" y="{yc - 16:.1f}" font-size="11" fill="{c}">'
-                    f'median {med:.3g} ms</text>')
+                    f'median {fmt_ms(med, 3)} ms</text>')
     return _svg(w, h, title, "box plot (quartiles, 1.5×IQR whiskers) and every run", body, "dist")
 
 
@@ -250,12 +252,12 @@ def stacked_bars(bars: list[dict], title: str = "Where the time goes") -> str:
             if wd <= 0:
                 continue
             body.append(f'<rect x="{x:.2f}" y="{y:.1f}" width="{wd:.2f}" height="28" fill="{color_for(c, cats.index(c))}">'
-                        f'<title>{escape(b["label"])} · {escape(c)}: {ms:.4g} ms ({100 * ms / tot:.1f} %)</title></rect>')
+                        f'<title>{escape(b["label"])} · {escape(c)}: {fmt_ms(ms)} ms ({100 * ms / tot:.1f} %)</title></rect>')
             if wd > 34:
                 body.append(f'<text x="{x + wd / 2:.1f}" y="{y + 18:.1f}" font-size="10" text-anchor="middle" '
                             f'fill="#fff">{100 * ms / tot:.0f}%</text>')
             x += wd
-        body.append(f'<text x="{left + pw + 6}" y="{y + 19:.1f}" font-size="11" fill="#374151">{tot:.4g} ms</text>')
+        body.append(f'<text x="{left + pw + 6}" y="{y + 19:.1f}" font-size="11" fill="#374151">{fmt_ms(tot)} ms</text>')
     body += _legend([(n, color_for(c, i)) for i, (c, n) in enumerate(zip(cats, names))], left, axis_y + 48, pw + right)
     return _svg(w, h, title, "share of each run's time by category, one bar per configuration", body, "stacked")
 
@@ -348,8 +350,8 @@ def timeline(segments: list[dict], title: str) -> str:
             x, wd = x_of(s["start_ms"]), max(x_of(s["start_ms"] + s["dur_ms"]) - x_of(s["start_ms"]), 0.8)
             c = LANE_COLORS[ln] if ln == "delegated" else color_for(s["category"])
             body.append(f'<rect x="{x:.2f}" y="{y + 6}" width="{wd:.2f}" height="{lane_h - 12}" fill="{c}" stroke="#fff" '
-                        f'stroke-width="0.5"><title>{escape(s["name"])} ({escape(s["category"])}): {s["dur_ms"]:.4g} ms at '
-                        f'{s["start_ms"]:.4g} ms</title></rect>')
+                        f'stroke-width="0.5"><title>{escape(s["name"])} ({escape(s["category"])}): {fmt_ms(s["dur_ms"])} ms at '
+                        f'{fmt_ms(s["start_ms"])} ms</title></rect>')
     cats = list(dict.fromkeys(s["category"] for s in segments if s["lane"] != "delegated"))
     if cats:
         body += _legend([(c.replace("_", " ").lower(), color_for(c)) for c in cats], left, axis_y + 48, pw)

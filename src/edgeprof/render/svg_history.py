@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from ..conventions import fmt_ms
+
 from .svg import SERIES, _grid_y, _legend, _short, _svg, color_for, legend_height, nice_ticks
 
 REGRESSION, IMPROVEMENT, PENDING = "#dc2626", "#059669", "#9ca3af"
@@ -63,7 +65,7 @@ def trend(series: list[dict], metric: str) -> str:
         r = 1.6 if n > 120 else 3
         for i, p in enumerate(pts):
             body.append(f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(p["estimate_ms"]):.1f}" r="{r}" fill="{c}">'
-                        f'<title>{escape(str(p["commit"]))} ({escape(str(p["time"]))}): {p["estimate_ms"]:.4g} ms '
+                        f'<title>{escape(str(p["commit"]))} ({escape(str(p["time"]))}): {fmt_ms(p["estimate_ms"])} ms '
                         f'[{p["ci_low_ms"]:.4g}–{p["ci_high_ms"]:.4g}], {p["launches"]} launch(es)</title></circle>')
         for ch in (c for c in s["changes"] if c["index"] is not None):  # appearances are stated, not drawn
             col = PENDING if ch["status"] in ("pending", "possible") else (REGRESSION if ch["direction"] == "regression" else IMPROVEMENT)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 
-from ..conventions import SCHEMA_VERSION
 from ..errors import UsageError
 from .. import access
 
@@ -49,8 +48,10 @@ def _spec(s: str | None, what: str, run_dir: str | None) -> str | None:
 def _doc(res) -> dict:
     from ..render import jsonfmt
 
-    if isinstance(res, list):  # one result per input (latency)
-        doc = {"schema_version": SCHEMA_VERSION, "kind": "collection", "items": [r.to_dict() for r in res]}
+    if isinstance(res, list):  # one result per input (latency): the CLI's collection
+        from ..api.result_base import collection
+
+        doc = collection("latency", "reports", res)
     else:
         doc = res.to_dict() if hasattr(res, "to_dict") else res
     doc = json.loads(jsonfmt.dumps(doc))  # the CLI's JSON exactly (its stable float formatting, sorted keys)
@@ -127,7 +128,14 @@ def ane(path: str, costplan: str | None = None) -> dict:
     reports. Read-only."""
     from .. import api
 
-    return _doc(api.ane(_path(path), costplan=_path(costplan, "costplan")))
+    from ..files import is_dir
+
+    p = _path(path)
+    if is_dir(p) and not api.is_model_bundle(p):  # a model folder of submodel reports
+        if costplan is not None:
+            raise UsageError("costplan: give it with one profile, not with a folder")
+        return _doc(api.ane_folder([p]))
+    return _doc(api.ane(p, costplan=_path(costplan, "costplan")))
 
 
 def program(path: str) -> dict:
@@ -208,6 +216,11 @@ ARGS = {
 
 TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, coreml, phases, history,
                                  analyze, report)}
+# the document kinds each tool's ``result`` can be (its published output schema: edgeprof.render.json_schema)
+OUTPUT_KINDS = {"latency": ("latency",), "compare": ("comparison",), "breakdown": ("breakdown",),
+                "kernels": ("kernels",), "validate": ("validation",), "ane": ("ane_analysis", "ane_plan", "ane_folder"),
+                "program": ("program",), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
+                "history": ("history",), "analyze": ("analysis_summary",), "report": ("report",)}
 
 
 def call(name: str, args: dict) -> dict:

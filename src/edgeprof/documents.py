@@ -1,0 +1,335 @@
+"""The JSON documents edgeprof prints (``--json``), writes (``*_robust_stats.json``, ``analysis_summary.json``, …)
+and returns to agents (the MCP tools' ``result``), declared as types: one ``TypedDict`` per document kind of
+:data:`edgeprof.conventions.KINDS`, its top-level fields with their types (nested parts typed where declared
+here, otherwise objects and arrays). A document holds ``schema_version`` and these fields, nothing else.
+
+``edgeprof schema [KIND]`` turns them into JSON Schema (:mod:`edgeprof.render.json_schema`); with
+``EDGEPROF_CHECK_JSON=1`` every document is checked against its schema before it is printed or written (the
+tests run with it). Conventions of the mapping: a ``float`` is a JSON number, or null where the value is not
+finite (:mod:`edgeprof.render.jsonfmt` writes NaN and infinities as null); an ``int`` is an integer.
+
+A field added, renamed or retyped in a document is changed here in the same commit (the tests fail otherwise);
+a change to an existing field bumps ``SCHEMA_VERSION``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from .conventions import VERDICTS
+from .documents_models import (
+    AneAnalysisDoc,
+    AneDiffDoc,
+    AneFolderDoc,
+    AnePlanDiffDoc,
+    AnePlanDoc,
+    CoremlDiffDoc,
+    CoremlStaticDoc,
+    ExportDoc,
+    HistoryDoc,
+    IngestDoc,
+    PhaseComparisonDoc,
+    PhasesDoc,
+    ProgramDiffDoc,
+    ProgramDoc,
+    SkillsDoc,
+)
+
+Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
+
+
+class ExecutedKernelsDoc(TypedDict):
+    kind: Literal["executed_kernels"]
+    evidence: str
+    source: str
+    runs: int
+    sme_executed: bool
+    kleidiai_executed: bool
+    sme_ms_per_run: float
+    qp8_ms_per_run: float
+    gemm_conv_ms_per_run: float
+    kleidiai_share_of_gemm_conv: float
+    operators: list[dict[str, Any]]
+    other_gemm_conv_operators: list[dict[str, Any]]
+    statement: str
+    input: str
+
+
+class AnalysisSummaryDoc(TypedDict):
+    kind: Literal["analysis_summary"]
+    analysed_count: int
+    csv_files: list[str]
+    errors: list[Any]
+    etdump_count: int
+    etrecord: str | None
+    format: str
+    per_etdump: list[dict[str, Any]]
+    run_dir: str
+    taxonomy_version: str
+    tool: str
+    warnings: list[Any]
+
+
+class _LatencyDocOptional(TypedDict, total=False):
+    written: str
+
+
+class LatencyDoc(_LatencyDocOptional):
+    kind: Literal["latency"]
+    ci: dict[str, Any]
+    count: int
+    cv_percent: float
+    drift: dict[str, Any]
+    input: str
+    iqr_ms: float
+    latencies_ms: list[float]
+    mad_ms: float
+    max_ms: float
+    mean_ms: float
+    median_ms: float
+    min_ms: float
+    multimodality: dict[str, Any]
+    name: str
+    outliers: dict[str, Any]
+    percentiles: dict[str, Any]
+    robust_stats: dict[str, Any]
+    run_indices: list[int]
+    sigma_mad_ms: float
+    source: str
+    std_dev_ms: float
+    steady: dict[str, Any]
+    trimmed_mean_10_ms: float
+    trimmed_mean_5_ms: float
+    warmup: dict[str, Any]
+    warnings: list[Any]
+
+
+class _ComparisonDocOptional(TypedDict, total=False):
+    # absent when an arm has fewer than 2 runs (verdict inconclusive, no interval); roles and by_category as the
+    # command gives them; verdict_if_comparable when the arms are not comparable
+    advice: str | None
+    by_category: dict[str, Any]
+    estimator: str
+    hodges_lehmann: dict[str, Any]
+    launch_allowance: dict[str, Any]
+    launch_noise: dict[str, Any]
+    launch_sd_estimate: float | None
+    metrics: dict[str, Any]
+    minimum_detectable_effect: float
+    p_value: float
+    p_value_scope: str
+    plan: dict[str, Any] | None
+    regime: str
+    roles: str
+    slow_runs: dict[str, Any]
+    tail_regression: str | None
+    tests: dict[str, Any]
+    verdict_if_comparable: Verdict
+    written: str
+
+
+class ComparisonDoc(_ComparisonDocOptional):
+    kind: Literal["comparison"]
+    baseline: dict[str, Any]
+    candidate: dict[str, Any]
+    ci: dict[str, Any] | None
+    comparability: dict[str, Any]
+    config1: dict[str, Any]
+    config2: dict[str, Any]
+    convention: str
+    inputs: dict[str, Any]
+    level: float
+    metric: str
+    output_stem: str
+    resamples: int
+    seed: int
+    significant: bool
+    speedup: dict[str, Any]
+    summary_line: str
+    threshold: float
+    variability: dict[str, Any]
+    verdict: Verdict
+    warnings: list[str]
+
+
+class _BreakdownDocOptional(TypedDict, total=False):
+    program: dict[str, Any]  # with --program: the work per instruction
+    written: list[str]
+
+
+class BreakdownDoc(_BreakdownDocOptional):
+    kind: Literal["breakdown"]
+    accounting_check_max_abs_ns: float
+    backends: dict[str, Any]
+    categories: list[dict[str, Any]]
+    e2e_ms: dict[str, Any]
+    etrecord_status: str
+    experiment: str | None
+    graph_breaks: dict[str, Any]
+    input: str
+    name: str
+    notes: list[str]
+    operators: list[dict[str, Any]]
+    other_top: list[Any]
+    portable_hotspots: list[dict[str, Any]]
+    runs: int
+    taxonomy_version: str
+    warnings: list[Any]
+
+
+class _KernelsDocOptional(TypedDict, total=False):
+    executed: list[dict[str, Any]]  # from a log (not from a kernels CSV)
+    log: dict[str, Any]
+    written: str
+
+
+class KernelsDoc(_KernelsDocOptional):
+    kind: Literal["kernels"]
+    input: str
+    kernels: list[dict[str, Any]]
+    model_id: str
+    summary: dict[str, Any]
+    warnings: list[Any]
+
+
+
+class KernelViewDoc(TypedDict):
+    kind: Literal["kernel_view"]
+    baseline_name: str
+    by_family: list[dict[str, Any]]
+    by_kind: list[dict[str, Any]]
+    candidate_name: str
+    evidence: str
+    filter_op: str | None
+    inputs: dict[str, Any]
+    kernels: list[dict[str, Any]]
+    note: str
+    only_in_baseline: list[str]
+    only_in_candidate: list[str]
+    status: str
+    verdict: str
+    warnings: list[Any]
+
+
+class ValidationDoc(TypedDict):
+    kind: Literal["validation"]
+    checks: list[dict[str, Any]]
+    counts: dict[str, Any]
+    ok: bool
+    run_dir: str
+    trace_logs: list[Any]
+
+
+class _ReportDocOptional(TypedDict, total=False):
+    written: list[str]
+
+
+class ReportDoc(_ReportDocOptional):
+    kind: Literal["report"]
+    comparison: dict[str, Any] | None
+    configs: list[dict[str, Any]]
+    evidence_names: dict[str, Any]
+    findings: list[dict[str, Any]]
+    kernels: dict[str, Any] | None
+    latency_evidence: str
+    metadata: dict[str, Any]
+    missing: list[str]
+    phase_comparison: dict[str, Any] | None
+    sme2_pair: bool
+    taxonomy_version: str
+    title: str
+    tool: str
+    validation: dict[str, Any] | None
+    version: str
+
+
+class TraceDoc(TypedDict):
+    kind: Literal["trace"]
+    adjusted: int
+    input: str
+    runs: list[int]
+    skipped_no_duration: int
+    slices: int
+    tracks: int
+    written: str
+
+
+class ExampleDoc(TypedDict):
+    kind: Literal["example"]
+    dest: str
+    files: list[str]
+
+
+class _CollectionDocOptional(TypedDict, total=False):
+    commands: list[str]  # a dry run: the commands it would run
+    launches_ok: int  # a collection that ran (status complete)
+    failed: list[dict[str, Any]]
+    overhead: dict[str, Any] | None
+    manifest: str
+    metrics: str
+    report: dict[str, Any] | None
+    noise_profile: str | None
+
+
+class CollectionDoc(_CollectionDocOptional):
+    kind: Literal["collection"]
+    launches_planned: int
+    run_dir: str
+    status: str
+    warnings: list[str]
+
+
+class PlanDoc(TypedDict):
+    kind: Literal["plan"]
+    configurations: list[dict[str, Any]]
+    effect: float
+    inputs: list[str]
+    lag1_autocorrelation: float
+    launch_noise: dict[str, Any]
+    launch_sd: float
+    launch_sd_source: str
+    level: float
+    method: str
+    options: list[dict[str, Any]]
+    power: float
+    recommended: dict[str, Any] | None
+    statement: str
+    threshold: float
+    within_sd: float
+    within_sd_effective: float
+    written: str | None
+
+
+# collections: one command over several inputs
+class _LatencyReportsDocOptional(TypedDict, total=False):
+    comparison: ComparisonDoc  # latency --compare: the two inputs compared
+
+
+class LatencyReportsDoc(_LatencyReportsDocOptional):
+    kind: Literal["latency"]
+    reports: list[LatencyDoc]
+
+
+class BreakdownsDoc(TypedDict):
+    kind: Literal["breakdown"]
+    breakdowns: list[BreakdownDoc]
+
+
+class KernelLogsDoc(TypedDict):
+    kind: Literal["kernels"]
+    logs: list[KernelsDoc]
+    executed: list[ExecutedKernelsDoc]
+
+
+# kind → the shapes a document of that kind takes (a single result first, then the collection)
+DOCUMENTS: dict[str, tuple[type, ...]] = {
+    "analysis_summary": (AnalysisSummaryDoc,), "latency": (LatencyDoc, LatencyReportsDoc),
+    "comparison": (ComparisonDoc,), "breakdown": (BreakdownDoc, BreakdownsDoc), "kernels": (KernelsDoc, KernelLogsDoc),
+    "executed_kernels": (ExecutedKernelsDoc,), "kernel_view": (KernelViewDoc,), "validation": (ValidationDoc,),
+    "ane_analysis": (AneAnalysisDoc,), "ane_plan": (AnePlanDoc,), "ane_diff": (AneDiffDoc, AnePlanDiffDoc), "ane_folder": (AneFolderDoc,),
+    "report": (ReportDoc,), "trace": (TraceDoc,), "example": (ExampleDoc,), "collection": (CollectionDoc,),
+    "plan": (PlanDoc,), "ingest": (IngestDoc,), "history": (HistoryDoc,), "export": (ExportDoc,),
+    "coreml_static": (CoremlStaticDoc,), "coreml_diff": (CoremlDiffDoc,), "program": (ProgramDoc,),
+    "program_diff": (ProgramDiffDoc,), "skills": (SkillsDoc,), "phases": (PhasesDoc,),
+    "phase_comparison": (PhaseComparisonDoc,),
+}

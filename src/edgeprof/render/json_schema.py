@@ -1,0 +1,127 @@
+"""JSON Schema (draft 2020-12) of every document kind, generated from the types of :mod:`edgeprof.documents`,
+and the check behind ``EDGEPROF_CHECK_JSON=1``.
+
+The mapping: ``str`` → string, ``int`` → integer, ``float`` → number or null (non-finite values are written as
+null), ``bool`` → boolean, ``None`` → null, ``Any`` → anything, ``list[T]`` → array of T, ``dict[str, T]`` →
+object of T, ``A | B`` → anyOf, ``Literal[...]`` → enum, a ``TypedDict`` → an object with exactly its fields
+(its required keys required). A top-level document also holds ``schema_version``.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import typing
+
+from ..conventions import KINDS, SCHEMA_VERSION
+from ..documents import DOCUMENTS
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+CHECK_ENV = "EDGEPROF_CHECK_JSON"
+
+
+def _is_typeddict(t) -> bool:
+    return isinstance(t, type) and issubclass(t, dict) and hasattr(t, "__required_keys__")
+
+
+def _of(t, defs: dict) -> dict:
+    if t is typing.Any:
+        return {}
+    if t is type(None) or t is None:
+        return {"type": "null"}
+    if t is str:
+        return {"type": "string"}
+    if t is bool:
+        return {"type": "boolean"}
+    if t is int:
+        return {"type": "integer"}
+    if t is float:
+        return {"type": ["number", "null"]}
+    if _is_typeddict(t):
+        name = t.__name__
+        if name not in defs:
+            defs[name] = {}  # placed first: a type met again inside itself refers to this entry
+            defs[name] = _object(t, defs)
+        return {"$ref": f"#/$defs/{name}"}
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if origin is typing.Literal:
+        return {"enum": list(args)} if len(args) > 1 else {"const": args[0]}
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_of(a, defs) for a in args]}
+    if origin is list:
+        return {"type": "array", "items": _of(args[0], defs)} if args else {"type": "array"}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _of(args[1], defs)} if args else {"type": "object"}
+    if t is list:
+        return {"type": "array"}
+    if t is dict:
+        return {"type": "object"}
+    raise TypeError(f"no JSON Schema for {t!r}")
+
+
+def _object(td, defs: dict, *, top: bool = False) -> dict:
+    hints = typing.get_type_hints(td)
+    props = {k: _of(v, defs) for k, v in sorted(hints.items())}
+    required = sorted(td.__required_keys__)
+    if top:
+        props["schema_version"] = {"const": SCHEMA_VERSION}
+        required = sorted([*required, "schema_version"])
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+def schema(kind: str) -> dict:
+    """The JSON Schema of the documents of ``kind`` (every shape the kind takes)."""
+    if kind not in DOCUMENTS:
+        raise KeyError(kind)
+    defs: dict = {}
+    shapes = [_object(td, defs, top=True) for td in DOCUMENTS[kind]]
+    doc = {"$schema": DIALECT, "$id": f"urn:edgeprof:schema:{SCHEMA_VERSION}:{kind}", "title": f"edgeprof {kind} document"}
+    doc.update(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})
+    if defs:
+        doc["$defs"] = dict(sorted(defs.items()))
+    return doc
+
+
+def tool_output_schema(kinds: tuple[str, ...]) -> dict:
+    """The output schema of an MCP tool: ``{"summary": the last line a person reads, "result": a document of one of
+    ``kinds``}``."""
+    defs: dict = {}
+    shapes = [_object(td, defs, top=True) for k in kinds for td in DOCUMENTS[k]]
+    out = {"type": "object", "properties": {"summary": {"type": "string"},
+                                            "result": shapes[0] if len(shapes) == 1 else {"anyOf": shapes}},
+           "required": ["result", "summary"], "additionalProperties": False}
+    if defs:
+        out["$defs"] = dict(sorted(defs.items()))
+    return out
+
+
+def schemas() -> dict[str, dict]:
+    """Every kind's schema, in the order of :data:`edgeprof.conventions.KINDS`."""
+    return {k: schema(k) for k in KINDS}
+
+
+def check_enabled() -> bool:
+    return os.environ.get(CHECK_ENV, "") not in ("", "0")
+
+
+def check(doc) -> None:
+    """Raise ``ValueError`` naming the first place where ``doc`` (a cleaned JSON document) departs from its kind's
+    schema. Needs the ``jsonschema`` package (a test dependency)."""
+    if not isinstance(doc, dict) or doc.get("kind") not in DOCUMENTS or "schema_version" not in doc:
+        return
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(_cached(doc["kind"]))
+    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if err is not None:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top)"
+        raise ValueError(f"{doc['kind']} document departs from its schema at {where}: {err.message[:300]}")
+
+
+_CACHE: dict[str, dict] = {}
+
+
+def _cached(kind: str) -> dict:
+    if kind not in _CACHE:
+        _CACHE[kind] = schema(kind)
+    return _CACHE[kind]
