@@ -52,3 +52,33 @@ def test_an_unknown_name_is_decided_by_content(tmp_path, etdump):
     assert ws.profile(tmp_path / "capture.bin").n_runs == ws.profile(tmp_path / "timeline.txt").n_runs == 20
     with pytest.raises(InputError, match=r"notes\.txt.*this is a text file, not a profile"):
         profile_format(tmp_path / "notes.txt")
+
+
+def test_kernel_inputs_are_decided_by_name_then_content(tmp_path, etdump):
+    """What `edgeprof kernels` was given: an XNNPACK log, a kernel table or a profile — decided once by the
+    registry, by content when the name does not say (a log saved as .txt, a kernel table without .csv, an
+    ETDump and a timeline under other names), and each goes to its reader: the table read back from an odd name
+    holds the same kernels as the log it was made from."""
+    from testdata import DATA
+
+    from edgeprof import api
+    from edgeprof.io.readers import kernel_input_format
+
+    log = DATA / "xnnpack" / "mac_sme2_on_xnntrace.log"
+    shutil.copy(log, tmp_path / "capture.txt")
+    table = tmp_path / "on_kernels.csv"
+    api.kernel_evidence([log], write=True, out=table)
+    shutil.copy(table, tmp_path / "table.dat")
+    shutil.copy(etdump("toycnn_xnn.N20"), tmp_path / "capture.bin")
+    edgeprof.analyze([str(etdump("toycnn_xnn.N20"))], output_dir=tmp_path)
+    shutil.copy(next(tmp_path.glob("*_all_runs_timeline.csv")), tmp_path / "timeline.txt")
+    got = {n: kernel_input_format(tmp_path / n) for n in
+           ("capture.txt", "on_kernels.csv", "table.dat", "capture.bin", "timeline.txt")}
+    assert got == {"capture.txt": "xnnpack_log", "on_kernels.csv": "kernel_csv", "table.dat": "kernel_csv",
+                   "capture.bin": "etdump", "timeline.txt": "timeline_csv"}
+    assert kernel_input_format(log) == "xnnpack_log"
+    from_log = {r["kernel_name"] for r in api.kernels(tmp_path / "capture.txt")["kernels"]}
+    assert from_log and {r["kernel_name"] for r in api.kernels(tmp_path / "table.dat")["kernels"]} == from_log
+    tables, executed = api.kernel_evidence([tmp_path / "capture.bin", tmp_path / "table.dat"])
+    assert [t["input"] for t in tables] == [str(tmp_path / "table.dat")]
+    assert [e.kind for e in executed] == ["executed_kernels"] and executed[0]["input"] == str(tmp_path / "capture.bin")
