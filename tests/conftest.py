@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from edgeprof.render.json_schema import CHECK_ENV
+from edgeprof.conventions import CHECK_JSON_ENV as CHECK_ENV
 from testdata import DATA, ETDUMP_NAMES
 
 # Every JSON document the tests make — printed, written to a file, returned by an MCP tool; in this process or a

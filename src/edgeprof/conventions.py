@@ -17,6 +17,9 @@ import re
 
 TOOL_VERSION = "0.1.0"  # edgeprof's version (pyproject.toml has the same); `edgeprof.__version__`
 SCHEMA_VERSION = 1
+# set (not "0"): every document is checked against its declared type before it is printed or written
+# (render/json_schema.py; needs jsonschema — the tests set it)
+CHECK_JSON_ENV = "EDGEPROF_CHECK_JSON"
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
          "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan",

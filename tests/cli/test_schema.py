@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from edgeprof.cli import main
+from edgeprof.conventions import CHECK_JSON_ENV as CHECK_ENV
 from edgeprof.conventions import KINDS, SCHEMA_VERSION
-from edgeprof.render.json_schema import CHECK_ENV
 
 
 def _run(*args):

@@ -33,10 +33,14 @@ def _head(path: Path) -> bytes:
     return head
 
 
-def _timeline_header(head: bytes) -> bool:
+def _header_columns(head: bytes) -> set[bytes]:
+    """The column names of a CSV's first line (a BOM and quotes left out)."""
     first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
-    cols = {c.strip().strip(b'"') for c in first.split(b",")}
-    return {b"name", b"duration_ms"} <= cols
+    return {c.strip().strip(b'"') for c in first.split(b",")}
+
+
+def _timeline_header(head: bytes) -> bool:
+    return {b"name", b"duration_ms"} <= _header_columns(head)
 
 
 def profile_format(path) -> str:
@@ -71,25 +75,16 @@ def kernel_input_format(path) -> str:
         return ETDUMP
     if name.endswith(".log"):
         return XNNPACK_LOG
+    from .sniff import kind
+
     head = _head(path)
-    if kind_of(head) == "etdump":
+    if kind(head)[0] == "etdump":
         return ETDUMP
     if _timeline_header(head):
         return TIMELINE_CSV
-    if name.endswith(".csv") or _kernel_csv_header(head):
+    if name.endswith(".csv") or {b"model_id", b"kernel_name"} <= _header_columns(head):
         return KERNEL_CSV
     return XNNPACK_LOG
-
-
-def _kernel_csv_header(head: bytes) -> bool:
-    first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
-    return {b"model_id", b"kernel_name"} <= {c.strip().strip(b'"') for c in first.split(b",")}
-
-
-def kind_of(head: bytes) -> str:
-    from .sniff import kind
-
-    return kind(head)[0]
 
 
 def read_profile(path, *, allow_empty: bool = False):

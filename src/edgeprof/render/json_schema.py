@@ -9,7 +9,7 @@ object of T, ``A | B`` → anyOf, ``Literal[...]`` → enum, a ``TypedDict`` →
 
 from __future__ import annotations
 
-import os
+import functools
 import types
 import typing
 
@@ -17,7 +17,6 @@ from ..conventions import KINDS, SCHEMA_VERSION
 from ..documents import DOCUMENTS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-CHECK_ENV = "EDGEPROF_CHECK_JSON"
 
 
 def _is_typeddict(t) -> bool:
@@ -69,39 +68,37 @@ def _object(td, defs: dict, *, top: bool = False) -> dict:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
+def _documents(kinds) -> tuple[dict, dict]:
+    """(the schema of a document of any of ``kinds``, the definitions it refers to)."""
+    defs: dict = {}
+    shapes = [_object(td, defs, top=True) for k in kinds for td in DOCUMENTS[k]]
+    return (shapes[0] if len(shapes) == 1 else {"anyOf": shapes}), dict(sorted(defs.items()))
+
+
+def _with_defs(doc: dict, defs: dict) -> dict:
+    return {**doc, "$defs": defs} if defs else doc
+
+
 def schema(kind: str) -> dict:
     """The JSON Schema of the documents of ``kind`` (every shape the kind takes)."""
     if kind not in DOCUMENTS:
         raise KeyError(kind)
-    defs: dict = {}
-    shapes = [_object(td, defs, top=True) for td in DOCUMENTS[kind]]
-    doc = {"$schema": DIALECT, "$id": f"urn:edgeprof:schema:{SCHEMA_VERSION}:{kind}", "title": f"edgeprof {kind} document"}
-    doc.update(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})
-    if defs:
-        doc["$defs"] = dict(sorted(defs.items()))
-    return doc
+    shape, defs = _documents([kind])
+    return _with_defs({"$schema": DIALECT, "$id": f"urn:edgeprof:schema:{SCHEMA_VERSION}:{kind}",
+                       "title": f"edgeprof {kind} document", **shape}, defs)
 
 
 def tool_output_schema(kinds: tuple[str, ...]) -> dict:
     """The output schema of an MCP tool: ``{"summary": the last line a person reads, "result": a document of one of
     ``kinds``}``."""
-    defs: dict = {}
-    shapes = [_object(td, defs, top=True) for k in kinds for td in DOCUMENTS[k]]
-    out = {"type": "object", "properties": {"summary": {"type": "string"},
-                                            "result": shapes[0] if len(shapes) == 1 else {"anyOf": shapes}},
-           "required": ["result", "summary"], "additionalProperties": False}
-    if defs:
-        out["$defs"] = dict(sorted(defs.items()))
-    return out
+    shape, defs = _documents(kinds)
+    return _with_defs({"type": "object", "properties": {"summary": {"type": "string"}, "result": shape},
+                       "required": ["result", "summary"], "additionalProperties": False}, defs)
 
 
 def schemas() -> dict[str, dict]:
     """Every kind's schema, in the order of :data:`edgeprof.conventions.KINDS`."""
     return {k: schema(k) for k in KINDS}
-
-
-def check_enabled() -> bool:
-    return os.environ.get(CHECK_ENV, "") not in ("", "0")
 
 
 def check(doc) -> None:
@@ -111,17 +108,14 @@ def check(doc) -> None:
         return
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(_cached(doc["kind"]))
-    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    err = jsonschema.exceptions.best_match(_validator(doc["kind"]).iter_errors(doc))
     if err is not None:
         where = "/".join(str(p) for p in err.absolute_path) or "(top)"
         raise ValueError(f"{doc['kind']} document departs from its schema at {where}: {err.message[:300]}")
 
 
-_CACHE: dict[str, dict] = {}
+@functools.lru_cache(maxsize=None)
+def _validator(kind: str):
+    import jsonschema
 
-
-def _cached(kind: str) -> dict:
-    if kind not in _CACHE:
-        _CACHE[kind] = schema(kind)
-    return _CACHE[kind]
+    return jsonschema.Draft202012Validator(schema(kind))

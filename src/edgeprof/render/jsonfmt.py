@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+
+from ..conventions import CHECK_JSON_ENV
 
 DECIMALS = 6  # ms with ns resolution
 
@@ -32,8 +35,8 @@ def clean(obj, decimals: int = DECIMALS):
 
 def dumps(obj, *, indent: int | None = 2) -> str:
     doc = clean(obj)
-    from . import json_schema
+    if os.environ.get(CHECK_JSON_ENV, "") not in ("", "0"):  # a document departing from its declared type is a bug
+        from . import json_schema
 
-    if json_schema.check_enabled():  # EDGEPROF_CHECK_JSON=1: a document departing from its declared type is a bug
         json_schema.check(doc)
     return json.dumps(doc, sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
