@@ -94,3 +94,13 @@ def test_the_check_stops_a_document_that_departs_from_its_type(monkeypatch, etdu
     monkeypatch.delenv(CHECK_ENV)
     ok = _run("trace", path, "--out", path.parent / "t.json", "--json")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["surprise"] == 1
+
+
+def test_the_check_without_jsonschema_is_one_line_naming_what_to_install(monkeypatch, etdump):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # as on a core install
+    path = etdump("toycnn_xnn.N20")
+    r = _run("trace", path, "--out", path.parent / "t2.json", "--json")
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "EDGEPROF_CHECK_JSON=1" in r.stderr and "edgeprof[test]" in r.stderr

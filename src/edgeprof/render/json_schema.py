@@ -13,8 +13,9 @@ import functools
 import types
 import typing
 
-from ..conventions import KINDS, SCHEMA_VERSION
+from ..conventions import CHECK_JSON_ENV, KINDS, SCHEMA_VERSION
 from ..documents import DOCUMENTS
+from ..errors import MissingExtraError
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -106,8 +107,10 @@ def check(doc) -> None:
     schema. Needs the ``jsonschema`` package (a test dependency)."""
     if not isinstance(doc, dict) or doc.get("kind") not in DOCUMENTS or "schema_version" not in doc:
         return
-    import jsonschema
-
+    try:
+        import jsonschema
+    except ImportError:
+        raise MissingExtraError("test", f"{CHECK_JSON_ENV}=1 (checking documents against their schemas)") from None
     err = jsonschema.exceptions.best_match(_validator(doc["kind"]).iter_errors(doc))
     if err is not None:
         where = "/".join(str(p) for p in err.absolute_path) or "(top)"
