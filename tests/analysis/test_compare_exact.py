@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from simulate import compare_arms, lognormal_runs
 
-from edgeprof.analysis.compare import Arm, _log_median_draws, _prepare, compare_latency
+from edgeprof.analysis.compare import Arm, _log_median_draws, _prepare, arm_selection, compare_latency
 from edgeprof.analysis.stats import BOOTSTRAP_MAX_N
 
 
@@ -33,12 +33,14 @@ def test_bootstrap_draws_up_to_5000_runs_then_the_normal_limit():
 
 
 def test_fixed_warmup_never_empties_a_launch():
-    steady, per, notes = _prepare(Arm("a", [np.array([5.0]), np.arange(1.0, 11.0), np.array([3.0, 4.0])]), 3)
+    a = Arm("a", [np.array([5.0]), np.arange(1.0, 11.0), np.array([3.0, 4.0])])
+    steady, per, notes = _prepare(a, arm_selection(a, 3))
     assert [p["warmup_dropped"] for p in per] == [0, 3, 1]
     assert [p["median_ms"] for p in per] == [5.0, 7.0, 4.0]
     assert [s.tolist() for s in steady] == [[5.0], list(np.arange(4.0, 11.0)), [4.0]]
     assert notes == ["a: 4 warm-up run(s) left out (0, 3, 1 per launch)"]
-    _, per, notes = _prepare(Arm("a", [runs(10.0, seed=3)]), 0)
+    a = Arm("a", [runs(10.0, seed=3)])
+    _, per, notes = _prepare(a, arm_selection(a, 0))
     assert per[0]["warmup_dropped"] == 0 and notes == []      # stationary: no warm-up note and no drift note
 
 

@@ -88,7 +88,7 @@ def test_one_sided_mann_whitney_against_scipy(seed):
 @pytest.mark.parametrize("n, asked, kept_out", [(20, 0, 0), (20, 19, 19), (20, 20, 19), (20, 500, 19), (1, 3, 0),
                                                  (0, 2, 0)])
 def test_warmup_given_never_takes_every_run(n, asked, kept_out):
-    from edgeprof.analysis.latency import warmup_count
+    from edgeprof.analysis.selection import warmup_count
 
     assert warmup_count(np.ones(n), asked) == kept_out
 

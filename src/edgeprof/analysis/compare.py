@@ -27,9 +27,10 @@ from scipy.special import ndtri, stdtrit
 
 from ..conventions import METRICS, fmt_ratio, fmt_ms
 from ..conventions import verdict as verdict_of
-from .latency import detect_drift, warmup_count
+from .latency import detect_drift
 from .launches import contrast, design, log_median_stats, metric_stats
 from .noise import TAIL, LaunchNoise
+from .selection import RunSelection, select_runs
 
 TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
@@ -62,25 +63,31 @@ def _log_median_draws(v: np.ndarray, resamples: int, rng: np.random.Generator) -
     return np.log(bootstrap_medians(v, resamples, rng))
 
 
-def _prepare(arm: Arm, warmup) -> tuple[list[np.ndarray], list[dict], list[str]]:
-    steady, per_launch, notes = [], [], []
-    for i, v in enumerate(arm.launches):
-        v = np.asarray(v, dtype=float)
-        v = v[np.isfinite(v)]
-        k = warmup_count(v, warmup)
-        s = v[k:]
+def finite(v) -> np.ndarray:
+    """One launch's latencies with the runs that have no finite time left out (the runs a comparison uses)."""
+    v = np.asarray(v, dtype=float)
+    return v[np.isfinite(v)]
+
+
+def arm_selection(arm: Arm, warmup="auto") -> RunSelection:
+    """The runs of ``arm`` a comparison uses: each launch's finite runs after its warm-up (``auto|N``)."""
+    return select_runs([finite(v) for v in arm.launches], warmup, arm.sources or None)
+
+
+def _prepare(arm: Arm, sel: RunSelection) -> tuple[list[np.ndarray], list[dict], list[str]]:
+    notes = []
+    steady = sel.steady([finite(v) for v in arm.launches])
+    per_launch = []
+    for x, s in zip(sel.launches, steady):
         drift = detect_drift(s)
-        src = arm.sources[i] if i < len(arm.sources) else f"launch {i}"
-        per_launch.append({"source": src, "runs": int(v.size), "warmup_dropped": k,
+        per_launch.append({"source": x.source, "runs": x.total, "warmup_dropped": x.warmup,
                            "median_ms": float(np.median(s)) if s.size else None, "drift": drift})
         if drift["significant"] and drift["slope_percent_per_100_runs"] is not None:
-            notes.append(f"{arm.name}: drift in {src} ({drift['slope_percent_per_100_runs']:+.1f} % per 100 runs, "
+            notes.append(f"{arm.name}: drift in {x.source} ({drift['slope_percent_per_100_runs']:+.1f} % per 100 runs, "
                          f"Mann–Kendall p = {drift['mann_kendall']['p_value']:.3g}) could bias the comparison")
-        steady.append(s)
-    dropped = sum(p["warmup_dropped"] for p in per_launch)
-    if dropped:
-        notes.append(f"{arm.name}: {dropped} warm-up run(s) left out "
-                     f"({', '.join(str(p['warmup_dropped']) for p in per_launch)} per launch)")
+    if sel.warmup_total:
+        notes.append(f"{arm.name}: {sel.warmup_total} warm-up run(s) left out "
+                     f"({', '.join(str(k) for k in sel.warmup)} per launch)")
     return steady, per_launch, notes
 
 
@@ -156,8 +163,10 @@ def _tail_statement(tails: dict, metric: str) -> str | None:
 
 def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, level: float = 0.95,
                     seed: int = 0, resamples: int = 2000, warmup="auto", noise: LaunchNoise | None = None,
-                    metric: str = "median", launch_cv: float | None = None) -> dict:
-    """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours). ``noise``: the
+                    metric: str = "median", launch_cv: float | None = None,
+                    selections: tuple[RunSelection, RunSelection] | None = None) -> dict:
+    """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours). ``selections``: the
+    runs of each arm to use (:func:`arm_selection`), made from ``warmup`` when not given. ``noise``: the
     launch-to-launch SD a single launch cannot show and its evidence (:mod:`.noise`; None: the default, or
     ``launch_cv`` when given as a number); ``metric``: what the verdict is about (median, mean, p90, p99)."""
     from .noise import default, given
@@ -167,8 +176,9 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}")
     warnings: list[str] = []
-    b_runs, b_launch, b_notes = _prepare(baseline, warmup)
-    c_runs, c_launch, c_notes = _prepare(candidate, warmup)
+    b_sel, c_sel = selections or (arm_selection(baseline, warmup), arm_selection(candidate, warmup))
+    b_runs, b_launch, b_notes = _prepare(baseline, b_sel)
+    c_runs, c_launch, c_notes = _prepare(candidate, c_sel)
     warnings += b_notes + c_notes
     b_all = np.concatenate(b_runs) if b_runs else np.empty(0)
     c_all = np.concatenate(c_runs) if c_runs else np.empty(0)

@@ -27,6 +27,7 @@ from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines, per_run_oper
 from .launches import bh, contrast, trimmed_stats
 from . import noise as nz
 from .noise import LaunchNoise, default, line_allowance
+from .selection import RunSelection
 
 # A bottleneck shift (the profiling workflow's rule): GEMM or convolution time shrinks (its speedup interval is
 # beyond the threshold) and another category grows as a share of end-to-end to a material share: by at least
@@ -37,10 +38,11 @@ ACCELERATED = ("GEMM", "CONV")
 _DTYPES = re.compile(r"\(([^()]*)\)")
 
 
-def _per_launch(profiles: list[Profile], skips: list[int], taxonomy: Taxonomy):
-    """Per launch: (runs × lines matrix, end-to-end per run, per-operator per-run times), warm-up runs left out."""
+def _per_launch(profiles: list[Profile], sel: RunSelection | None, taxonomy: Taxonomy):
+    """Per launch: (runs × lines matrix, end-to-end per run, per-operator per-run times), the warm-up runs of the
+    series' selection left out (none without one)."""
     out = []
-    for prof, skip in zip(profiles, skips):
+    for prof, skip in zip(profiles, sel.warmup if sel is not None else [0] * len(profiles)):
         lines = EventLines(prof, taxonomy)
         m, e, _ = per_run_lines(prof, lines)
         out.append((m[skip:].astype(np.float64), e[skip:].astype(np.float64), per_run_operators(prof, lines, skip)))
@@ -104,12 +106,13 @@ def _line_contrast(b_cols, c_cols, *, level, noise: LaunchNoise) -> dict | None:
 
 
 def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_name: str, c_name: str,
-                       b_skip: list[int] | None = None, c_skip: list[int] | None = None, taxonomy: Taxonomy = DEFAULT,
+                       b_runs: RunSelection | None = None, c_runs: RunSelection | None = None,
+                       taxonomy: Taxonomy = DEFAULT,
                        level: float = 0.95, seed: int = 0, resamples: int = 2000, threshold: float = 0.02,
                        top: int = 20, noise: LaunchNoise | None = None, alpha: float = 0.05) -> dict:
-    b_skip = b_skip or [0] * len(baseline)
-    c_skip = c_skip or [0] * len(candidate)
-    return compare_lines(_per_launch(baseline, b_skip, taxonomy), _per_launch(candidate, c_skip, taxonomy),
+    """The comparison by accounting line and operator of the arms' profiles (one per launch), each launch's runs
+    as the arm's selection gives them (``b_runs``/``c_runs``, the selections the latency comparison used)."""
+    return compare_lines(_per_launch(baseline, b_runs, taxonomy), _per_launch(candidate, c_runs, taxonomy),
                          b_name=b_name, c_name=c_name, level=level, threshold=threshold, top=top,
                          noise=noise if noise is not None else default(), alpha=alpha)
 

@@ -66,14 +66,6 @@ def _warmup_significant(v: np.ndarray, k: int, candidates: int) -> tuple[bool, s
     return bool((z > WARMUP_Z).all()), f"modified z-score vs the rest {', '.join(f'{x:.1f}' for x in z)}"
 
 
-def warmup_count(v: np.ndarray, warmup="auto") -> int:
-    """The leading runs of one launch left out as warm-up: detected (``"auto"``, :func:`detect_warmup`) or the
-    number given — never every run (at least one is kept). The one resolution of ``--warmup auto|N``."""
-    if warmup == "auto":
-        return int(detect_warmup(v)["count"])
-    return min(int(warmup), max(len(v) - 1, 0))
-
-
 @by_values
 def detect_warmup(v: np.ndarray) -> dict:
     """How many leading runs are warm-up: significantly slower than the runs after them.

@@ -154,7 +154,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     test makes the verdict ``not_comparable`` unless ``allow_different``.
     """
     from ..analysis.comparability import comparability
-    from ..analysis.compare import Arm, compare_latency
+    from ..analysis.compare import Arm, arm_selection, compare_latency
     from ..conventions import metric_name
 
     if not 0 <= threshold < 1:
@@ -178,8 +178,9 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
         b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
     b_facts, c_facts = [_facts(ws, f) for f in b_files], [_facts(ws, f) for f in c_files]
     noise = launch_noise(ws, b_files + c_files, launch_cv, store, b_facts + c_facts)
+    runs = arm_selection(b_arm, warmup), arm_selection(c_arm, warmup)  # each arm's runs, for every analysis below
     result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,
-                             warmup=warmup, noise=noise, metric=metric)
+                             selections=runs, noise=noise, metric=metric)
     comp = comparability(b_facts, c_facts)
     result["comparability"] = comp
     if not comp["comparable"]:
@@ -205,8 +206,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
 
         result["by_category"] = compare_categories(
             [s.profile for s in bs], [s.profile for s in cs], b_name=b_arm.name, c_name=c_arm.name,
-            b_skip=[x["warmup_dropped"] for x in result["baseline"]["launches"]],
-            c_skip=[x["warmup_dropped"] for x in result["candidate"]["launches"]],
+            b_runs=runs[0], c_runs=runs[1],
             taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top,
             noise=noise)
     cmp = Comparison(result)

@@ -49,7 +49,7 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
     import numpy as np
 
     from ..analysis import noise as nz
-    from ..analysis.latency import warmup_count
+    from ..analysis.selection import select_runs
     from ..analysis.launches import design, log_median_stats
     from .compare import launch_noise
 
@@ -61,12 +61,8 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
         groups.setdefault(ws.series(f).experiment or f.stem, []).append(f)
     configs, steady = [], {}
     for name, fs in groups.items():
-        launches = []
-        for f in fs:
-            v = ws.series(f).values_ms
-            w = warmup_count(v, warmup)
-            launches.append(v[w:])
-        steady[name] = launches
+        values = [ws.series(f).values_ms for f in fs]
+        steady[name] = select_runs(values, warmup, [str(f) for f in fs]).steady(values)
     fallback = launch_noise(ws, files, launch_cv, store)
     overall, noise, prof = nz.plan_design(steady, eff, fallback=fallback, level=level, power=power,
                                           threshold=threshold)

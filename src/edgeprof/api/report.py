@@ -58,7 +58,8 @@ def _arms(ws: Workspace, inputs: list[str], run_dir: Path | None, baseline, cand
 def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, resamples, taxonomy, top) -> dict:
     from ..analysis.breakdown import breakdown as run_breakdown
     from ..analysis.kernels import executed_from_profile
-    from ..analysis.latency import detect_warmup, robust_latency
+    from ..analysis.latency import robust_latency
+    from ..analysis.selection import select_runs
     from ..analysis.report import representative_run, run_lanes
     from ..model import concat_runs
 
@@ -71,22 +72,18 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     # the launches one after the other — the runs the comparison uses
     profs = [ws.valid_profile(f) for f in files]
     prof = profs[0]
-    if len(files) == 1:
+    runs = select_runs([p.latency_ms() for p in profs], "auto", [str(f) for f in files])
+    steady = concat_runs([p.without_leading_runs(x.warmup) for p, x in zip(profs, runs.launches)])
+    if len(files) == 1:  # one launch: its warm-up is reported with the statistics (the same detection)
         latency_rep = robust_latency(prof.latency_ms(), name=name, seed=seed, resamples=resamples,
                                      source=prof.latency_source)
-        warm = [(latency_rep.get("warmup") or {}).get("count", 0)]
     else:
-        warm = [detect_warmup(p.latency_ms())["count"] for p in profs]
-    steady = concat_runs([p.without_leading_runs(w) for p, w in zip(profs, warm)])
-    if len(files) > 1:
         latency_rep = robust_latency(steady.latency_ms(), name=name, seed=seed, resamples=resamples,
-                                     source=steady.latency_source, warmup_known=sum(warm))
+                                     source=steady.latency_source, warmup_known=runs.warmup_total)
     bd = run_breakdown(steady, taxonomy=taxonomy, top=top, name=name)
     bd.pop("operators_all", None)
     rep_run = representative_run(steady.latency_ms().tolist(), 0)
-    per_launch = [{"file": str(f), "first": w, "total": p.n_runs, "count": p.n_runs - w} for f, p, w in
-                  zip(files, profs, warm)]
-    launch, within = _launch_of(rep_run, per_launch)
+    launch, within = runs.locate(rep_run)
     program = None
     if prof.format == FORMAT_ETDUMP:
         pte = ws.program_for(first)
@@ -110,22 +107,12 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
         "evidence": prof.format,
         "etrecord": prof.etrecord.status if prof.etrecord else "absent",
         "latency": latency_rep, "breakdown": bd,
-        "runs_used": {"first": warm[0] if len(files) == 1 else None, "count": steady.n_runs,
-                      "total": sum(p.n_runs for p in profs), "launches": per_launch},
+        "runs_used": runs.to_json(),
         "kernel_evidence": executed_from_profile(steady, taxonomy),
         "lanes": {"run_index": within, "launch": launch + 1 if len(files) > 1 else None,
                   "segments": run_lanes(steady, rep_run)},
         "launches": len(files),
     }
-
-
-def _launch_of(index: int, per_launch: list[dict]) -> tuple[int, int]:
-    """(launch, run index as recorded in that launch) of a run of the launches' steady runs put together."""
-    for k, u in enumerate(per_launch):
-        if index < u["count"]:
-            return k, index + u["first"]
-        index -= u["count"]
-    return len(per_launch) - 1, per_launch[-1]["total"] - 1
 
 
 def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: list) -> dict:

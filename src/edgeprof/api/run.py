@@ -423,7 +423,7 @@ def _noise_profile(run_dir: Path, records: list[dict]):
     for the comparisons that later have one launch per arm on this machine."""
     import numpy as np
 
-    from ..analysis.latency import detect_warmup
+    from ..analysis.selection import select_runs
     from .plan import write_noise_profile
 
     configs: dict[str, list] = {}
@@ -431,7 +431,7 @@ def _noise_profile(run_dir: Path, records: list[dict]):
         lat = (r.get("metrics") or {}).get("latency_ms")
         if r["status"] == "ok" and not r["overhead"] and lat:
             x = np.asarray(lat, dtype=float)
-            configs.setdefault(f"{r['experiment']} t{r['threads']}", []).append(x[detect_warmup(x)["count"]:])
+            configs.setdefault(f"{r['experiment']} t{r['threads']}", []).extend(select_runs([x]).steady([x]))
     return write_noise_profile(run_dir, configs, "edgeprof run")
 
 
