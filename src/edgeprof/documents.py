@@ -1,12 +1,15 @@
 """The JSON documents edgeprof prints (``--json``), writes (``*_robust_stats.json``, ``analysis_summary.json``, …)
-and returns to agents (the MCP tools' ``result``), declared as types: one ``TypedDict`` per document kind of
-:data:`edgeprof.conventions.KINDS`, its top-level fields with their types (nested parts typed where declared
-here, otherwise objects and arrays). A document holds ``schema_version`` and these fields, nothing else.
+and returns to agents (the MCP tools' ``result``), declared as types: one frozen dataclass per document kind of
+:data:`edgeprof.conventions.KINDS` (base: :class:`edgeprof.documents_base.Document`), its fields the document's
+top-level fields with their types (nested parts typed where declared here, otherwise objects and arrays). The
+API's results (:mod:`edgeprof.api.results`) hold one each; a document is made from what an analysis built by
+``from_json`` (an undeclared or missing field is an error there and then) and written by its one ``to_json``.
 
-``edgeprof schema [KIND]`` turns them into JSON Schema (:mod:`edgeprof.render.json_schema`); with
+``edgeprof schema [KIND]`` turns the types into JSON Schema (:mod:`edgeprof.render.json_schema`); with
 ``EDGEPROF_CHECK_JSON=1`` every document is checked against its schema before it is printed or written (the
 tests run with it). Conventions of the mapping: a ``float`` is a JSON number, or null where the value is not
-finite (:mod:`edgeprof.render.jsonfmt` writes NaN and infinities as null); an ``int`` is an integer.
+finite (:mod:`edgeprof.render.jsonfmt` writes NaN and infinities as null); an ``int`` is an integer; a field
+whose default is ``ABSENT`` is optional (absent from some documents of the kind).
 
 A field added, renamed or retyped in a document is changed here in the same commit (the tests fail otherwise);
 a change to an existing field bumps ``SCHEMA_VERSION``.
@@ -14,7 +17,10 @@ a change to an existing field bumps ``SCHEMA_VERSION``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from .documents_base import ABSENT, Document
 
 from .conventions import VERDICTS
 from .documents_models import (
@@ -38,8 +44,9 @@ from .documents_models import (
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
 
 
-class ExecutedKernelsDoc(TypedDict):
-    kind: Literal["executed_kernels"]
+@dataclass(frozen=True, kw_only=True)
+class ExecutedKernelsDoc(Document):
+    kind: ClassVar[str] = "executed_kernels"
     evidence: str
     source: str
     runs: int
@@ -55,8 +62,9 @@ class ExecutedKernelsDoc(TypedDict):
     input: str
 
 
-class AnalysisSummaryDoc(TypedDict):
-    kind: Literal["analysis_summary"]
+@dataclass(frozen=True, kw_only=True)
+class AnalysisSummaryDoc(Document):
+    kind: ClassVar[str] = "analysis_summary"
     analysed_count: int
     csv_files: list[str]
     errors: list[Any]
@@ -70,12 +78,14 @@ class AnalysisSummaryDoc(TypedDict):
     warnings: list[Any]
 
 
-class _LatencyDocOptional(TypedDict, total=False):
-    written: str
+@dataclass(frozen=True, kw_only=True)
+class _LatencyDocOptional(Document):
+    written: str = ABSENT
 
 
+@dataclass(frozen=True, kw_only=True)
 class LatencyDoc(_LatencyDocOptional):
-    kind: Literal["latency"]
+    kind: ClassVar[str] = "latency"
     ci: dict[str, Any]
     count: int
     cv_percent: float
@@ -104,32 +114,34 @@ class LatencyDoc(_LatencyDocOptional):
     warnings: list[Any]
 
 
-class _ComparisonDocOptional(TypedDict, total=False):
+@dataclass(frozen=True, kw_only=True)
+class _ComparisonDocOptional(Document):
     # absent when an arm has fewer than 2 runs (verdict inconclusive, no interval); roles and by_category as the
     # command gives them; verdict_if_comparable when the arms are not comparable
-    advice: str | None
-    by_category: dict[str, Any]
-    estimator: str
-    hodges_lehmann: dict[str, Any]
-    launch_allowance: dict[str, Any]
-    launch_noise: dict[str, Any]
-    launch_sd_estimate: float | None
-    metrics: dict[str, Any]
-    minimum_detectable_effect: float
-    p_value: float
-    p_value_scope: str
-    plan: dict[str, Any] | None
-    regime: str
-    roles: str
-    slow_runs: dict[str, Any]
-    tail_regression: str | None
-    tests: dict[str, Any]
-    verdict_if_comparable: Verdict
-    written: str
+    advice: str | None = ABSENT
+    by_category: dict[str, Any] = ABSENT
+    estimator: str = ABSENT
+    hodges_lehmann: dict[str, Any] = ABSENT
+    launch_allowance: dict[str, Any] = ABSENT
+    launch_noise: dict[str, Any] = ABSENT
+    launch_sd_estimate: float | None = ABSENT
+    metrics: dict[str, Any] = ABSENT
+    minimum_detectable_effect: float = ABSENT
+    p_value: float = ABSENT
+    p_value_scope: str = ABSENT
+    plan: dict[str, Any] | None = ABSENT
+    regime: str = ABSENT
+    roles: str = ABSENT
+    slow_runs: dict[str, Any] = ABSENT
+    tail_regression: str | None = ABSENT
+    tests: dict[str, Any] = ABSENT
+    verdict_if_comparable: Verdict = ABSENT
+    written: str = ABSENT
 
 
+@dataclass(frozen=True, kw_only=True)
 class ComparisonDoc(_ComparisonDocOptional):
-    kind: Literal["comparison"]
+    kind: ClassVar[str] = "comparison"
     baseline: dict[str, Any]
     candidate: dict[str, Any]
     ci: dict[str, Any] | None
@@ -152,13 +164,15 @@ class ComparisonDoc(_ComparisonDocOptional):
     warnings: list[str]
 
 
-class _BreakdownDocOptional(TypedDict, total=False):
-    program: dict[str, Any]  # with --program: the work per instruction
-    written: list[str]
+@dataclass(frozen=True, kw_only=True)
+class _BreakdownDocOptional(Document):
+    program: dict[str, Any] = ABSENT  # with --program: the work per instruction
+    written: list[str] = ABSENT
 
 
+@dataclass(frozen=True, kw_only=True)
 class BreakdownDoc(_BreakdownDocOptional):
-    kind: Literal["breakdown"]
+    kind: ClassVar[str] = "breakdown"
     accounting_check_max_abs_ns: float
     backends: dict[str, Any]
     categories: list[dict[str, Any]]
@@ -177,14 +191,16 @@ class BreakdownDoc(_BreakdownDocOptional):
     warnings: list[Any]
 
 
-class _KernelsDocOptional(TypedDict, total=False):
-    executed: list[dict[str, Any]]  # from a log (not from a kernels CSV)
-    log: dict[str, Any]
-    written: str
+@dataclass(frozen=True, kw_only=True)
+class _KernelsDocOptional(Document):
+    executed: list[dict[str, Any]] = ABSENT  # from a log (not from a kernels CSV)
+    log: dict[str, Any] = ABSENT
+    written: str = ABSENT
 
 
+@dataclass(frozen=True, kw_only=True)
 class KernelsDoc(_KernelsDocOptional):
-    kind: Literal["kernels"]
+    kind: ClassVar[str] = "kernels"
     input: str
     kernels: list[dict[str, Any]]
     model_id: str
@@ -193,8 +209,10 @@ class KernelsDoc(_KernelsDocOptional):
 
 
 
-class KernelViewDoc(TypedDict):
-    kind: Literal["kernel_view"]
+@dataclass(frozen=True, kw_only=True)
+class KernelViewDoc(Document):
+    kind: ClassVar[str] = "kernel_view"
+    written: str = ABSENT  # with --out: the Markdown written
     baseline_name: str
     by_family: list[dict[str, Any]]
     by_kind: list[dict[str, Any]]
@@ -211,8 +229,9 @@ class KernelViewDoc(TypedDict):
     warnings: list[Any]
 
 
-class ValidationDoc(TypedDict):
-    kind: Literal["validation"]
+@dataclass(frozen=True, kw_only=True)
+class ValidationDoc(Document):
+    kind: ClassVar[str] = "validation"
     checks: list[dict[str, Any]]
     counts: dict[str, Any]
     ok: bool
@@ -220,12 +239,14 @@ class ValidationDoc(TypedDict):
     trace_logs: list[Any]
 
 
-class _ReportDocOptional(TypedDict, total=False):
-    written: list[str]
+@dataclass(frozen=True, kw_only=True)
+class _ReportDocOptional(Document):
+    written: list[str] = ABSENT
 
 
+@dataclass(frozen=True, kw_only=True)
 class ReportDoc(_ReportDocOptional):
-    kind: Literal["report"]
+    kind: ClassVar[str] = "report"
     comparison: dict[str, Any] | None
     configs: list[dict[str, Any]]
     evidence_names: dict[str, Any]
@@ -243,8 +264,9 @@ class ReportDoc(_ReportDocOptional):
     version: str
 
 
-class TraceDoc(TypedDict):
-    kind: Literal["trace"]
+@dataclass(frozen=True, kw_only=True)
+class TraceDoc(Document):
+    kind: ClassVar[str] = "trace"
     adjusted: int
     input: str
     runs: list[int]
@@ -254,33 +276,37 @@ class TraceDoc(TypedDict):
     written: str
 
 
-class ExampleDoc(TypedDict):
-    kind: Literal["example"]
+@dataclass(frozen=True, kw_only=True)
+class ExampleDoc(Document):
+    kind: ClassVar[str] = "example"
     dest: str
     files: list[str]
 
 
-class _CollectionDocOptional(TypedDict, total=False):
-    commands: list[str]  # a dry run: the commands it would run
-    launches_ok: int  # a collection that ran (status complete)
-    failed: list[dict[str, Any]]
-    overhead: dict[str, Any] | None
-    manifest: str
-    metrics: str
-    report: dict[str, Any] | None
-    noise_profile: str | None
+@dataclass(frozen=True, kw_only=True)
+class _CollectionDocOptional(Document):
+    commands: list[str] = ABSENT  # a dry run: the commands it would run
+    launches_ok: int = ABSENT  # a collection that ran (status complete)
+    failed: list[dict[str, Any]] = ABSENT
+    overhead: dict[str, Any] | None = ABSENT
+    manifest: str = ABSENT
+    metrics: str = ABSENT
+    report: dict[str, Any] | None = ABSENT
+    noise_profile: str | None = ABSENT
 
 
+@dataclass(frozen=True, kw_only=True)
 class CollectionDoc(_CollectionDocOptional):
-    kind: Literal["collection"]
+    kind: ClassVar[str] = "collection"
     launches_planned: int
     run_dir: str
     status: str
     warnings: list[str]
 
 
-class PlanDoc(TypedDict):
-    kind: Literal["plan"]
+@dataclass(frozen=True, kw_only=True)
+class PlanDoc(Document):
+    kind: ClassVar[str] = "plan"
     configurations: list[dict[str, Any]]
     effect: float
     inputs: list[str]
@@ -301,22 +327,26 @@ class PlanDoc(TypedDict):
 
 
 # collections: one command over several inputs
-class _LatencyReportsDocOptional(TypedDict, total=False):
-    comparison: ComparisonDoc  # latency --compare: the two inputs compared
+@dataclass(frozen=True, kw_only=True)
+class _LatencyReportsDocOptional(Document):
+    comparison: ComparisonDoc = ABSENT  # latency --compare: the two inputs compared
 
 
+@dataclass(frozen=True, kw_only=True)
 class LatencyReportsDoc(_LatencyReportsDocOptional):
-    kind: Literal["latency"]
+    kind: ClassVar[str] = "latency"
     reports: list[LatencyDoc]
 
 
-class BreakdownsDoc(TypedDict):
-    kind: Literal["breakdown"]
+@dataclass(frozen=True, kw_only=True)
+class BreakdownsDoc(Document):
+    kind: ClassVar[str] = "breakdown"
     breakdowns: list[BreakdownDoc]
 
 
-class KernelLogsDoc(TypedDict):
-    kind: Literal["kernels"]
+@dataclass(frozen=True, kw_only=True)
+class KernelLogsDoc(Document):
+    kind: ClassVar[str] = "kernels"
     logs: list[KernelsDoc]
     executed: list[ExecutedKernelsDoc]
 

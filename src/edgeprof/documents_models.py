@@ -3,11 +3,15 @@ LLM phases and the agent skills (the rest, and the registry of every kind: :mod:
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from .documents_base import ABSENT, Document
 
 
-class AneAnalysisDoc(TypedDict):
-    kind: Literal["ane_analysis"]
+@dataclass(frozen=True, kw_only=True)
+class AneAnalysisDoc(Document):
+    kind: ClassVar[str] = "ane_analysis"
     boundary_ms: float
     costplan: str | None
     findings: list[dict[str, Any]]
@@ -19,8 +23,9 @@ class AneAnalysisDoc(TypedDict):
     warnings: list[Any]
 
 
-class AnePlanDoc(TypedDict):
-    kind: Literal["ane_plan"]
+@dataclass(frozen=True, kw_only=True)
+class AnePlanDoc(Document):
+    kind: ClassVar[str] = "ane_plan"
     costplan: str
     findings: list[dict[str, Any]]
     headline: str
@@ -30,8 +35,9 @@ class AnePlanDoc(TypedDict):
     warnings: list[str]
 
 
-class AneDiffDoc(TypedDict):
-    kind: Literal["ane_diff"]
+@dataclass(frozen=True, kw_only=True)
+class AneDiffDoc(Document):
+    kind: ClassVar[str] = "ane_diff"
     after: str
     before: str
     fallback_ops: dict[str, Any]
@@ -44,9 +50,10 @@ class AneDiffDoc(TypedDict):
     statements: list[str]
 
 
-class AnePlanDiffDoc(TypedDict):
+@dataclass(frozen=True, kw_only=True)
+class AnePlanDiffDoc(Document):
     """``ane diff`` of two cost plans (``reports``: costplan); :class:`AneDiffDoc` is the diff of two profiles."""
-    kind: Literal["ane_diff"]
+    kind: ClassVar[str] = "ane_diff"
     after: str
     before: str
     no_device: dict[str, Any]
@@ -60,8 +67,9 @@ class AnePlanDiffDoc(TypedDict):
     with_device: dict[str, Any]
 
 
-class AneFolderDoc(TypedDict):
-    kind: Literal["ane_folder"]
+@dataclass(frozen=True, kw_only=True)
+class AneFolderDoc(Document):
+    kind: ClassVar[str] = "ane_folder"
     errors: list[Any]
     note: str
     reports: list[dict[str, Any]]
@@ -69,8 +77,9 @@ class AneFolderDoc(TypedDict):
     summary: list[dict[str, Any]]
 
 
-class IngestDoc(TypedDict):
-    kind: Literal["ingest"]
+@dataclass(frozen=True, kw_only=True)
+class IngestDoc(Document):
+    kind: ClassVar[str] = "ingest"
     added: list[dict[str, Any]]
     counts: dict[str, Any]
     engine: str
@@ -83,8 +92,9 @@ class IngestDoc(TypedDict):
     warnings: list[Any]
 
 
-class HistoryDoc(TypedDict):
-    kind: Literal["history"]
+@dataclass(frozen=True, kw_only=True)
+class HistoryDoc(Document):
+    kind: ClassVar[str] = "history"
     eager: bool
     method: str
     metric: str
@@ -95,8 +105,9 @@ class HistoryDoc(TypedDict):
     threshold: float
 
 
-class ExportDoc(TypedDict):
-    kind: Literal["export"]
+@dataclass(frozen=True, kw_only=True)
+class ExportDoc(Document):
+    kind: ClassVar[str] = "export"
     counts: dict[str, Any]
     launches_already_there: int
     launches_copied: int
@@ -105,15 +116,17 @@ class ExportDoc(TypedDict):
     target_kind: str
 
 
-class CoremlStaticDoc(TypedDict):
-    kind: Literal["coreml_static"]
+@dataclass(frozen=True, kw_only=True)
+class CoremlStaticDoc(Document):
+    kind: ClassVar[str] = "coreml_static"
     errors: list[Any]
     models: list[dict[str, Any]]
     path: str
 
 
-class CoremlDiffDoc(TypedDict):
-    kind: Literal["coreml_diff"]
+@dataclass(frozen=True, kw_only=True)
+class CoremlDiffDoc(Document):
+    kind: ClassVar[str] = "coreml_diff"
     after: str
     before: str
     evidence: str
@@ -125,9 +138,11 @@ class CoremlDiffDoc(TypedDict):
     totals: dict[str, Any]
 
 
-class ProgramDoc(TypedDict):
-    kind: Literal["program"]
+@dataclass(frozen=True, kw_only=True)
+class ProgramDoc(Document):
+    kind: ClassVar[str] = "program"
     constants: dict[str, Any]
+    etrecord: str = ABSENT  # with an ETRecord: the file whose op types were attached
     delegates: list[dict[str, Any]]
     file: str
     file_size: int
@@ -141,8 +156,9 @@ class ProgramDoc(TypedDict):
     work: list[dict[str, Any]]
 
 
-class ProgramDiffDoc(TypedDict):
-    kind: Literal["program_diff"]
+@dataclass(frozen=True, kw_only=True)
+class ProgramDiffDoc(Document):
+    kind: ClassVar[str] = "program_diff"
     after: str
     before: str
     instructions: list[dict[str, Any]]
@@ -152,23 +168,26 @@ class ProgramDiffDoc(TypedDict):
     xnnpack_nodes: list[dict[str, Any]]
 
 
-class SkillsDoc(TypedDict):
-    kind: Literal["skills"]
+@dataclass(frozen=True, kw_only=True)
+class SkillsDoc(Document):
+    kind: ClassVar[str] = "skills"
     skills: list[dict[str, Any]]
 
 
-class PhasesDoc(TypedDict):
-    kind: Literal["phases"]
+@dataclass(frozen=True, kw_only=True)
+class PhasesDoc(Document):
+    kind: ClassVar[str] = "phases"
     input: str
     labels_source: str
     phases: list[dict[str, Any]]
     pooled: bool
     runs: int
-    time_to_first_token: dict[str, Any]
+    time_to_first_token: dict[str, Any] = ABSENT  # when a phase is labelled prefill
 
 
-class PhaseComparisonDoc(TypedDict):
-    kind: Literal["phase_comparison"]
+@dataclass(frozen=True, kw_only=True)
+class PhaseComparisonDoc(Document):
+    kind: ClassVar[str] = "phase_comparison"
     baseline: str
     candidate: str
     convention: str

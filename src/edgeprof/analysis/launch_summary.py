@@ -1,9 +1,7 @@
 """One launch reduced to what a history keeps (pure).
 
 A launch (one process that ran the model N times: one ETDump or timeline CSV) becomes a
-:class:`LaunchSummary` of its steady runs — the valid runs after the warm-up, selected as a comparison selects
-them (:func:`.selection.select_runs`, ``auto``) so that a history and a comparison of the same launches agree:
-the end-to-end time of each such run, each run's time on every accounting line of
+:class:`LaunchSummary`: the end-to-end time of each valid run, each run's time on every accounting line of
 the breakdown (categories and overheads — they add up to the run's ``Method::execute`` exactly) and on every
 operator type, and the executed-kernel evidence of its delegate ops. :func:`launch_metrics` then gives, for
 every quantity a history can plot, one value per launch with the sampling variance of its log within the
@@ -27,15 +25,13 @@ from ..conventions import ms
 from ..model import Profile
 from ..taxonomy import DEFAULT, Taxonomy
 from .breakdown import LINES, EventLines, per_run_lines, per_run_operators
-from .selection import select_runs
 
 Z95 = 1.959963984540054
 
 
 @dataclass
 class LaunchSummary:
-    """A launch as a history keeps it: per-run arrays in ms (the steady valid runs, in recorded order;
-    ``run_indices`` are the runs' indices as recorded, ``warmup`` the leading runs left out)."""
+    """A launch as a history keeps it: per-run arrays in ms (valid runs only, in recorded order)."""
 
     e2e_ms: np.ndarray
     run_indices: list[int]
@@ -47,7 +43,6 @@ class LaunchSummary:
     kernels: list[dict] = field(default_factory=list)  # executed kernel evidence (ETDump op names)
     kernel_facts: dict = field(default_factory=dict)
     latency_source: str = "method_execute"
-    warmup: int = 0
 
     @property
     def n_runs(self) -> int:
@@ -85,11 +80,8 @@ def summarise(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> LaunchSummary:
                                         "evidence", "source")} for r in ev["operators"]]
     facts = {k: ev[k] for k in ("sme_executed", "kleidiai_executed", "sme_ms_per_run", "qp8_ms_per_run",
                                 "gemm_conv_ms_per_run", "kleidiai_share_of_gemm_conv")}
-    e2e_ms = ms(e2e.astype(np.float64))
-    k = select_runs([e2e_ms], "auto").launches[0].warmup
-    return LaunchSummary(e2e_ms[k:], list(runs)[k:], {n: x[k:] for n, x in lines_ms.items()},
-                         {t: x[k:] for t, x in ops.items()}, op_category, op_calls, op_backend, kernels, facts,
-                         prof.latency_source, k)
+    return LaunchSummary(ms(e2e.astype(np.float64)), list(runs), lines_ms, ops, op_category, op_calls, op_backend,
+                         kernels, facts, prof.latency_source)
 
 
 # --------------------------------------------------------------------------------------------------

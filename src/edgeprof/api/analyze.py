@@ -153,9 +153,9 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
         "warnings": [manifest_problem] if manifest_problem else [],
     }
     result = AnalyzeResult(summary, errors=errors)
+    summary_path = None
     if write_summary and per:
-        result.summary_path = (out_root or run_dir) / SUMMARY
-        write_text(result.summary_path, jsonfmt.dumps(result.to_dict()))
-        outputs.append(result.summary_path)
-    result.outputs = outputs
-    return result
+        summary_path = (out_root or run_dir) / SUMMARY
+        write_text(summary_path, jsonfmt.dumps(result.to_json()))
+        outputs.append(summary_path)
+    return AnalyzeResult(result.doc, errors=errors, summary_path=summary_path, outputs=outputs)

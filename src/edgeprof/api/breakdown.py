@@ -61,8 +61,8 @@ def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=Non
         if write:
             names = breakdown_files(bd.name, suffix(fmt))
             folder = Path(output_dir) if output_dir else f.parent
-            bd["written"] = [str(p) for p in write_breakdown(bd.data, bd.profile.latency_ms(),
-                                                             {k: folder / v for k, v in names.items()}, fmt,
-                                                             doc=bd.to_dict())]
+            bd = bd.with_(written=[str(p) for p in write_breakdown(
+                {**bd.data, "operators_all": bd.operators_all}, bd.profile.latency_ms(),
+                {k: folder / v for k, v in names.items()}, fmt, doc=bd.to_json())])
         out.append(bd)
     return out

@@ -114,7 +114,7 @@ def kernel_evidence(inputs, *, model_id: str | None = None, write: bool = False,
             target = Path(out) if out else (Path(output_dir) if output_dir else log.parent) / kernel_table_file(
                 log, suffix(fmt))
             write_kernel_table(t["kernels"], COLUMNS, target, fmt)
-            t["written"] = str(target)
+            t = t.with_(written=str(target))
         tables.append(t)
     return tables, [executed_evidence(p, ws=ws) for p in profiles]
 

@@ -38,6 +38,6 @@ def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | Non
                 target = (Path(output_dir) if output_dir else s.path.parent) / fit_name(s.timeline_stem,
                                                                                         "_robust_stats.json")
                 write_text(target, dumps(report.to_dict()))
-                report["written"] = str(target)
+                report = report.with_(written=str(target))
             out.append(report)
     return out

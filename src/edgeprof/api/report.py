@@ -219,12 +219,10 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     data["findings"] = findings(data)
     data["evidence_names"] = EVIDENCE_NAMES
     rep = Report(data)
-    if write:
-        _write(rep, run_dir, inputs, baseline, out, html)
-    return rep
+    return _write(rep, run_dir, inputs, baseline, out, html) if write else rep
 
 
-def _write(rep: Report, run_dir: Path | None, inputs: list[str], baseline, out, html) -> None:
+def _write(rep: Report, run_dir: Path | None, inputs: list[str], baseline, out, html) -> Report:
     from ..render.atomic import Batch
 
     if out:
@@ -238,4 +236,4 @@ def _write(rep: Report, run_dir: Path | None, inputs: list[str], baseline, out, 
         batch.path(md_path).write_bytes(rep.markdown().encode("utf-8", "replace"))
         if html:
             batch.path(Path(html)).write_bytes(rep.html().encode("utf-8", "replace"))
-    rep["written"] = [str(md_path)] + ([str(html)] if html else [])
+    return rep.with_(written=[str(md_path)] + ([str(html)] if html else []))

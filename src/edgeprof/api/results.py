@@ -23,7 +23,7 @@ from .result_base import Interval, Result, _frame
 # latency and comparison
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class LatencyReport(Result):
     """One launch's robust latency statistics (``edgeprof latency``); ``series`` is the launch it describes."""
 
@@ -32,33 +32,33 @@ class LatencyReport(Result):
 
     @property
     def name(self) -> str:
-        return self.data["name"]
+        return self.doc["name"]
 
     @property
     def count(self) -> int:
-        return self.data["count"]
+        return self.doc["count"]
 
     @property
     def median_ms(self) -> float | None:
-        return self.data.get("median_ms")
+        return self.doc.get("median_ms")
 
     @property
     def ci(self) -> Interval:
-        c = (self.data.get("ci") or {}).get("median") or {}
+        c = (self.doc.get("ci") or {}).get("median") or {}
         return Interval(c.get("low_ms"), c.get("high_ms"), c.get("level"))
 
     @property
     def warmup_runs(self) -> int:
-        return (self.data.get("warmup") or {}).get("count", 0)
+        return (self.doc.get("warmup") or {}).get("count", 0)
 
     @property
     def latencies_ms(self):
         import numpy as np
 
-        return np.asarray(self.data["latencies_ms"], dtype=float)
+        return np.asarray(self.doc["latencies_ms"], dtype=float)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Speedup:
     estimate: float | None
     ci: Interval
@@ -66,7 +66,7 @@ class Speedup:
     trimmed_mean_based: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class Comparison(Result):
     """Baseline vs candidate (``edgeprof compare``): speedup = baseline / candidate, its interval, the verdict."""
 
@@ -74,75 +74,74 @@ class Comparison(Result):
 
     @property
     def speedup(self) -> Speedup:
-        s = self.data.get("speedup") or {}
-        ci = self.data.get("ci") or {}
+        s = self.doc.get("speedup") or {}
+        ci = self.doc.get("ci") or {}
         return Speedup(s.get("estimate"), Interval(s.get("ci_low"), s.get("ci_high"), ci.get("level")),
                        s.get("median_based"), s.get("trimmed_mean_based"))
 
     @property
     def verdict(self) -> str:
-        return self.data["verdict"]
+        return self.doc["verdict"]
 
     @property
     def significant(self) -> bool:
-        return bool(self.data.get("significant"))
+        return bool(self.doc.get("significant"))
 
     @property
     def baseline(self) -> dict:
-        return self.data["baseline"]
+        return self.doc["baseline"]
 
     @property
     def candidate(self) -> dict:
-        return self.data["candidate"]
+        return self.doc["candidate"]
 
     @property
     def summary_line(self) -> str:
-        return self.data["summary_line"]
+        return self.doc["summary_line"]
 
     @property
     def categories(self):
         """Per category and overhead line: ms per run, speedup with its interval, shares, status (Polars)."""
-        return _frame((self.data.get("by_category") or {}).get("categories", []))
+        return _frame((self.doc.get("by_category") or {}).get("categories", []))
 
     @property
     def bottleneck(self) -> dict:
-        return (self.data.get("by_category") or {}).get("bottleneck") or {}
+        return (self.doc.get("by_category") or {}).get("bottleneck") or {}
 
 
 # --------------------------------------------------------------------------------------------------
 # where the time goes
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class Breakdown(Result):
     """Category accounting, operators, backends, hotspots and graph breaks of one profile."""
 
     kind: ClassVar[str] = "breakdown"
     profile: Any = field(default=None, repr=False)
+    operators_all: list | None = field(default=None, repr=False)  # every operator (the document keeps the top)
+
+    def _split(self, data: dict) -> tuple[dict, dict]:
+        return data, {"operators_all": data.pop("operators_all", None)}
 
     @property
     def name(self) -> str:
-        return self.data["name"]
+        return self.doc["name"]
 
     @property
     def categories(self):
-        return _frame(self.data["categories"])
+        return _frame(self.doc["categories"])
 
     @property
     def operators(self):
-        return _frame(self.data.get("operators_all") or self.data["operators"])
+        return _frame(self.operators_all or self.doc["operators"])
 
     @property
     def e2e_ms(self) -> dict:
-        return self.data["e2e_ms"]
-
-    def body(self) -> dict:
-        doc = super().body()
-        doc.pop("operators_all", None)
-        return doc
+        return self.doc["e2e_ms"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class AnalyzeResult(Result):
     """``edgeprof analyze``: ``data`` is ``analysis_summary.json``; the files written and the inputs that failed."""
 
@@ -164,7 +163,7 @@ class AnalyzeResult(Result):
 # kernels and validation
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class KernelTable(Result):
     """The kernels one XNNPACK log (or kernels CSV) registers: evidence = registered."""
 
@@ -172,14 +171,14 @@ class KernelTable(Result):
 
     @property
     def kernels(self):
-        return _frame(self.data["kernels"])
+        return _frame(self.doc["kernels"])
 
     @property
     def summary(self) -> dict:
-        return self.data["summary"]
+        return self.doc["summary"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class ExecutedEvidence(Result):
     """Which SME/KleidiAI datatype paths an ETDump shows ran: evidence = executed."""
 
@@ -187,87 +186,93 @@ class ExecutedEvidence(Result):
 
     @property
     def statement(self) -> str:
-        return self.data["statement"]
+        return self.doc["statement"]
 
     @property
     def sme_executed(self) -> bool:
-        return bool(self.data.get("sme_executed"))
+        return bool(self.doc.get("sme_executed"))
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class KernelView(Result):
     kind: ClassVar[str] = "kernel_view"
 
     @property
     def status(self) -> str:
-        return self.data["status"]
+        return self.doc["status"]
 
     @property
     def verdict(self) -> str:
-        return self.data["verdict"]
+        return self.doc["verdict"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class Validation(Result):
     kind: ClassVar[str] = "validation"
 
     @property
     def ok(self) -> bool:
-        return bool(self.data["ok"])
+        return bool(self.doc["ok"])
 
     @property
     def checks(self) -> list[dict]:
-        return self.data["checks"]
+        return self.doc["checks"]
 
     @property
     def failures(self) -> list[dict]:
-        return [c for c in self.data["checks"] if c["status"] == "fail"]
+        return [c for c in self.doc["checks"] if c["status"] == "fail"]
 
 
 # --------------------------------------------------------------------------------------------------
 # Apple Neural Engine
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class AneAnalysis(Result):
     """Findings of one anemll-profile report (``kind`` ane_analysis) or ane-costplan report (ane_plan)."""
 
     kind: ClassVar[str] = "ane_analysis"
 
-    def body(self) -> dict:
-        doc = super().body()
-        if self.data.get("summary", {}).get("kind") == "costplan":
-            doc["kind"] = "ane_plan"
-        return doc
+    def document_type(self, data: dict):
+        from ..documents_models import AneAnalysisDoc, AnePlanDoc
+
+        return AnePlanDoc if (data.get("summary") or {}).get("kind") == "costplan" else AneAnalysisDoc
 
     @property
     def headline(self) -> str:
-        return self.data["headline"]
+        return self.doc["headline"]
 
     @property
     def findings(self) -> list[dict]:
-        return self.data["findings"]
+        return self.doc["findings"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class AneDiff(Result):
+    """Two anemll-profile reports (``reports``: profile) or two cost plans (costplan) compared."""
+
     kind: ClassVar[str] = "ane_diff"
+
+    def document_type(self, data: dict):
+        from ..documents_models import AneDiffDoc, AnePlanDiffDoc
+
+        return AnePlanDiffDoc if data.get("reports") == "costplan" else AneDiffDoc
 
     @property
     def statements(self) -> list[str]:
-        return self.data["statements"]
+        return self.doc["statements"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class AneFolder(Result):
     kind: ClassVar[str] = "ane_folder"
 
     @property
     def summary(self):
-        return _frame(self.data["summary"])
+        return _frame(self.doc["summary"])
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class CoreMLStatic(Result):
     """Static analysis of one or more Core ML programs (``edgeprof coreml``): ``models`` has one entry per
     bundle; ``ops(i)`` and ``op_types(i)`` are the i-th model's tables as Polars frames."""
@@ -276,16 +281,16 @@ class CoreMLStatic(Result):
 
     @property
     def models(self) -> list[dict]:
-        return self.data["models"]
+        return self.doc["models"]
 
     def ops(self, i: int = 0):
-        return _frame([{k: v for k, v in o.items() if k != "hazards"} for o in self.data["models"][i]["ops"]])
+        return _frame([{k: v for k, v in o.items() if k != "hazards"} for o in self.doc["models"][i]["ops"]])
 
     def op_types(self, i: int = 0):
-        return _frame(self.data["models"][i]["op_types"])
+        return _frame(self.doc["models"][i]["op_types"])
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class CoreMLDiff(Result):
     """Two versions of a Core ML model compared statically (``edgeprof coreml diff``)."""
 
@@ -293,10 +298,10 @@ class CoreMLDiff(Result):
 
     @property
     def statements(self) -> list[str]:
-        return self.data["statements"]
+        return self.doc["statements"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class PhaseReport(Result):
     """A profile per phase (``edgeprof phases``)."""
 
@@ -304,19 +309,19 @@ class PhaseReport(Result):
 
     @property
     def phases(self) -> list[dict]:
-        return self.data["phases"]
+        return self.doc["phases"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class PhaseComparison(Result):
     kind: ClassVar[str] = "phase_comparison"
 
     @property
     def statements(self) -> list[str]:
-        return self.data["statements"]
+        return self.doc["statements"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class ProgramInfo(Result):
     """What is inside a .pte (``edgeprof program``): sizes, memory plan, instructions, delegates."""
 
@@ -324,27 +329,27 @@ class ProgramInfo(Result):
 
     @property
     def sizes(self):
-        return _frame(self.data["sizes"])
+        return _frame(self.doc["sizes"])
 
     @property
     def instructions(self):
-        return _frame([{k: v for k, v in i.items() if k != "delegate"} for i in self.data["instructions"]])
+        return _frame([{k: v for k, v in i.items() if k != "delegate"} for i in self.doc["instructions"]])
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class ProgramDiff(Result):
     kind: ClassVar[str] = "program_diff"
 
     @property
     def statements(self) -> list[str]:
-        return self.data["statements"]
+        return self.doc["statements"]
 
 
 # --------------------------------------------------------------------------------------------------
 # report and trace
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class Report(Result):
     """Everything about a run folder, one profile or a pair, for the Markdown and HTML renderings."""
 
@@ -352,12 +357,12 @@ class Report(Result):
 
     @property
     def comparison(self) -> Comparison | None:
-        c = self.data.get("comparison")
+        c = self.doc.get("comparison")
         return Comparison(c) if c else None
 
     @property
     def findings(self) -> list[dict]:
-        return self.data["findings"]
+        return self.doc["findings"]
 
     def markdown(self, generated: str | None = None) -> str:
         from ..render import report as rep
@@ -369,14 +374,9 @@ class Report(Result):
 
         return rep.html(self.data, generated=generated)
 
-    def body(self) -> dict:
-        doc = super().body()
-        if isinstance(doc.get("comparison"), Result):
-            doc["comparison"] = doc["comparison"].body()
-        return doc
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class PlanResult(Result):
     """``edgeprof plan``: the design (launches per arm × runs per launch) that resolves a change of a given size."""
 
@@ -384,14 +384,14 @@ class PlanResult(Result):
 
     @property
     def recommended(self) -> dict | None:
-        return self.data["recommended"]
+        return self.doc["recommended"]
 
     @property
     def statement(self) -> str:
-        return self.data["statement"]
+        return self.doc["statement"]
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class Collection(Result):
     """``edgeprof run``: the run folder written, launches done and failed, the ETDump overhead, the report."""
 
@@ -399,22 +399,22 @@ class Collection(Result):
 
     @property
     def run_dir(self) -> Path:
-        return Path(self.data["run_dir"])
+        return Path(self.doc["run_dir"])
 
     @property
     def ok(self) -> bool:
-        return self.data.get("status") in ("complete", "dry run") and not self.data.get("failed")
+        return self.doc.get("status") in ("complete", "dry run") and not self.doc.get("failed")
 
     @property
     def failed(self) -> list[dict]:
-        return list(self.data.get("failed", []))
+        return list(self.doc.get("failed", []))
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class TraceResult(Result):
     kind: ClassVar[str] = "trace"
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class ExampleResult(Result):
     kind: ClassVar[str] = "example"

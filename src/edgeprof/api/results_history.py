@@ -12,7 +12,7 @@ from .result_base import Result, _frame
 # history
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class IngestResult(Result):
     """``edgeprof ingest``: launches added to the store, skipped (already stored), and inputs that failed."""
 
@@ -21,14 +21,14 @@ class IngestResult(Result):
 
     @property
     def added(self) -> list[dict]:
-        return list(self.data["added"])
+        return list(self.doc["added"])
 
     @property
     def skipped(self) -> list[dict]:
-        return list(self.data["skipped"])
+        return list(self.doc["skipped"])
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class HistoryResult(Result):
     """``edgeprof history``: per series, one point per commit (time order) and the changes found."""
 
@@ -36,18 +36,18 @@ class HistoryResult(Result):
 
     @property
     def series(self) -> list[dict]:
-        return list(self.data["series"])
+        return list(self.doc["series"])
 
     @property
     def changes(self) -> list[dict]:
-        return [c for s in self.data["series"] for c in s["changes"]]
+        return [c for s in self.doc["series"] for c in s["changes"]]
 
     def points(self, i: int = 0):
         """The points of series ``i`` as a Polars frame."""
-        return _frame(self.data["series"][i]["points"])
+        return _frame(self.doc["series"][i]["points"])
 
 
-@dataclass
+@dataclass(frozen=True, init=False)
 class ExportResult(Result):
     """``edgeprof export``: the store's tables written to another store (a Parquet dataset or a DuckDB file)."""
 

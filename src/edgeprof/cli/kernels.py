@@ -91,7 +91,7 @@ def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, t
     md = markdown.kernel_view(view.data, title)
     if out_file:
         write_text(Path(out_file), md)
-        view["written"] = out_file
+        view = view.with_(written=out_file)
     if as_json:
         echo_json(view)
     elif out_file:

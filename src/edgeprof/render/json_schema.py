@@ -15,13 +15,14 @@ import typing
 
 from ..conventions import CHECK_JSON_ENV, KINDS, SCHEMA_VERSION
 from ..documents import DOCUMENTS
+from ..documents_base import Document, document_fields
 from ..errors import MissingExtraError
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def _is_typeddict(t) -> bool:
-    return isinstance(t, type) and issubclass(t, dict) and hasattr(t, "__required_keys__")
+def _is_document(t) -> bool:
+    return isinstance(t, type) and issubclass(t, Document)
 
 
 def _of(t, defs: dict) -> dict:
@@ -37,7 +38,7 @@ def _of(t, defs: dict) -> dict:
         return {"type": "integer"}
     if t is float:
         return {"type": ["number", "null"]}
-    if _is_typeddict(t):
+    if _is_document(t):
         name = t.__name__
         if name not in defs:
             defs[name] = {}  # placed first: a type met again inside itself refers to this entry
@@ -59,10 +60,10 @@ def _of(t, defs: dict) -> dict:
     raise TypeError(f"no JSON Schema for {t!r}")
 
 
-def _object(td, defs: dict, *, top: bool = False) -> dict:
-    hints = typing.get_type_hints(td)
-    props = {k: _of(v, defs) for k, v in sorted(hints.items())}
-    required = sorted(td.__required_keys__)
+def _object(doc: type[Document], defs: dict, *, top: bool = False) -> dict:
+    fields = document_fields(doc)
+    props = {k: _of(t, defs) for k, t, _ in sorted([*fields, ("kind", typing.Literal[doc.kind], True)])}
+    required = sorted(["kind", *(k for k, _, req in fields if req)])
     if top:
         props["schema_version"] = {"const": SCHEMA_VERSION}
         required = sorted([*required, "schema_version"])

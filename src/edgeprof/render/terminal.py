@@ -7,6 +7,7 @@ import sys
 from rich.markup import escape
 
 from ..conventions import fmt_ci, fmt_ms, fmt_pct
+from ..documents_base import ABSENT
 
 
 class _NoBar:
@@ -101,33 +102,34 @@ def print_analyze(result) -> None:
 
 
 def print_latency(reports) -> None:
-    """One table per launch: headline statistics, interval, warm-up, drift, outliers."""
+    """One table per launch (:class:`~edgeprof.api.results.LatencyReport`): headline statistics, interval,
+    warm-up, drift, outliers — read from the typed document."""
     from rich.table import Table
 
     out = console()
-    for r in reports:
-        t = Table(title=escape(f"{r['name']}  ({r['count']} runs, latency from {r['source'].replace('_', ' ')})"),
+    for r in (x.doc for x in reports):
+        t = Table(title=escape(f"{r.name}  ({r.count} runs, latency from {r.source.replace('_', ' ')})"),
                   title_justify="left", show_header=False, box=None, padding=(0, 2))
         t.add_column("what", style="bold")
         t.add_column("value")
-        p = r["percentiles"] or {}
-        ci = r["ci"]["median"]
-        t.add_row("median", escape(f"{fmt_ms(r['median_ms'])} ms" + (f"  [95% CI {fmt_ms(ci['low_ms'])}–{fmt_ms(ci['high_ms'])}]" if ci else "")))
-        t.add_row("mean ± std", f"{fmt_ms(r['mean_ms'])} ± {fmt_ms(r['std_dev_ms'])} ms  (CV {fmt_pct(r['cv_percent'])} %)")
-        t.add_row("MAD / IQR", f"{fmt_ms(r['mad_ms'])} / {fmt_ms(r['iqr_ms'])} ms")
-        t.add_row("min / max", f"{fmt_ms(r['min_ms'])} / {fmt_ms(r['max_ms'])} ms")
+        p = r.percentiles or {}
+        ci = r.ci["median"]
+        t.add_row("median", escape(f"{fmt_ms(r.median_ms)} ms" + (f"  [95% CI {fmt_ms(ci['low_ms'])}–{fmt_ms(ci['high_ms'])}]" if ci else "")))
+        t.add_row("mean ± std", f"{fmt_ms(r.mean_ms)} ± {fmt_ms(r.std_dev_ms)} ms  (CV {fmt_pct(r.cv_percent)} %)")
+        t.add_row("MAD / IQR", f"{fmt_ms(r.mad_ms)} / {fmt_ms(r.iqr_ms)} ms")
+        t.add_row("min / max", f"{fmt_ms(r.min_ms)} / {fmt_ms(r.max_ms)} ms")
         t.add_row("p50 p75 p90 p95 p99", "  ".join(fmt_ms(p.get(k)) for k in ("p50", "p75", "p90", "p95", "p99")) + " ms")
-        t.add_row("trimmed mean 5 % / 10 %", f"{fmt_ms(r['trimmed_mean_5_ms'])} / {fmt_ms(r['trimmed_mean_10_ms'])} ms")
-        o = r["outliers"]
+        t.add_row("trimmed mean 5 % / 10 %", f"{fmt_ms(r.trimmed_mean_5_ms)} / {fmt_ms(r.trimmed_mean_10_ms)} ms")
+        o = r.outliers
         t.add_row("outliers (kept)", f"{o['count']} ({o['percentage']:.1f} %) outside Tukey fences" if o["bounds"] else o["method"])
-        w = r["warmup"]
+        w = r.warmup
         if w["count"]:
             wo = w["without_warmup"]
             t.add_row("warm-up", f"[yellow]first {w['count']} run(s) slower[/yellow] ({escape(w['evidence'])}); without them: "
                                  f"median {fmt_ms(wo['median_ms'])} ms, mean {fmt_ms(wo['mean_ms'])} ms")
         else:
             t.add_row("warm-up", "none detected" if w["testable"] else w.get("note", "not testable"))
-        d = r["drift"]
+        d = r.drift
         slope = d["slope_percent_per_100_runs"]
         mk = d["mann_kendall"]
         if mk.get("p_value") is None:
@@ -135,21 +137,23 @@ def print_latency(reports) -> None:
         else:
             t.add_row("drift", (f"[yellow]{d['direction']}[/yellow]: " if d["significant"] else "none: ")
                       + f"{slope:+.1f} % per 100 runs (Theil–Sen), Mann–Kendall p = {mk['p_value']:.3g}")
-        m = r["multimodality"]
+        m = r.multimodality
         if m["hint"]:
             t.add_row("shape", f"[yellow]{m['note']}[/yellow] ({m['modes']} modes)")
         out.print(t)
         out.print()
 
 
-def print_compare(r: dict) -> None:
+def print_compare(result) -> None:
+    """A comparison (:class:`~edgeprof.api.results.Comparison`), read from its typed document."""
     from rich.table import Table
 
+    r = result.doc
     out = console()
     t = Table(title="baseline vs candidate (speedup = baseline / candidate; > 1: candidate faster)", title_justify="left")
-    for col in ("", escape(r["baseline"]["name"]) + " (baseline)", escape(r["candidate"]["name"]) + " (candidate)"):
+    for col in ("", escape(r.baseline["name"]) + " (baseline)", escape(r.candidate["name"]) + " (candidate)"):
         t.add_column(col, justify="right" if col else "left")
-    b, c = r["baseline"], r["candidate"]
+    b, c = r.baseline, r.candidate
     t.add_row("launches", str(len(b["launches"])), str(len(c["launches"])))
     t.add_row("runs used", str(b["count"]), str(c["count"]))
     t.add_row("warm-up runs left out", str(sum(x["warmup_dropped"] for x in b["launches"])),
@@ -158,55 +162,58 @@ def print_compare(r: dict) -> None:
         t.add_row(label, fmt_ms(b.get(key)), fmt_ms(c.get(key)))
     t.add_row("p90 ms", fmt_ms((b.get("percentiles") or {}).get("p90")), fmt_ms((c.get("percentiles") or {}).get("p90")))
     out.print(t)
-    if r.get("ci"):
-        ci, hl, tests = r["ci"], r["hodges_lehmann"], r["tests"]
-        out.print(escape(f"speedup {r['speedup']['estimate']:.4g}  "
+    if r.ci:
+        ci, hl, tests = r.ci, r.hodges_lehmann, r.tests
+        out.print(escape(f"speedup {r.speedup['estimate']:.4g}  "
                          f"[{int(ci['level'] * 100)}% CI {ci['low']:.4g}–{ci['high']:.4g}]  ({ci['method']})"))
         if hl["low"] is not None:
             out.print(escape(f"Hodges–Lehmann speedup {hl['speedup']:.4g}  [{hl['low']:.4g}–{hl['high']:.4g}]"))
         bm = tests["brunner_munzel"]["p_value"]
-        out.print(f"launch-level p = {r['p_value']:.3g}, minimum detectable effect "
-                  f"{r['minimum_detectable_effect'] * 100:.1f} %; within these launches only: Mann–Whitney p = "
+        out.print(f"launch-level p = {r.p_value:.3g}, minimum detectable effect "
+                  f"{r.minimum_detectable_effect * 100:.1f} %; within these launches only: Mann–Whitney p = "
                   f"{tests['mann_whitney']['p_value']:.3g}, Brunner–Munzel p = {'n/a' if bm is None else format(bm, '.3g')}, "
                   f"Cliff's δ = {tests['cliffs_delta']:+.2f}")
-        mt = r.get("metrics") or {}
+        mt = r.metrics or {}
         if mt:
             out.print(escape("by metric: " + "; ".join(
                 f"{m} {x['speedup']:.4g} [{x['ci_low']:.4g}–{x['ci_high']:.4g}] {x['verdict']}" for m, x in mt.items())))
-    if r.get("regime"):
-        al = r.get("launch_allowance") or {}
-        ln = r.get("launch_noise") or {}
-        out.print(escape(f"regime: {r['regime']}" + (f" (allowance {100 * al['launch_cv']:.3g} % launch SD per arm, "
+    if r.regime:
+        al = r.launch_allowance or {}
+        ln = r.launch_noise or {}
+        out.print(escape(f"regime: {r.regime}" + (f" (allowance {100 * al['launch_cv']:.3g} % launch SD per arm, "
                                                       f"{ln.get('detail') or al['source']})" if al.get("applied") else "")
-                         + (f"; launch SD estimated {100 * r['launch_sd_estimate']:.1f} %"
-                            if r.get("launch_sd_estimate") is not None else "")))
-    comp = r.get("comparability") or {}
+                         + (f"; launch SD estimated {100 * r.launch_sd_estimate:.1f} %"
+                            if r.launch_sd_estimate not in (None, ABSENT) else "")))
+    comp = r.comparability or {}
     if comp.get("recorded"):
         out.print(escape(f"comparability: {comp['statement']}"))
         for row in comp["rows"]:
             if row["differs"]:
                 out.print(escape(f"  {row['aspect']}: {', '.join(row['baseline'])} vs {', '.join(row['candidate'])}"
                                  + (" (invalidates)" if row["critical"] else "")))
-    if (r.get("plan") or {}).get("statement"):
-        out.print(escape(f"plan: {r['plan']['statement']}"))
-    if r.get("by_category"):
-        print_categories(r["by_category"])
-    for w in r["warnings"]:
+    if (r.plan or {}).get("statement"):
+        out.print(escape(f"plan: {r.plan['statement']}"))
+    if r.by_category:
+        print_categories(r.by_category)
+    for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(w)}")
-    colour = {"faster": "green", "slower": "red", "equivalent": "cyan"}.get(r["verdict"], "yellow")
-    out.print(f"[bold {colour}]{escape(r['summary_line'])}[/bold {colour}]")
+    colour = {"faster": "green", "slower": "red", "equivalent": "cyan"}.get(r.verdict, "yellow")
+    out.print(f"[bold {colour}]{escape(r.summary_line)}[/bold {colour}]")
 
 
-def print_breakdown(result: dict) -> None:
+def print_breakdown(bd) -> None:
+    """A breakdown (:class:`~edgeprof.api.results.Breakdown`), read from its typed document and every operator
+    it has beside it."""
     from rich.table import Table
 
+    result = bd.doc
     out = console()
-    out.print(escape(f"{result['name']}: {result['runs']} runs, end-to-end mean {fmt_ms(result['e2e_ms']['mean'])} ms "
-                     f"(median {fmt_ms(result['e2e_ms']['median'])} ms); taxonomy {result['taxonomy_version']}"))
+    out.print(escape(f"{result.name}: {result.runs} runs, end-to-end mean {fmt_ms(result.e2e_ms['mean'])} ms "
+                     f"(median {fmt_ms(result.e2e_ms['median'])} ms); taxonomy {result.taxonomy_version}"))
     t = Table(title="where the time goes (per run; shares add up to 100 % of Method::execute)", title_justify="left")
     for col in ("category / overhead", "avg ms", "% of e2e", "executions", "operators"):
         t.add_column(col, justify="left" if col.startswith("cat") else "right")
-    for c in result["categories"]:
+    for c in result.categories:
         style = "dim" if c["kind"] == "overhead" else ""
         t.add_row(c["line"].replace("_", " "), f"{fmt_ms(c['avg_ms'])}", fmt_pct(c["pct_of_e2e"]),
                   f"{c['executions_per_run']:.3g}" if c["kind"] == "category" else "", str(c["operator_count"] or ""),
@@ -215,21 +222,21 @@ def print_breakdown(result: dict) -> None:
     t = Table(title="top operators", title_justify="left")
     for col in ("operator", "backend", "category", "avg ms", "% of e2e", "per run"):
         t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
-    for o in result["operators"]:
+    for o in result.operators:
         t.add_row(escape(o["operator"]), o["backend"], f"{o['category']}/{o['subtype']}", f"{fmt_ms(o['avg_ms'])}",
                   fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
     out.print(t)
-    if result["other_top"]:
+    if result.other_top:
         out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(
-            f"{o['operator']} ({fmt_ms(o['avg_ms'], 3)} ms, {fmt_pct(o['pct_of_e2e'])} %)" for o in result["other_top"][:5])))
-    b = result["backends"]
+            f"{o['operator']} ({fmt_ms(o['avg_ms'], 3)} ms, {fmt_pct(o['pct_of_e2e'])} %)" for o in result.other_top[:5])))
+    b = result.backends
     out.print("backends: " + ", ".join(f"{k} {fmt_ms(v['avg_ms'])} ms ({fmt_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
               + f"; framework overhead {fmt_ms(b['framework_overhead_ms'], 3)} ms, delegate overhead {fmt_ms(b['delegate_overhead_ms'], 3)} ms"
               + f" over {b['delegate_calls_per_run']:.3g} delegate call(s) per run, unattributed {fmt_ms(b['unattributed_ms'], 3)} ms")
-    if result["portable_hotspots"] and any(o["backend"] != "portable" for o in result["operators_all"]):
+    if result.portable_hotspots and any(o["backend"] != "portable" for o in bd.operators_all or result.operators):
         out.print("portable hotspots (left on the portable path; candidates for delegation): " + escape(", ".join(
-            f"{o['operator']} {fmt_ms(o['avg_ms'], 3)} ms" for o in result["portable_hotspots"][:6])))
-    g = result["graph_breaks"]
+            f"{o['operator']} {fmt_ms(o['avg_ms'], 3)} ms" for o in result.portable_hotspots[:6])))
+    g = result.graph_breaks
     if g["segments"]:
         seq = " → ".join(("[green]" if s["kind"] == "delegated" else "[yellow]") + escape(
             f"{s['backend'] if s['kind'] == 'delegated' else 'portable'}({s['calls']}) {fmt_ms(s['mean_ms'], 3)} ms")
@@ -237,7 +244,7 @@ def print_breakdown(result: dict) -> None:
         more = f" … ({len(g['segments'])} segments)" if len(g["segments"]) > 12 else ""
         out.print(f"graph: {g['portable_islands']} portable island(s), {g['transitions']} delegate↔portable switch(es): "
                   + seq + more)
-    for n in result["notes"]:
+    for n in result.notes:
         out.print(f"[yellow]note:[/yellow] {escape(n)}")
 
 

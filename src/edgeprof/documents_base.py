@@ -1,0 +1,165 @@
+"""The base of edgeprof's typed documents: a frozen dataclass per document kind (:mod:`edgeprof.documents`) whose
+fields are the document's top-level fields, made from the JSON-shaped values an analysis builds
+(:meth:`Document.from_json`, which refuses a field the type does not declare and requires every field it does) and
+turned back into JSON by the one :meth:`Document.to_json`.
+
+An optional field (present in some documents of the kind, absent from others) defaults to :data:`ABSENT` and is
+left out of the JSON when absent. Mapping access (``doc["verdict"]``, ``doc.get``, ``in``) reads the fields, for
+renderers written against the JSON shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+
+class _Absent:
+    """The value of an optional field a document does not have."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self):
+        return (_Absent, ())
+
+
+ABSENT: Any = _Absent()
+
+
+class DocumentError(TypeError):
+    """A document built with a field its type does not declare, or without one it requires."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Document:
+    """One JSON document of kind :attr:`kind` (see the module docstring)."""
+
+    kind: ClassVar[str] = ""
+
+    # -- from and to JSON -----------------------------------------------------------------------------
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]):
+        """The typed document of the JSON-shaped ``doc`` (``schema_version`` and ``kind`` ignored); nested values
+        declared as documents (or lists of them) become documents too."""
+        given = {k: v for k, v in doc.items() if k not in ("schema_version", "kind")}
+        spec = _spec(cls)
+        unknown = sorted(set(given) - set(spec.names))
+        missing = sorted(set(spec.required) - set(given))
+        if unknown or missing:
+            raise DocumentError(f"{cls.__name__} ({cls.kind}): "
+                                + "; ".join(x for x in (unknown and f"undeclared field(s) {', '.join(unknown)}",
+                                                        missing and f"missing field(s) {', '.join(missing)}") if x))
+        for name, sub in spec.nested.items():
+            v = given.get(name)
+            if isinstance(v, Mapping):
+                given[name] = sub.from_json(v)
+        for name, sub in spec.nested_lists.items():
+            v = given.get(name)
+            if isinstance(v, list):
+                given[name] = [sub.from_json(x) if isinstance(x, Mapping) else x for x in v]
+        return cls(**given)
+
+    def fields(self) -> dict[str, Any]:
+        """The document's fields as a new dict (absent ones left out; nested documents as their bodies)."""
+        return {k: _json(v) for k in _spec(type(self)).names if (v := getattr(self, k)) is not ABSENT}
+
+    def body(self) -> dict[str, Any]:
+        """The document as nested in another: ``kind`` and the fields (the schema version is the outer one's)."""
+        return {"kind": self.kind, **self.fields()}
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document: ``schema_version`` and ``kind`` (:mod:`edgeprof.conventions`), then the fields."""
+        from .conventions import SCHEMA_VERSION
+
+        return {"schema_version": SCHEMA_VERSION, **self.body()}
+
+    def replace(self, **changes):
+        """A copy with ``changes`` (declared fields only)."""
+        bad = sorted(set(changes) - set(_spec(type(self)).names))
+        if bad:
+            raise DocumentError(f"{type(self).__name__} ({self.kind}): undeclared field(s) {', '.join(bad)}")
+        return dataclasses.replace(self, **changes)
+
+    # -- mapping access (read-only) ---------------------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        if key == "kind":
+            return self.kind
+        v = getattr(self, key, ABSENT) if key in _spec(type(self)).names else ABSENT
+        if v is ABSENT:
+            raise KeyError(key)
+        return v
+
+    def get(self, key: str, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (key == "kind" or self.get(key, ABSENT) is not ABSENT)
+
+    def keys(self):
+        return ["kind", *self.fields()]
+
+
+def _json(v):
+    if isinstance(v, Document):
+        return v.body()
+    if isinstance(v, list) and any(isinstance(x, Document) for x in v):
+        return [x.body() if isinstance(x, Document) else x for x in v]
+    return v
+
+
+class _Spec(typing.NamedTuple):
+    names: tuple[str, ...]
+    required: tuple[str, ...]
+    nested: dict[str, type]
+    nested_lists: dict[str, type]
+
+
+@functools.lru_cache(maxsize=None)
+def _spec(cls: type) -> _Spec:
+    hints = typing.get_type_hints(cls)
+    names, required, nested, lists = [], [], {}, {}
+    for f in dataclasses.fields(cls):
+        names.append(f.name)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+        for t in _members(hints[f.name]):
+            if _is_document(t):
+                nested[f.name] = t
+            elif typing.get_origin(t) is list and typing.get_args(t) and _is_document(typing.get_args(t)[0]):
+                lists[f.name] = typing.get_args(t)[0]
+    return _Spec(tuple(names), tuple(required), nested, lists)
+
+
+def _members(t) -> tuple:
+    import types
+
+    return typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
+
+
+def _is_document(t) -> bool:
+    return isinstance(t, type) and issubclass(t, Document)
+
+
+def document_fields(cls: type) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, type, required) of each field of a document type, in declaration order — what the JSON Schema
+    generator reads."""
+    hints = typing.get_type_hints(cls)
+    spec = _spec(cls)
+    return tuple((n, hints[n], n in spec.required) for n in spec.names)
