@@ -13,7 +13,8 @@ from __future__ import annotations
 from .conventions import TOOL_VERSION as __version__
 _API = ("load_etdump", "load_profile", "analyze", "latency", "compare", "breakdown", "breakdowns", "kernels",
         "kernel_evidence", "executed_evidence", "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "report",
-        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "Workspace")
+        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "Workspace",
+        "ReadOptions")
 __all__ = [*_API, "Profile", "__version__"]
 
 

@@ -329,7 +329,7 @@ class Taxonomy:
             for rx, kspec in _KEYWORDS_RE:
                 if rx.search(base.replace("_", " ")):
                     return OpClass(*_t(kspec), op=base, source=source, rule="keyword " + rx.pattern)
-            return OpClass("OTHER", "unknown", op=base, source=source, rule="no rule")
+            return OpClass(OTHER, "unknown", op=base, source=source, rule="no rule")
         return OpClass(*_t(spec), op=base, source=source, rule=f"ATen {base}")
 
     def _xnnpack(self, name: str, m: re.Match) -> OpClass:

@@ -161,3 +161,28 @@ def test_a_read_option_the_shared_workspace_lacks_is_refused(etdump, etrecord):
     ws = Workspace(etrecord=r)
     assert api.load_profile(e, etrecord=r, ws=ws).etrecord.path == str(r)  # the same option: served
     assert api.load_profile(e, ws=ws).etrecord.path == str(r) and ws.reads["etrecord"] == 1
+
+
+def test_the_workspace_owns_one_set_of_read_options(etdump, etrecord, tmp_path):
+    """ReadOptions, made once and owned by the Workspace, is what every command reads with: given as an object or
+    as keywords (not both), the same for analyze — which used to take the shared workspace and drop its own
+    ETRecord — and for ingest's workers."""
+    from edgeprof.errors import UsageError
+    from edgeprof.io.workspace import ReadOptions
+
+    e, r = etdump("tel_xnn.N20"), etrecord("tel_xnn")
+    opts = ReadOptions(etrecord=str(r), strict_etrecord=True)
+    assert opts.etrecord == r and Workspace(options=opts).options is opts
+    assert Workspace(etrecord=r, strict_etrecord=True).options == opts
+    with pytest.raises(TypeError, match="not both"):
+        Workspace(None, opts, method="forward")
+    assert opts.conflicts(etrecord=r, strict_etrecord=True, method=None) == []
+    assert opts.conflicts(strict_etrecord=False) == []  # a default is "not asked"
+    assert opts.conflicts(method="forward") == [("method", "forward", None)]
+    with pytest.raises(TypeError, match="unknown read option"):
+        opts.conflicts(etrecrod=r)
+    with pytest.raises(UsageError, match=r"etrecord=.*tel_xnn\.etrecord differs from the shared Workspace's \(none\)"):
+        api.analyze([e], etrecord=r, output_dir=tmp_path, ws=Workspace())
+    ws = Workspace(options=opts)
+    api.analyze([e], etrecord=r, output_dir=tmp_path, ws=ws)
+    assert ws.reads["etrecord"] == 1

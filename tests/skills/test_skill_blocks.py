@@ -110,7 +110,7 @@ def test_skills_name_only_verdicts_and_paths_that_exist(example, tmp_path):
     from edgeprof.conventions import VERDICTS
 
     doc = _json.loads(_json.dumps(api.compare(["portable"], ["xnnpack_fp32"], run_dir=example / "runs" / "linux")
-                                  .to_dict(), default=str))
+                                  .to_json(), default=str))
     for s in skills():
         text = Path(s["path"]).read_text()
         for line in re.findall(r"`verdict` is ([^;]+);", text):

@@ -262,8 +262,8 @@ def test_history_reads_the_parquet_dataset_like_the_file(three, tmp_path):
         edgeprof.ingest([three[i]], store=db, commit=c, model="m", device="d", experiment="e", threads=1,
                         time=f"2026-01-0{i + 1}T00:00:00")
     edgeprof.export(db, f"{tmp_path / 'ds'}/")
-    a = edgeprof.history(db).to_dict()
-    b = edgeprof.history(f"{tmp_path / 'ds'}/").to_dict()
+    a = edgeprof.history(db).to_json()
+    b = edgeprof.history(f"{tmp_path / 'ds'}/").to_json()
     a.pop("store"), b.pop("store")
     assert a == b
     assert [p["commit"] for p in a["series"][0]["points"]] == ["c1", "c2", "c3"]

@@ -294,7 +294,7 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
         "launch_allowance": {"launch_cv": used if regime == "single-launch" else noise.sd,
                              "applied": regime == "single-launch", "source": noise.source,
                              "from_arms": bool(ct.get("allowance_from_arms"))},
-        "launch_noise": noise.to_dict(),
+        "launch_noise": noise.to_json(),
         "launch_sd_estimate": ct["tau"] if regime == "multi-launch" else None,
         "estimator": (f"precision-weighted mean of log launch {metric}s" if regime == "multi-launch"
                       else f"ratio of the two launches' {metric}s"),

@@ -78,7 +78,7 @@ class OpCost:
         moved = (self.act_read or 0) + self.weight_read + (self.written or 0)
         return self.flops / moved if self.flops is not None and moved else None
 
-    def to_dict(self) -> dict:
+    def to_json(self) -> dict:
         d = {k: getattr(self, k) for k in ("function", "index", "type", "name", "category", "outputs", "inputs", "macs",
                                            "flops", "act_read", "weight_read", "weight_stored", "written", "note", "output")}
         d["intensity"] = self.intensity

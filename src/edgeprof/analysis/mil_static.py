@@ -238,7 +238,7 @@ def analyze_program(prog: MilProgram, *, chip_name: str = DEFAULT_CHIP, boundary
     hz = {(o["function"], o["index"]): o for o in per_op}
     ops = []
     for r in rows:
-        d = r.to_dict()
+        d = r.to_json()
         h = hz.get((r.function, r.index))
         rf = est["roofline"].get((r.function, r.index))
         d.update(hazards=h["hazards"] if h else [], predicted_device=h["device"] if h else "const",

@@ -50,7 +50,7 @@ class LaunchNoise:
     launches: int | None = None  # launches behind it
     by_metric: dict | None = None  # SDs used for the other metrics, when they were measured too
 
-    def to_dict(self) -> dict:
+    def to_json(self) -> dict:
         return asdict(self)
 
     def for_metric(self, metric: str) -> "LaunchNoise":

@@ -12,7 +12,7 @@ input once (``edgeprof.Workspace(run_dir)``).
 
 from __future__ import annotations
 
-from ..io.workspace import Workspace
+from ..io.workspace import ReadOptions, Workspace
 from .analyze import analyze
 from .ane import ane, ane_diff, ane_folder, is_model_bundle, load_ane_report
 from .breakdown import breakdown, breakdowns, load_profile
@@ -72,7 +72,7 @@ def preload(command: str) -> None:
         importlib.import_module(name)
 
 __all__ = [
-    "Workspace", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
+    "Workspace", "ReadOptions", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
     "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
     "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
     "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",

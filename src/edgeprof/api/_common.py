@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..errors import UsageError
-from ..io.workspace import Workspace
+from ..io.workspace import ReadOptions, Workspace
 
 
 def rel(p, base: Path) -> str | None:
@@ -20,26 +20,16 @@ def rel(p, base: Path) -> str | None:
         return str(p.resolve())
 
 
-# a call's read options → the Workspace attribute that holds each, and the value that means "not asked for"
-_READ_OPTIONS = {"etrecord": ("etrecord_path", None), "strict_etrecord": ("strict_etrecord", False),
-                 "method": ("method", None), "discover_etrecord": ("discover_etrecord", True),
-                 "allow_empty": ("allow_empty", False)}
-
-
 def workspace(ws: Workspace | None, root=None, **options) -> Workspace:
     """The workspace a call reads through: the one given (shared by the commands of a report), else a new one
-    with ``options``. A read option asked of a call that the given workspace does not have is a usage error —
-    the workspace reads every input once, with its own options, so the call's would be silently dropped."""
+    with these :class:`~edgeprof.io.workspace.ReadOptions`. A read option asked of a call that the given
+    workspace does not have is a usage error — the workspace reads every input once, with its own options, so
+    the call's would be silently dropped."""
     if ws is None:
-        return Workspace(root, **options)
-    for name, value in options.items():
-        attr, unset = _READ_OPTIONS[name]
-        if value is None or value == unset:
-            continue
-        have = getattr(ws, attr)
-        if (Path(value) if name == "etrecord" else value) != have:
-            raise UsageError(f"{name}={value!s} differs from the shared Workspace's "
-                             f"({'none' if have is None else have}); give it when making the Workspace")
+        return Workspace(root, ReadOptions(**{k: v for k, v in options.items() if v is not None}))
+    for name, value, have in ws.options.conflicts(**options):
+        raise UsageError(f"{name}={value!s} differs from the shared Workspace's "
+                         f"({'none' if have is None else have}); give it when making the Workspace")
     return ws
 
 

@@ -11,7 +11,7 @@ from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
-from ._common import as_list, common_root, rel, taxonomy_of
+from ._common import as_list, common_root, rel, taxonomy_of, workspace
 from .results import AnalyzeResult
 
 
@@ -95,7 +95,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
         if not exists(p):
             raise InputError(p, "no such file or folder")
     run_dir = common_root(paths)
-    ws = ws or Workspace(run_dir, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method)
+    ws = workspace(ws, run_dir, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method)
     files = [f for p in paths for f in (ws.etdumps(p) if p.is_dir() else [p])]
     files = list(dict.fromkeys(files))
     if not files:

@@ -216,6 +216,6 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
 
         target = Path(out) if out else (Path(output_dir) if output_dir else Path(run_dir) if run_dir
                                         else b_files[0].parent) / f"{result['output_stem']}.json"
-        write_text(target, dumps(cmp.to_dict()))
+        write_text(target, dumps(cmp.to_json()))
         cmp = cmp.with_(written=str(target))
     return cmp

@@ -150,11 +150,11 @@ def summarise_file(ws: Workspace, path: Path, taxonomy) -> tuple[str, dict]:
     return prof.sha256, rec
 
 
-def _remote(path: str, ident: dict, root: str, etrecord, taxonomy, existing, dataset: str | None):
+def _remote(path: str, ident: dict, root: str, read, taxonomy, existing, dataset: str | None):
     """A worker's task: read and summarise one file; for a Parquet dataset also stage its parts (the client
     renames them into place). Errors come back as values, so one bad file does not fail the batch."""
     try:
-        lid, rec = summarise_file(Workspace(root, etrecord=etrecord), Path(path), taxonomy)
+        lid, rec = summarise_file(Workspace(root, read), Path(path), taxonomy)
     except EdgeprofError as e:
         return {"path": path, "error": str(e)}
     if lid in existing:
@@ -216,7 +216,7 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
     parquet = is_parquet_target(store)
     stored = _known(store)  # what is stored already (no lock held while the files are read)
     known = set(stored)
-    results, engine = _summaries(files, idents, ws, tax, etrecord, workers, scheduler, known,
+    results, engine = _summaries(files, idents, ws, tax, workers, scheduler, known,
                                  Path(store) if parquet else None)
     added, skipped, records, staged, relabeled = [], [], [], [], []
     timed_by_id: dict[str, bool] = {}
@@ -330,7 +330,7 @@ def _known(store) -> dict[str, dict]:
         return {}
 
 
-def _summaries(files, idents, ws: Workspace, tax, etrecord, workers, scheduler, known: set[str],
+def _summaries(files, idents, ws: Workspace, tax, workers, scheduler, known: set[str],
                dataset: Path | None) -> tuple[list[dict], str]:
     """Per file: {launch_id, record | staged | skipped} or {error}; and where the work ran."""
     if workers is None and scheduler is None:
@@ -349,6 +349,6 @@ def _summaries(files, idents, ws: Workspace, tax, etrecord, workers, scheduler, 
         existing = client.scatter([known], broadcast=True)[0]  # one future for the set, on every worker
         futures = client.map(_remote, [str(f) for f in files], [idents[f] for f in files],
                              [str(ws.root_for(f)) for f in files],
-                             etrecord=str(etrecord) if etrecord else None, taxonomy=tax, existing=existing,
+                             read=ws.options, taxonomy=tax, existing=existing,
                              dataset=str(dataset) if dataset is not None else None, pure=False)
         return client.gather(futures), engine

@@ -37,7 +37,7 @@ def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | Non
             if write:
                 target = (Path(output_dir) if output_dir else s.path.parent) / fit_name(s.timeline_stem,
                                                                                         "_robust_stats.json")
-                write_text(target, dumps(report.to_dict()))
+                write_text(target, dumps(report.to_json()))
                 report = report.with_(written=str(target))
             out.append(report)
     return out

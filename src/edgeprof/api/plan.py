@@ -92,7 +92,7 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
     return PlanResult({"effect": eff, "threshold": threshold, "level": level, "power": power,
                        "within_sd": within, "lag1_autocorrelation": rho, "within_sd_effective": within_eff,
                        "launch_sd": tau, "launch_sd_source": noise.detail,
-                       "launch_noise": noise.to_dict(),
+                       "launch_noise": noise.to_json(),
                        "recommended": rec, "statement": statement, "configurations": configs,
                        "options": overall["options"], "written": str(written) if written else None,
                        "method": ("expected t interval of the log ratio on 2k − 2 degrees of freedom; per-launch "

@@ -1,7 +1,7 @@
 """Typed results of the public API.
 
 Each command returns a dataclass over its JSON document: typed attributes for what a program reads
-(``cmp.speedup.ci.low``, ``cmp.verdict``, ``bd.categories`` as a Polars frame), ``to_dict()`` for the JSON
+(``cmp.speedup.ci.low``, ``cmp.verdict``, ``bd.categories`` as a Polars frame), ``to_json()`` for the JSON
 the CLI prints (with ``schema_version`` and ``kind`` from :mod:`edgeprof.conventions`), and mapping access
 (``cmp["verdict"]``) for code written against the dictionaries. Tables are Polars frames; ``.to_pandas()``
 on them needs pandas and pyarrow (or use :func:`edgeprof.model.to_pandas`, which needs neither).
@@ -152,7 +152,7 @@ class AnalyzeResult(Result):
 
     @property
     def summary(self) -> dict:
-        return self.to_dict()
+        return self.to_json()
 
     @property
     def ok(self) -> bool:

@@ -106,7 +106,7 @@ def main(ctx, debug):
 def echo_json(doc) -> None:
     from ..render import jsonfmt
 
-    click.echo(jsonfmt.dumps(doc.to_dict() if hasattr(doc, "to_dict") else doc), nl=False)
+    click.echo(jsonfmt.dumps(doc.to_json() if hasattr(doc, "to_json") else doc), nl=False)
 
 
 class Fraction(click.ParamType):

@@ -33,6 +33,42 @@ if TYPE_CHECKING:  # pragma: no cover
 ETDUMP_SUFFIXES = runfolder.ETDUMP_SUFFIXES
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a command's inputs are read — one set per :class:`Workspace`, which owns it: the ETRecord given for
+    every ETDump (``etrecord``), whether a missing or mismatched one is an error (``strict_etrecord``), the
+    ETRecord's method, whether an ETRecord is looked for beside an ETDump when none is given
+    (``discover_etrecord``), and whether an ETDump without runs is accepted (``allow_empty``)."""
+
+    etrecord: Path | None = None
+    strict_etrecord: bool = False
+    method: str | None = None
+    discover_etrecord: bool = True
+    allow_empty: bool = False
+
+    def __post_init__(self):
+        if self.etrecord is not None and not isinstance(self.etrecord, Path):
+            object.__setattr__(self, "etrecord", Path(self.etrecord))
+
+    def conflicts(self, **asked) -> list[tuple[str, object, object]]:
+        """The options in ``asked`` (None or a field's default: not asked) that differ from these, each as
+        (name, asked, have)."""
+        out = []
+        for f in dataclasses.fields(self):
+            if f.name not in asked:
+                continue
+            value = asked[f.name]
+            if value is None or value == f.default:
+                continue
+            have = getattr(self, f.name)
+            if (Path(value) if f.name == "etrecord" else value) != have:
+                out.append((f.name, value, have))
+        unknown = sorted(set(asked) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise TypeError(f"unknown read option(s) {', '.join(unknown)}")
+        return out
+
+
 @dataclass
 class LatencySeries:
     """One launch (one process that ran the model N times): its valid per-run latencies and where they came
@@ -58,18 +94,23 @@ class LatencySeries:
 class Workspace:
     """The inputs of one command, read at most once each (see the module docstring)."""
 
-    def __init__(self, root=None, *, etrecord=None, strict_etrecord: bool = False, method: str | None = None,
-                 discover_etrecord: bool = True, allow_empty: bool = False):
+    def __init__(self, root=None, options: ReadOptions | None = None, **read):
+        """``options``, or the :class:`ReadOptions` fields as keywords (``etrecord=…``) — not both."""
+        if options is not None and read:
+            raise TypeError("give the read options as ReadOptions or as keywords, not both")
         self.root = Path(root) if root is not None else None
-        self.etrecord_path = Path(etrecord) if etrecord is not None else None
-        self.strict_etrecord = strict_etrecord
-        self.method = method
-        self.discover_etrecord = discover_etrecord
-        self.allow_empty = allow_empty
+        self.options = options if options is not None else ReadOptions(**read)
         self.reads: Counter = Counter()
         self._memo: dict = {}
         self._locks: dict = {}
         self._guard = threading.Lock()
+
+    # the read options, by the names the readers use
+    etrecord_path = property(lambda self: self.options.etrecord)
+    strict_etrecord = property(lambda self: self.options.strict_etrecord)
+    method = property(lambda self: self.options.method)
+    discover_etrecord = property(lambda self: self.options.discover_etrecord)
+    allow_empty = property(lambda self: self.options.allow_empty)
 
     # -- memoization --------------------------------------------------------------------------------
     def _once(self, kind: str, key, make, keep: bool = True):

@@ -53,7 +53,7 @@ def _doc(res) -> dict:
 
         doc = collection("latency", "reports", res)
     else:
-        doc = res.to_dict() if hasattr(res, "to_dict") else res
+        doc = res.to_json() if hasattr(res, "to_json") else res
     doc = json.loads(jsonfmt.dumps(doc))  # the CLI's JSON exactly (its stable float formatting, sorted keys)
     from ..render.headline import headline
 
