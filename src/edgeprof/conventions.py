@@ -102,6 +102,14 @@ FORMAT_ETDUMP = "etdump"  # a Profile's format (io/readers decides it), also the
 FORMAT_TIMELINE_CSV = "timeline_csv"
 FORMAT_XNNPACK_LOG = "xnnpack_log"  # kernel evidence: an XNNPACK log (registrations), or the kernel table CSV
 FORMAT_KERNEL_CSV = "kernel_csv"
+
+# How a timeline CSV and a trace carry each event's op-type list (the ATen ops the ETRecord maps it to; a
+# DELEGATE_CALL's list names every op of its partition, the same list in every run):
+OP_TYPES_REF = "ref"  # an id per distinct list (column op_types_id), the lists written once beside the table
+OP_TYPES_INLINE = "inline"  # the list itself in every row (column op_types)
+OP_TYPES_MODES = (OP_TYPES_REF, OP_TYPES_INLINE)
+OP_TYPES_ID = "op_types_id"
+OP_TYPES_TAIL = "_op_types.csv"  # the lists of <name>.csv: <name>_op_types.csv beside it (op_types_id, op_types)
 EVIDENCE_NAMES = {
     "etdump": "ETDump timeline",
     "timeline_csv": "timeline CSV",

@@ -1,5 +1,5 @@
 """The JSON documents edgeprof prints (``--json``), writes (``*_robust_stats.json``, ``analysis_summary.json``, …)
-and returns to agents (the MCP tools' ``result``), declared as types: one frozen dataclass per document kind of
+and returns to agents (the MCP tools' ``result``), declared as types: one frozen record type per document kind of
 :data:`edgeprof.conventions.KINDS` (base: :class:`edgeprof.documents_base.Document`), its fields the document's
 top-level fields with their types (nested parts typed where declared here, otherwise objects and arrays). The
 API's results (:mod:`edgeprof.api.results`) hold one each; a document is made from what an analysis built by
@@ -17,7 +17,6 @@ a change to an existing field bumps ``SCHEMA_VERSION``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from .documents_base import ABSENT, Document
@@ -44,7 +43,6 @@ from .documents_models import (
 Verdict = Literal[VERDICTS]  # type: ignore[valid-type]
 
 
-@dataclass(frozen=True, kw_only=True)
 class ExecutedKernelsDoc(Document):
     kind: ClassVar[str] = "executed_kernels"
     evidence: str
@@ -62,7 +60,6 @@ class ExecutedKernelsDoc(Document):
     input: str
 
 
-@dataclass(frozen=True, kw_only=True)
 class AnalysisSummaryDoc(Document):
     kind: ClassVar[str] = "analysis_summary"
     analysed_count: int
@@ -78,12 +75,10 @@ class AnalysisSummaryDoc(Document):
     warnings: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class _LatencyDocOptional(Document):
     written: str = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
 class LatencyDoc(_LatencyDocOptional):
     kind: ClassVar[str] = "latency"
     ci: dict[str, Any]
@@ -114,7 +109,6 @@ class LatencyDoc(_LatencyDocOptional):
     warnings: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class _ComparisonDocOptional(Document):
     # absent when an arm has fewer than 2 runs (verdict inconclusive, no interval); roles and by_category as the
     # command gives them; verdict_if_comparable when the arms are not comparable
@@ -139,7 +133,6 @@ class _ComparisonDocOptional(Document):
     written: str = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
 class ComparisonDoc(_ComparisonDocOptional):
     kind: ClassVar[str] = "comparison"
     baseline: dict[str, Any]
@@ -164,13 +157,11 @@ class ComparisonDoc(_ComparisonDocOptional):
     warnings: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
 class _BreakdownDocOptional(Document):
     program: dict[str, Any] = ABSENT  # with --program: the work per instruction
     written: list[str] = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
 class BreakdownDoc(_BreakdownDocOptional):
     kind: ClassVar[str] = "breakdown"
     accounting_check_max_abs_ns: float
@@ -191,14 +182,12 @@ class BreakdownDoc(_BreakdownDocOptional):
     warnings: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class _KernelsDocOptional(Document):
     executed: list[dict[str, Any]] = ABSENT  # from a log (not from a kernels CSV)
     log: dict[str, Any] = ABSENT
     written: str = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
 class KernelsDoc(_KernelsDocOptional):
     kind: ClassVar[str] = "kernels"
     input: str
@@ -209,7 +198,6 @@ class KernelsDoc(_KernelsDocOptional):
 
 
 
-@dataclass(frozen=True, kw_only=True)
 class KernelViewDoc(Document):
     kind: ClassVar[str] = "kernel_view"
     written: str = ABSENT  # with --out: the Markdown written
@@ -229,7 +217,6 @@ class KernelViewDoc(Document):
     warnings: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class ValidationDoc(Document):
     kind: ClassVar[str] = "validation"
     checks: list[dict[str, Any]]
@@ -239,12 +226,10 @@ class ValidationDoc(Document):
     trace_logs: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class _ReportDocOptional(Document):
     written: list[str] = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
 class ReportDoc(_ReportDocOptional):
     kind: ClassVar[str] = "report"
     comparison: dict[str, Any] | None
@@ -264,7 +249,6 @@ class ReportDoc(_ReportDocOptional):
     version: str
 
 
-@dataclass(frozen=True, kw_only=True)
 class TraceDoc(Document):
     kind: ClassVar[str] = "trace"
     adjusted: int
@@ -276,14 +260,12 @@ class TraceDoc(Document):
     written: str
 
 
-@dataclass(frozen=True, kw_only=True)
 class ExampleDoc(Document):
     kind: ClassVar[str] = "example"
     dest: str
     files: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
 class _CollectionDocOptional(Document):
     commands: list[str] = ABSENT  # a dry run: the commands it would run
     launches_ok: int = ABSENT  # a collection that ran (status complete)
@@ -295,7 +277,6 @@ class _CollectionDocOptional(Document):
     noise_profile: str | None = ABSENT
 
 
-@dataclass(frozen=True, kw_only=True)
 class CollectionDoc(_CollectionDocOptional):
     kind: ClassVar[str] = "collection"
     launches_planned: int
@@ -304,7 +285,6 @@ class CollectionDoc(_CollectionDocOptional):
     warnings: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
 class PlanDoc(Document):
     kind: ClassVar[str] = "plan"
     configurations: list[dict[str, Any]]
@@ -327,24 +307,20 @@ class PlanDoc(Document):
 
 
 # collections: one command over several inputs
-@dataclass(frozen=True, kw_only=True)
 class _LatencyReportsDocOptional(Document):
     comparison: ComparisonDoc = ABSENT  # latency --compare: the two inputs compared
 
 
-@dataclass(frozen=True, kw_only=True)
 class LatencyReportsDoc(_LatencyReportsDocOptional):
     kind: ClassVar[str] = "latency"
     reports: list[LatencyDoc]
 
 
-@dataclass(frozen=True, kw_only=True)
 class BreakdownsDoc(Document):
     kind: ClassVar[str] = "breakdown"
     breakdowns: list[BreakdownDoc]
 
 
-@dataclass(frozen=True, kw_only=True)
 class KernelLogsDoc(Document):
     kind: ClassVar[str] = "kernels"
     logs: list[KernelsDoc]

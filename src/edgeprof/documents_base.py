@@ -1,4 +1,4 @@
-"""The base of edgeprof's typed documents: a frozen dataclass per document kind (:mod:`edgeprof.documents`) whose
+"""The base of edgeprof's typed documents: a frozen record type per document kind (:mod:`edgeprof.documents`) whose
 fields are the document's top-level fields, made from the JSON-shaped values an analysis builds
 (:meth:`Document.from_json`, which refuses a field the type does not declare and requires every field it does) and
 turned back into JSON by the one :meth:`Document.to_json`.
@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 
@@ -44,11 +43,34 @@ class DocumentError(TypeError):
     """A document built with a field its type does not declare, or without one it requires."""
 
 
-@dataclass(frozen=True, kw_only=True)
 class Document:
-    """One JSON document of kind :attr:`kind` (see the module docstring)."""
+    """One JSON document of kind :attr:`kind` (see the module docstring): a frozen record whose fields are the
+    class's annotations (a default makes a field optional). Made without the ``dataclass`` decorator: the field
+    list is read from the annotations when first used, so defining the ~50 document types costs nothing at import
+    (every command imports them); instances behave as frozen dataclasses (keyword construction, equality by
+    fields, ``FrozenInstanceError`` on assignment)."""
 
     kind: ClassVar[str] = ""
+
+    def __init__(self, **fields):
+        spec = _spec(type(self))
+        _check(type(self), fields, spec)
+        for name in spec.names:
+            object.__setattr__(self, name, fields[name] if name in fields else spec.defaults[name])
+
+    def __setattr__(self, name, value):
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self.fields() == other.fields()
+
+    __hash__ = None  # type: ignore[assignment]  # fields hold lists and dicts
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.fields().items())})"
 
     # -- from and to JSON -----------------------------------------------------------------------------
     @classmethod
@@ -57,12 +79,7 @@ class Document:
         declared as documents (or lists of them) become documents too."""
         given = {k: v for k, v in doc.items() if k not in ("schema_version", "kind")}
         spec = _spec(cls)
-        unknown = sorted(set(given) - set(spec.names))
-        missing = sorted(set(spec.required) - set(given))
-        if unknown or missing:
-            raise DocumentError(f"{cls.__name__} ({cls.kind}): "
-                                + "; ".join(x for x in (unknown and f"undeclared field(s) {', '.join(unknown)}",
-                                                        missing and f"missing field(s) {', '.join(missing)}") if x))
+        _check(cls, given, spec)
         for name, sub in spec.nested.items():
             v = given.get(name)
             if isinstance(v, Mapping):
@@ -89,10 +106,11 @@ class Document:
 
     def replace(self, **changes):
         """A copy with ``changes`` (declared fields only)."""
-        bad = sorted(set(changes) - set(_spec(type(self)).names))
+        names = _spec(type(self)).names
+        bad = sorted(set(changes) - set(names))
         if bad:
             raise DocumentError(f"{type(self).__name__} ({self.kind}): undeclared field(s) {', '.join(bad)}")
-        return dataclasses.replace(self, **changes)
+        return type(self)(**{**{n: getattr(self, n) for n in names}, **changes})
 
     # -- mapping access (read-only) ---------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
@@ -127,24 +145,39 @@ def _json(v):
 class _Spec(typing.NamedTuple):
     names: tuple[str, ...]
     required: tuple[str, ...]
+    defaults: dict[str, Any]
     nested: dict[str, type]
     nested_lists: dict[str, type]
 
 
+def _check(cls: type, given: Mapping, spec: _Spec) -> None:
+    unknown = sorted(set(given) - set(spec.names))
+    missing = sorted(set(spec.required) - set(given))
+    if unknown or missing:
+        raise DocumentError(f"{cls.__name__} ({cls.kind}): "
+                            + "; ".join(x for x in (unknown and f"undeclared field(s) {', '.join(unknown)}",
+                                                    missing and f"missing field(s) {', '.join(missing)}") if x))
+
+
 @functools.lru_cache(maxsize=None)
 def _spec(cls: type) -> _Spec:
+    """The fields of a document type: its annotations and its bases' (ClassVars left out), in declaration order,
+    those with a class-level default optional."""
     hints = typing.get_type_hints(cls)
-    names, required, nested, lists = [], [], {}, {}
-    for f in dataclasses.fields(cls):
-        names.append(f.name)
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            required.append(f.name)
-        for t in _members(hints[f.name]):
+    names: list[str] = []
+    for klass in reversed(cls.__mro__):
+        for name in klass.__dict__.get("__annotations__", {}):
+            if name not in names and typing.get_origin(hints.get(name)) is not ClassVar:
+                names.append(name)
+    defaults = {n: getattr(cls, n) for n in names if hasattr(cls, n)}
+    nested, lists = {}, {}
+    for name in names:
+        for t in _members(hints[name]):
             if _is_document(t):
-                nested[f.name] = t
+                nested[name] = t
             elif typing.get_origin(t) is list and typing.get_args(t) and _is_document(typing.get_args(t)[0]):
-                lists[f.name] = typing.get_args(t)[0]
-    return _Spec(tuple(names), tuple(required), nested, lists)
+                lists[name] = typing.get_args(t)[0]
+    return _Spec(tuple(names), tuple(n for n in names if n not in defaults), defaults, nested, lists)
 
 
 def _members(t) -> tuple:

@@ -3,13 +3,11 @@ LLM phases and the agent skills (the rest, and the registry of every kind: :mod:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from .documents_base import ABSENT, Document
 
 
-@dataclass(frozen=True, kw_only=True)
 class AneAnalysisDoc(Document):
     kind: ClassVar[str] = "ane_analysis"
     boundary_ms: float
@@ -23,7 +21,6 @@ class AneAnalysisDoc(Document):
     warnings: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class AnePlanDoc(Document):
     kind: ClassVar[str] = "ane_plan"
     costplan: str
@@ -35,7 +32,6 @@ class AnePlanDoc(Document):
     warnings: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
 class AneDiffDoc(Document):
     kind: ClassVar[str] = "ane_diff"
     after: str
@@ -50,7 +46,6 @@ class AneDiffDoc(Document):
     statements: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
 class AnePlanDiffDoc(Document):
     """``ane diff`` of two cost plans (``reports``: costplan); :class:`AneDiffDoc` is the diff of two profiles."""
     kind: ClassVar[str] = "ane_diff"
@@ -67,7 +62,6 @@ class AnePlanDiffDoc(Document):
     with_device: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class AneFolderDoc(Document):
     kind: ClassVar[str] = "ane_folder"
     errors: list[Any]
@@ -77,7 +71,6 @@ class AneFolderDoc(Document):
     summary: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
 class IngestDoc(Document):
     kind: ClassVar[str] = "ingest"
     added: list[dict[str, Any]]
@@ -92,7 +85,6 @@ class IngestDoc(Document):
     warnings: list[Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class HistoryDoc(Document):
     kind: ClassVar[str] = "history"
     eager: bool
@@ -105,7 +97,6 @@ class HistoryDoc(Document):
     threshold: float
 
 
-@dataclass(frozen=True, kw_only=True)
 class ExportDoc(Document):
     kind: ClassVar[str] = "export"
     counts: dict[str, Any]
@@ -116,7 +107,6 @@ class ExportDoc(Document):
     target_kind: str
 
 
-@dataclass(frozen=True, kw_only=True)
 class CoremlStaticDoc(Document):
     kind: ClassVar[str] = "coreml_static"
     errors: list[Any]
@@ -124,7 +114,6 @@ class CoremlStaticDoc(Document):
     path: str
 
 
-@dataclass(frozen=True, kw_only=True)
 class CoremlDiffDoc(Document):
     kind: ClassVar[str] = "coreml_diff"
     after: str
@@ -138,7 +127,6 @@ class CoremlDiffDoc(Document):
     totals: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
 class ProgramDoc(Document):
     kind: ClassVar[str] = "program"
     constants: dict[str, Any]
@@ -156,7 +144,6 @@ class ProgramDoc(Document):
     work: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
 class ProgramDiffDoc(Document):
     kind: ClassVar[str] = "program_diff"
     after: str
@@ -168,13 +155,11 @@ class ProgramDiffDoc(Document):
     xnnpack_nodes: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
 class SkillsDoc(Document):
     kind: ClassVar[str] = "skills"
     skills: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
 class PhasesDoc(Document):
     kind: ClassVar[str] = "phases"
     input: str
@@ -185,7 +170,6 @@ class PhasesDoc(Document):
     time_to_first_token: dict[str, Any] = ABSENT  # when a phase is labelled prefill
 
 
-@dataclass(frozen=True, kw_only=True)
 class PhaseComparisonDoc(Document):
     kind: ClassVar[str] = "phase_comparison"
     baseline: str

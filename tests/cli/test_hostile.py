@@ -73,7 +73,7 @@ def world(tmp_path_factory):
         p.write_bytes(data)
         variants[name] = p
     # a good timeline CSV of the same profile, then bent ones
-    res = run("analyze", good, "--output-dir", root / "csv", "--no-progress")
+    res = run("analyze", good, "--output-dir", root / "csv", "--no-progress", "--op-types", "inline")
     assert res.exit_code == 0, res.output
     good_csv = root / "csv" / "good_exec_all_runs_timeline.csv"
     csvs = {}

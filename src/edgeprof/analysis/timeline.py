@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from .._ids import dense_rows, distinct_ids, first_index
-from ..conventions import METHOD_EXECUTE, ms, op_type
+from ..conventions import METHOD_EXECUTE, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, ms, op_type
 from ..model import Profile
 from .groupstats import group_stats, list_counts
 from .inspector_order import inspector_order
@@ -67,14 +67,27 @@ class Timeline:
     200k-event timeline without holding it in memory.
     """
 
-    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None = None):
-        self._ctx = _TimelineContext(profile, model_id, node_ids)
+    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None = None,
+                 op_types: str = OP_TYPES_INLINE):
+        """``op_types``: each event's op-type list in every row (``inline``, column ``op_types``) or as an id into
+        :meth:`op_types_table` (``ref``, column ``op_types_id``; see :data:`edgeprof.conventions.OP_TYPES_REF`)."""
+        if op_types not in OP_TYPES_MODES:
+            raise ValueError(f"op_types must be one of {', '.join(OP_TYPES_MODES)}, got {op_types!r}")
+        self._ctx = _TimelineContext(profile, model_id, node_ids, op_types)
         self._counts = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")["n_events"].to_numpy()
 
     def table(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> pl.DataFrame:
         if run_index is not None:
             runs = (run_index, run_index + 1)
         return self._ctx.rows(self._ctx.select(runs))
+
+    def op_types_table(self) -> pl.DataFrame | None:
+        """The distinct op-type lists the ``op_types_id`` column refers to (``op_types_id``, ``op_types`` as a JSON
+        list); None inline, or when no event has a list (no ETRecord)."""
+        lists = self._ctx.op_type_lists
+        if not lists:
+            return None
+        return pl.DataFrame({OP_TYPES_ID: np.arange(len(lists), dtype=np.int32), "op_types": lists})
 
     def chunks(self, max_rows: int = 262144):  # Polars writes large blocks ~2× faster than 32k-row ones
         counts = self._counts
@@ -91,7 +104,7 @@ class Timeline:
 class _TimelineContext:
     """Per-profile arrays computed once; :meth:`rows` then builds any subset of the timeline cheaply."""
 
-    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None):
+    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None, op_types: str = OP_TYPES_INLINE):
         ev = self.ev = profile.events
         self.model_id = model_id
         self.run_idx = run_idx = ev["run_index"].to_numpy()
@@ -115,7 +128,17 @@ class _TimelineContext:
         ids, _, names = profile.name_groups()
         self.type = pl.Series("type", [op_type(x) for x in names], dtype=pl.Categorical).gather(ids)
         op_ids, _, op_lists = profile.op_type_groups()
-        self.op_types = pl.Series("op_types", [_json_of(v) for v in op_lists], dtype=pl.Categorical).gather(op_ids)
+        if op_types == OP_TYPES_REF:  # an id per distinct list; the lists once, in op_type_lists
+            codes: list[int | None] = [None] * len(op_lists)
+            self.op_type_lists = []
+            for g, v in enumerate(op_lists):
+                if v is not None:
+                    codes[g] = len(self.op_type_lists)
+                    self.op_type_lists.append(_json_of(v))
+            self.op_types = pl.Series(OP_TYPES_ID, codes, dtype=pl.Int32).gather(op_ids)
+        else:
+            self.op_type_lists = None
+            self.op_types = pl.Series("op_types", [_json_of(v) for v in op_lists], dtype=pl.Categorical).gather(op_ids)
         self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
         self.event_index = ev["event_index"].to_numpy()
         self._by_run = self._sorted_runs = None
@@ -166,7 +189,7 @@ class _TimelineContext:
             "self_ms": ms(self_ns),
             "self_pct": np.round(self_ns / e2e * 100, PCT_DECIMALS),
             "offset_us": (start - self.origin[r]) / 1e3,
-            "op_types": take(self.op_types),
+            self.op_types.name: take(self.op_types),
             "module_path": take(ev["module_path"]),
             "timing_source": take(ev["timing_source"]),
             "backend_source": take(self.backend_source),

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .._memory import release_free_memory
+from ..conventions import OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF
 from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
 from ..io.runfolder import SUMMARY
@@ -15,7 +16,8 @@ from ._common import as_list, common_root, rel, taxonomy_of, workspace
 from .results import AnalyzeResult
 
 
-def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt: str, taxonomy) -> tuple[dict, list]:
+def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt: str, taxonomy,
+                 op_types: str) -> tuple[dict, list]:
     import polars as pl
 
     from ..analysis.breakdown import summary_split
@@ -25,6 +27,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     from ..analysis.stats import summarize
     from ..analysis.timeline import Timeline, ops_stats_table
     from ..io.runfolder import analysis_files
+    from ..io.timeline_csv import op_types_file
     from ..render.atomic import Batch
     from ..render.tables import suffix, write_table
 
@@ -37,13 +40,20 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
                "csv_stats": out_dir / names["ops_stats"]}
     with Batch() as batch:
         # one stage at a time, giving freed memory back in between: the peak stays low on large files
-        timeline = Timeline(prof, model_id, inspector_order(prof)["node_id"].to_numpy())
+        # Parquet stores a repeated list once per distinct value (a dictionary): the reference form is for CSV
+        timeline = Timeline(prof, model_id, inspector_order(prof)["node_id"].to_numpy(),
+                            op_types if fmt == "csv" else OP_TYPES_INLINE)
+        lists = timeline.op_types_table()
         release_free_memory()
         n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
         if has_run0:
             write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
         else:
             targets["csv_timeline"] = None
+        sidecars = [op_types_file(t) for t in (targets["csv_timeline_all"], targets["csv_timeline"])
+                    if t is not None and lists is not None]
+        for t in sidecars:  # the op-type lists the timelines refer to, beside each
+            write_table(lists, batch.path(t), "csv")
         del timeline
         release_free_memory()
         write_table(ops_stats_table(prof, model_id), batch.path(targets["csv_stats"]), fmt)
@@ -68,21 +78,23 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
                                                "qp8_ms_per_run", "gemm_conv_ms_per_run", "kleidiai_share_of_gemm_conv",
                                                "statement")} | {"operators": [o["op"] for o in ev["operators"]]},
         "csv_timeline": rel(targets["csv_timeline"], run_dir), "csv_timeline_all": rel(targets["csv_timeline_all"], run_dir),
-        "csv_stats": rel(targets["csv_stats"], run_dir), "warnings": list(prof.warnings),
+        "csv_stats": rel(targets["csv_stats"], run_dir),
+        "csv_op_types": [rel(t, run_dir) for t in sidecars], "warnings": list(prof.warnings),
     }
     return entry, written
 
 
 def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
             jobs: int | None = None, method: str | None = None, progress=None, write_summary: bool = True,
-            taxonomy=None, ws: Workspace | None = None) -> AnalyzeResult:
+            taxonomy=None, op_types: str = OP_TYPES_REF, ws: Workspace | None = None) -> AnalyzeResult:
     """Analyse every ETDump under ``inputs`` (a run folder, or files) and write the kit's CSVs.
 
     Writes ``<stem>_exec_all_runs_timeline``, ``<stem>_exec_run0_timeline`` and ``<stem>_exec_ops_stats``
     (CSV or Parquet) next to each ETDump (or under ``output_dir``, mirroring the folder structure), then
     ``analysis_summary.json`` in the run folder (or ``output_dir``). A file that cannot be read is reported
     in ``errors`` and skipped; nothing is written for it. ``progress(done, total, path)`` is called after each
-    file.
+    file. ``op_types`` (CSV): each event's op-type list as an id into ``<timeline>_op_types.csv``, written beside
+    each timeline (``ref``, the default), or the list in every row (``inline``, the column ``op_types``).
     """
     from ..render import jsonfmt
     from ..render.atomic import write_text
@@ -90,6 +102,8 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
 
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if op_types not in OP_TYPES_MODES:
+        raise UsageError(f"unknown op-types form {op_types!r} (choose from {', '.join(OP_TYPES_MODES)})")
     paths = [Path(p) for p in as_list(inputs)]
     for p in paths:
         if not exists(p):
@@ -116,7 +130,8 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
 
     def job(f: Path):
         try:
-            return _analyze_one(ws, f, run_dir=run_dir, out_dir=out_dir_for(f), fmt=fmt, taxonomy=tax), None
+            return _analyze_one(ws, f, run_dir=run_dir, out_dir=out_dir_for(f), fmt=fmt, taxonomy=tax,
+                                op_types=op_types), None
         except InputError as e:
             return None, e
 

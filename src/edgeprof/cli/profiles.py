@@ -6,6 +6,7 @@ import gc
 
 import click
 
+from ..conventions import OP_TYPES_MODES, OP_TYPES_REF
 from ._base import (
     CONTEXT,
     KIT,
@@ -32,13 +33,16 @@ from .compare import _launch_options
               help="Write outputs here (mirroring the run folder) instead of beside each ETDump.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Files processed in parallel (default: CPU count).")
 @click.option("--method", default=None, help="ETRecord method to use (default: forward).")
+@click.option("--op-types", "op_types", type=click.Choice(OP_TYPES_MODES), default=OP_TYPES_REF, show_default=True,
+              help="CSV timelines: each event's ETRecord op-type list as an id (op_types_id) into <timeline>_op_types.csv "
+                   "written beside it (ref), or the list in every row (inline: the op_types column).")
 @click.option("--json", "as_json", is_flag=True, help="Print analysis_summary.json's content on stdout.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 @taxonomy_option
 @click.option("--quiet", is_flag=True, help=f"No table on stdout, only errors and warnings ({KIT}).")
 @run_guarded
-def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, as_json, progress, taxonomy,
-            quiet):
+def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, op_types, as_json, progress,
+            taxonomy, quiet):
     """Regenerate the per-ETDump CSVs and analysis_summary.json for a run folder (or ETDump files).
 
     Writes <stem>_exec_all_runs_timeline.csv, <stem>_exec_run0_timeline.csv and <stem>_exec_ops_stats.csv
@@ -63,7 +67,7 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
     with bar:
         result = api.analyze(inputs, etrecord=etrecord, strict_etrecord=strict_etrecord, fmt=fmt,
                              output_dir=output_dir, jobs=jobs, method=method, progress=bar.update,
-                             taxonomy=taxonomy)
+                             taxonomy=taxonomy, op_types=op_types)
     if as_json:
         echo_json(result)
     elif result["per_etdump"] and not quiet:
@@ -130,9 +134,12 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 @click.option("--etrecord", type=click.Path(path_type=str), default=None, help="ETRecord for op types (default: found).")
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True,
               help="Chrome trace-event JSON (Perfetto UI and trace_processor load it).")
+@click.option("--op-types", "op_types", type=click.Choice(OP_TYPES_MODES), default=OP_TYPES_REF, show_default=True,
+              help="A slice's ETRecord op-type list as an op_types_id into otherData.op_types, each list once (ref), "
+                   "or in every slice's args (inline).")
 @click.option("--json", "as_json", is_flag=True, help="Print what was exported as JSON on stdout.")
 @run_guarded
-def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
+def trace(etdump, runs, no_init, out_file, etrecord, fmt, op_types, as_json):
     """Export an ETDump (or timeline CSV) as a Chrome trace-event JSON for ui.perfetto.dev / trace_processor.
 
     One track per run, strictly nested slices (kernels in OPERATOR_CALL, XNNPACK ops in DELEGATE_CALL),
@@ -140,7 +147,8 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, as_json):
     """
     from .. import api
 
-    result = api.trace(etdump, runs=runs, include_init=not no_init, out=out_file, etrecord=etrecord)
+    result = api.trace(etdump, runs=runs, include_init=not no_init, out=out_file, etrecord=etrecord,
+                       op_types=op_types)
     if as_json:
         echo_json(result)
     else:

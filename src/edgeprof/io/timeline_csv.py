@@ -2,7 +2,8 @@
 
 A timeline CSV has one row per event and run: ``name``, ``duration_ms``, ``run_index`` and, in the kit's
 file, ``start_us``, ``node_id`` and ``delegate_backend``; edgeprof's adds ``kind``, ``event_index``,
-``instruction_id`` and ``op_types``. Events are put back in execution order (``event_index``, else the
+``instruction_id`` and ``op_types`` — or ``op_types_id``, an id into the lists of ``<name>_op_types.csv`` beside
+it (:data:`edgeprof.conventions.OP_TYPES_REF`). Events are put back in execution order (``event_index``, else the
 kit's Inspector order ``node_id``, else start time) and handed to the same normalization as ETDumps, so
 nesting, self times and kinds follow the same rules. Without instruction ids a kernel belongs to the
 next ``OPERATOR_CALL`` of its run and a delegate op to the next ``DELEGATE_CALL`` (Inspector's order
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..conventions import FORMAT_TIMELINE_CSV, METHOD_EXECUTE, NS_PER_MS, WRAPPER_EVENTS, ms
+from ..conventions import (FORMAT_TIMELINE_CSV, METHOD_EXECUTE, NS_PER_MS, OP_TYPES_ID, OP_TYPES_TAIL, WRAPPER_EVENTS,
+                           fit_name, ms)
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
@@ -47,7 +49,7 @@ def read_timeline_csv(path):
         raise InputError(path, f"not a timeline CSV: missing column(s) {', '.join(sorted(missing))}")
     want = {"name": pl.String, "duration_ms": pl.Float64, "run_index": pl.Int64, "start_us": pl.Float64,
             "node_id": pl.Int64, "event_index": pl.Int64, "instruction_id": pl.Int64, "kind": pl.String,
-            "delegate_backend": pl.String, "op_types": pl.String, "block": pl.String}
+            "delegate_backend": pl.String, "op_types": pl.String, OP_TYPES_ID: pl.Int64, "block": pl.String}
     cols = [c for c in want if c in head.columns]
     try:
         df = pl.read_csv(io.BytesIO(data), columns=cols, schema_overrides={c: want[c] for c in cols})
@@ -134,6 +136,15 @@ def read_timeline_csv(path):
             prof.warnings.append(f"{bad_cells} distinct op_types cell(s) are not JSON lists of strings: left empty")
         ops = [None if parsed[c] is _BAD else parsed[c] for c in df["op_types"].to_list()]
         prof.events = prof.events.with_columns(pl.Series("op_types", ops, dtype=pl.List(pl.Categorical)))
+    elif OP_TYPES_ID in df.columns and df[OP_TYPES_ID].is_not_null().any():
+        lists, problems = _referenced_lists(path)
+        ids = df[OP_TYPES_ID].to_list()
+        unknown = len({i for i in ids if i is not None and i not in lists})
+        if unknown and lists:
+            problems.append(f"{unknown} op_types_id value(s) are not in {op_types_file(path).name}: left empty")
+        prof.warnings.extend(problems)
+        prof.events = prof.events.with_columns(pl.Series("op_types", [lists.get(i) for i in ids],
+                                                         dtype=pl.List(pl.Categorical)))
     from .etdump import check_has_runs
 
     check_has_runs(prof, path)
@@ -159,6 +170,40 @@ def _op_types(cell):
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         return _BAD
     return v
+
+
+def op_types_file(table: Path) -> Path:
+    """The op-type lists a timeline CSV refers to (``op_types_id``): ``<name>_op_types.csv`` beside ``<name>.csv``."""
+    return table.with_name(fit_name(table.name.removesuffix(".gz").removesuffix(".csv"), OP_TYPES_TAIL))
+
+
+def _referenced_lists(path: Path) -> tuple[dict, list[str]]:
+    """The op-type lists a timeline's ``op_types_id`` refers to ({id: list}), read from ``<name>_op_types.csv``
+    beside it, and the warnings: a missing file leaves the op types empty; a file that is not an op-types table
+    is an error naming it."""
+    import polars as pl
+
+    from ..files import exists, read_regular
+
+    side = op_types_file(path)
+    if not exists(side):
+        return {}, [f"op_types_id refers to {side.name}, which is not beside it: op types left empty"]
+    data = read_regular(side, MAX_CSV_BYTES, "op-types CSV")
+    try:
+        t = pl.read_csv(io.BytesIO(data), schema_overrides={OP_TYPES_ID: pl.Int64, "op_types": pl.String})
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
+        raise InputError(side, f"not a readable CSV ({str(e).splitlines()[0]})") from None
+    if t.columns != [OP_TYPES_ID, "op_types"]:
+        raise InputError(side, f"not an op-types table: columns {', '.join(t.columns[:4])}, expected "
+                               f"{OP_TYPES_ID}, op_types")
+    lists, bad = {}, 0
+    for row, (i, cell) in enumerate(t.iter_rows(), start=1):
+        if i is None or i in lists:
+            raise InputError(side, f"row {row}: {OP_TYPES_ID} {'missing' if i is None else f'{i} repeated'}")
+        v = _op_types(cell)
+        bad += v is _BAD
+        lists[i] = None if v is _BAD else v
+    return lists, [f"{bad} op-type list(s) in {side.name} are not JSON lists of strings: left empty"] if bad else []
 
 
 def execute_latency_ms(path) -> "np.ndarray":

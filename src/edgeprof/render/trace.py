@@ -16,6 +16,7 @@ implementation this replaced; the tests require the same document from both.
 
 from __future__ import annotations
 
+from ..conventions import OP_TYPES_ID, OP_TYPES_INLINE
 from ..model import Profile
 from ..taxonomy import DEFAULT, Taxonomy
 
@@ -100,11 +101,13 @@ def adjust(start, end, parent, depth, run_idx, rows):
 
 
 def trace_events(profile: Profile, *, runs: list[int] | None = None, include_init: bool = True,
-                 taxonomy: Taxonomy = DEFAULT, name: str | None = None):
+                 taxonomy: Taxonomy = DEFAULT, name: str | None = None, op_types: str = OP_TYPES_INLINE):
     """(meta, slices, header, stats): ``meta`` is the metadata events as JSON lines; ``slices`` is (a frame with one
     row per slice in track and time order — a few integer columns and ``combo``, a code into the second item, the
     per-event-identity JSON prefixes), which :func:`lines` turns into JSON text a batch at a time (no Python object
-    per event, and only a batch of text in memory); ``header`` is the document's other data."""
+    per event, and only a batch of text in memory); ``header`` is the document's other data. ``op_types``: a
+    slice's op-type list in its args (``inline``), or an ``op_types_id`` there and the lists once, as
+    ``otherData.op_types`` (``ref``)."""
     import json
 
     import numpy as np
@@ -144,7 +147,9 @@ def trace_events(profile: Profile, *, runs: list[int] | None = None, include_ini
     kind_c, kinds = _codes(ev["kind"].cast(pl.String).fill_null(""))
     time_c, timings = _codes(ev["timing_source"].cast(pl.String).fill_null(""))
     back_c, backs = _codes(ev["delegate_backend"].cast(pl.String).fill_null("").replace("None", ""))
-    ops_c, ops_v = codes_ops(profile)
+    ops_c, ops_v, op_lists = codes_ops(profile, op_types)
+    if op_lists:
+        header["op_types"] = op_lists
     instr = ev["instruction_id"].fill_null(-1).to_numpy().astype(np.int64)
     combo = dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr) if ev.height else np.zeros(0, np.int32)
     prefix = []
@@ -172,12 +177,20 @@ def trace_events(profile: Profile, *, runs: list[int] | None = None, include_ini
     return meta, (frame, pl.Series("prefix", prefix, dtype=pl.String)), header, stats
 
 
-def codes_ops(profile: Profile):
-    """Per event: a code into the JSON fragments of the distinct ``op_types`` lists (``""`` when empty or unknown)."""
+def codes_ops(profile: Profile, op_types: str = OP_TYPES_INLINE):
+    """Per event: a code into the JSON fragments of the distinct op-type lists (``""`` when empty or unknown) —
+    the list itself (``inline``) or its ``op_types_id`` (``ref``) — and, for ``ref``, the lists by id."""
     import json
 
     ids, _, lists = profile.op_type_groups()
-    return ids, [f',"op_types":{json.dumps(list(v), ensure_ascii=False)}' if v else "" for v in lists]
+    if op_types == OP_TYPES_INLINE:
+        return ids, [f',"op_types":{json.dumps(list(v), ensure_ascii=False)}' if v else "" for v in lists], None
+    frags, table = [], []
+    for v in lists:
+        frags.append(f',"{OP_TYPES_ID}":{len(table)}' if v else "")
+        if v:
+            table.append(list(v))
+    return ids, frags, table
 
 
 def _codes(s):
