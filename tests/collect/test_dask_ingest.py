@@ -121,3 +121,36 @@ def test_missing_extra_names_it(files, tmp_path, monkeypatch):
     res = CliRunner().invoke(main, ["ingest", str(good[0]), "--store", str(tmp_path / "x.duckdb"), "--workers", "2"])
     assert res.exit_code == 2 and "install edgeprof[dask]" in res.stderr
     assert res.stderr.count("\n") == 1
+
+
+def test_analyze_on_the_workers_writes_what_one_process_writes(files, scheduler, tmp_path, monkeypatch):
+    """``analyze --scheduler`` / ``--workers``: each file read and its CSVs written by a worker process (analysing
+    in this process is made to fail for those runs); every file and the summary equal a one-process run's, byte
+    for byte, the truncated file reported as an error there too."""
+    import importlib
+
+    aa = importlib.import_module("edgeprof.api.analyze")
+
+    good, bad = files
+    inputs = [*map(str, good), str(bad)]
+    real = aa._analyze_one
+    for name, extra in (("local", []), ("dask", ["--scheduler", scheduler]), ("cluster", ["--workers", "2"])):
+        if extra:
+            monkeypatch.setattr(aa, "_analyze_one", lambda *a, **k: pytest.fail("analysed in the client process"))
+        else:
+            monkeypatch.setattr(aa, "_analyze_one", real)
+        r = CliRunner().invoke(main, ["analyze", *inputs, "--output-dir", str(tmp_path / name), "--no-progress",
+                                      "--quiet", *extra])
+        assert r.exit_code == 2 and "truncated.etdp" in r.output, r.output  # one input failed, the rest written
+    local = {p.relative_to(tmp_path / "local"): p.read_bytes() for p in (tmp_path / "local").rglob("*") if p.is_file()}
+    assert len(local) == 3 * len(good) + 1
+    for name in ("dask", "cluster"):
+        there = {p.relative_to(tmp_path / name): p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()}
+        assert set(there) == set(local)
+        for k, v in local.items():
+            if k.name == "analysis_summary.json":  # names its own output folder
+                a = json.loads(v.decode().replace(str(tmp_path / "local"), "OUT"))
+                b = json.loads(there[k].decode().replace(str(tmp_path / name), "OUT"))
+                assert a["per_etdump"] == b["per_etdump"] and a["errors"] == b["errors"] and len(a["errors"]) == 1
+            else:
+                assert there[k] == v, k

@@ -84,9 +84,38 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     return entry, written
 
 
+def _remote(path: str, run_dir: str, out_dir: str, read, fmt: str, taxonomy, op_types: str):
+    """A Dask worker's task: analyse one file with the client's read options, writing its outputs from the
+    worker; an unreadable file comes back as a value (one bad file does not fail the batch)."""
+    try:
+        return _analyze_one(Workspace(run_dir, read), Path(path), run_dir=Path(run_dir), out_dir=Path(out_dir),
+                            fmt=fmt, taxonomy=taxonomy, op_types=op_types), None
+    except InputError as e:
+        return None, str(e)
+
+
+def _on_dask(files, run_dir: Path, out_dirs, read, fmt, tax, op_types, workers, scheduler, progress) -> list:
+    """Each file analysed on a worker of a Dask cluster (``scheduler``, or a local one of ``workers`` processes)."""
+    from ..collect.cluster import dask_client
+
+    with dask_client(workers=workers, scheduler=scheduler) as (client, _):
+        futures = client.map(_remote, [str(f) for f in files], [str(run_dir)] * len(files),
+                             [str(d) for d in out_dirs], read=read, fmt=fmt, taxonomy=tax, op_types=op_types, pure=False)
+        index = {fut.key: i for i, fut in enumerate(futures)}
+        results: list = [None] * len(files)
+        from distributed import as_completed
+
+        for done, fut in enumerate(as_completed(futures), 1):
+            results[index[fut.key]] = fut.result()  # (result, None) or (None, the one-line error)
+            if progress:
+                progress(done, len(files), files[index[fut.key]])
+        return results
+
+
 def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
             jobs: int | None = None, method: str | None = None, progress=None, write_summary: bool = True,
-            taxonomy=None, op_types: str = OP_TYPES_REF, ws: Workspace | None = None) -> AnalyzeResult:
+            taxonomy=None, op_types: str = OP_TYPES_REF, workers: int | None = None, scheduler: str | None = None,
+            ws: Workspace | None = None) -> AnalyzeResult:
     """Analyse every ETDump under ``inputs`` (a run folder, or files) and write the kit's CSVs.
 
     Writes ``<stem>_exec_all_runs_timeline``, ``<stem>_exec_run0_timeline`` and ``<stem>_exec_ops_stats``
@@ -95,6 +124,9 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     in ``errors`` and skipped; nothing is written for it. ``progress(done, total, path)`` is called after each
     file. ``op_types`` (CSV): each event's op-type list as an id into ``<timeline>_op_types.csv``, written beside
     each timeline (``ref``, the default), or the list in every row (``inline``, the column ``op_types``).
+    ``jobs``: files analysed at once in threads of this process; ``workers`` (a local Dask cluster of that many
+    processes) or ``scheduler`` (``tcp://HOST:PORT``): each file analysed on a Dask worker, which reads it and
+    writes its outputs (the ``dask`` extra; the files and the output folder must be at the same paths there).
     """
     from ..render import jsonfmt
     from ..render.atomic import write_text
@@ -137,7 +169,10 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
 
     n_jobs = max(1, min(jobs or (os.cpu_count() or 1), len(files)))
     results = []
-    if n_jobs == 1:
+    if workers is not None or scheduler is not None:
+        results = _on_dask(files, run_dir, [out_dir_for(f) for f in files], ws.options, fmt, tax, op_types, workers,
+                           scheduler, progress)
+    elif n_jobs == 1:
         for i, f in enumerate(files):
             results.append(job(f))
             if progress:

@@ -32,6 +32,10 @@ from .compare import _launch_options
 @click.option("--output-dir", type=click.Path(path_type=str), default=None,
               help="Write outputs here (mirroring the run folder) instead of beside each ETDump.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Files processed in parallel (default: CPU count).")
+@click.option("--workers", type=click.IntRange(1, 512), default=None,
+              help="Analyse the files on a local Dask cluster of this many worker processes (edgeprof[dask]).")
+@click.option("--scheduler", default=None, help="Analyse the files on the workers of this Dask scheduler (tcp://HOST:PORT); "
+                                                "they read the inputs and write the outputs at the same paths.")
 @click.option("--method", default=None, help="ETRecord method to use (default: forward).")
 @click.option("--op-types", "op_types", type=click.Choice(OP_TYPES_MODES), default=OP_TYPES_REF, show_default=True,
               help="CSV timelines: each event's ETRecord op-type list as an id (op_types_id) into <timeline>_op_types.csv "
@@ -41,8 +45,8 @@ from .compare import _launch_options
 @taxonomy_option
 @click.option("--quiet", is_flag=True, help=f"No table on stdout, only errors and warnings ({KIT}).")
 @run_guarded
-def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, method, op_types, as_json, progress,
-            taxonomy, quiet):
+def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, workers, scheduler, method, op_types,
+            as_json, progress, taxonomy, quiet):
     """Regenerate the per-ETDump CSVs and analysis_summary.json for a run folder (or ETDump files).
 
     Writes <stem>_exec_all_runs_timeline.csv, <stem>_exec_run0_timeline.csv and <stem>_exec_ops_stats.csv
@@ -67,7 +71,7 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
     with bar:
         result = api.analyze(inputs, etrecord=etrecord, strict_etrecord=strict_etrecord, fmt=fmt,
                              output_dir=output_dir, jobs=jobs, method=method, progress=bar.update,
-                             taxonomy=taxonomy, op_types=op_types)
+                             taxonomy=taxonomy, op_types=op_types, workers=workers, scheduler=scheduler)
     if as_json:
         echo_json(result)
     elif result["per_etdump"] and not quiet:

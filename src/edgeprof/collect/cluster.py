@@ -1,4 +1,4 @@
-"""A Dask distributed client for scale-out ingest: a scheduler the user runs, or a local cluster of worker
+"""A Dask distributed client for scale-out ingest and analyze: a scheduler the user runs, or a local cluster of worker
 processes on 127.0.0.1. The ``dask`` extra (``pip install 'edgeprof[dask]'``) provides it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise UsageError("scale-out ingest needs Dask: install edgeprof[dask]") from None
+        raise UsageError("scale-out (--workers, --scheduler) needs Dask: install edgeprof[dask]") from None
     return distributed
 
 
