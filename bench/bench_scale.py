@@ -5,7 +5,8 @@
 Profiles: the fixture program ``tel_xnnq8.pte`` (a small transformer, XNNPACK int8; 88 events a run) recorded by
 the ExecuTorch runtime through ``edgeprof run`` (one launch, no warm-up) with 2,300 to 46,400 runs — 0.2M to
 4.1M events, 15 to 300 MB — cached in bench/out/scale/. A second launch of each size is the other side of the
-``report``/``compare`` pair. Each measurement is a fresh process (whole process: interpreter, imports, reading,
+``report``/``compare`` pair. ``analyze`` and ``trace`` run with the op-type lists by reference (the default) and
+inline (``--op-types inline``, the only form before). Each measurement is a fresh process (whole process: interpreter, imports, reading,
 writing), commands interleaved size by size; the figure is the median of ``--repeat`` runs, RSS the peak.
 Inspector: ``Inspector(etdump_path=…).to_dataframe()`` (no ETRecord), timed the same way. Marginal cost = the
 slope of time and peak RSS over events (least squares over the sizes).
@@ -70,10 +71,14 @@ def main() -> None:
         tmp = Path(tmp)
         cmds = {
             "analyze (CSV)": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "a"), "--quiet", "--no-progress", "--jobs", "1"],
+            "analyze (CSV, op types inline)": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "i"), "--quiet",
+                                                            "--no-progress", "--jobs", "1", "--op-types", "inline"],
             "analyze --format parquet": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "p"), "--format",
                                                       "parquet", "--quiet", "--no-progress", "--jobs", "1"],
             "breakdown": lambda f, g: ["breakdown", str(f), "--no-write"],
             "trace": lambda f, g: ["trace", str(f), "--out", str(tmp / "t.json")],
+            "trace (op types inline)": lambda f, g: ["trace", str(f), "--out", str(tmp / "ti.json"), "--op-types",
+                                                     "inline"],
             "compare (pair)": lambda f, g: ["compare", str(f), str(g)],
             "report (pair)": lambda f, g: ["report", str(f), str(g), "--out", str(tmp / "r.md")],
         }
