@@ -49,7 +49,8 @@ def test_hodges_lehmann_subsampled_sizes():
     assert (hl["low"], hl["high"]) == (d[k], d[d.size - k - 1]) and hl["estimate"] == np.median(d)
 
 
-@pytest.mark.parametrize("n,ties", [(4, False), (5, True), (30, False), (60, True), (2000, True), (2001, True)])
+@pytest.mark.parametrize("n,ties", [(4, False), (5, True), (30, False), (60, True), (2000, True), (2001, True),
+                                    (3001, False), (4096, True)])
 def test_mann_kendall_against_scipy(n, ties):
     rng = np.random.default_rng(n)
     v = 0.01 * np.arange(n) + rng.normal(0, 1, n)
@@ -61,6 +62,24 @@ def test_mann_kendall_against_scipy(n, ties):
     assert mk["p_value"] == pytest.approx(want.pvalue, rel=1e-9)
     i, j = np.triu_indices(n, 1)
     assert mk["s"] == float(np.sign(v[j] - v[i]).sum())
+
+
+def test_theil_sen_is_the_median_of_every_pairwise_slope():
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 10, 257):
+        v = np.round(rng.normal(0, 1, n) + 0.02 * np.arange(n), 1)
+        i, j = np.triu_indices(n, 1)
+        assert rt.theil_sen(v) == np.median((v[j] - v[i]) / (j - i)) == pytest.approx(ss.theilslopes(v).slope)
+    assert rt.theil_sen(np.array([1.0])) is None
+
+
+def test_the_launch_sd_upper_bound_is_the_chi_square_one():
+    from edgeprof.analysis.noise import upper_bound
+
+    for df in (1, 2, 5, 40):
+        for conf in (0.5, 0.8, 0.95):
+            assert upper_bound(0.03, df, conf) == pytest.approx(0.03 * np.sqrt(df / ss.chi2.ppf(1 - conf, df)), rel=1e-12)
+    assert upper_bound(0.03, 0) == np.inf
 
 
 def test_mann_kendall_small_and_flat():

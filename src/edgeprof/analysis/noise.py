@@ -77,12 +77,13 @@ class LaunchNoise:
 
 
 def upper_bound(sd: float, df: int, confidence: float = CONFIDENCE) -> float:
-    """Upper ``confidence`` bound of an SD estimated on ``df`` degrees of freedom (χ²)."""
-    from scipy.stats import chi2
+    """Upper ``confidence`` bound of an SD estimated on ``df`` degrees of freedom (χ²: the ``1 − confidence``
+    quantile of χ²(df), the point whose upper tail holds ``confidence``)."""
+    from scipy.special import chdtri
 
     if df <= 0:
         return math.inf
-    return sd * math.sqrt(df / float(chi2.ppf(1 - confidence, df)))
+    return sd * math.sqrt(df / float(chdtri(df, confidence)))
 
 
 def estimate(groups: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, int, int] | None:
