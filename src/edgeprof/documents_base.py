@@ -55,6 +55,9 @@ class Document:
     def __init__(self, **fields):
         spec = _spec(type(self))
         _check(type(self), fields, spec)
+        self._fill(fields, spec)
+
+    def _fill(self, fields: Mapping, spec) -> None:
         for name in spec.names:
             object.__setattr__(self, name, fields[name] if name in fields else spec.defaults[name])
 
@@ -88,7 +91,9 @@ class Document:
             v = given.get(name)
             if isinstance(v, list):
                 given[name] = [sub.from_json(x) if isinstance(x, Mapping) else x for x in v]
-        return cls(**given)
+        doc = cls.__new__(cls)  # checked above: filled without checking again
+        doc._fill(given, spec)
+        return doc
 
     def fields(self) -> dict[str, Any]:
         """The document's fields as a new dict (absent ones left out; nested documents as their bodies)."""

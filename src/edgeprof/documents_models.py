@@ -8,55 +8,53 @@ from typing import Any, ClassVar, Literal
 from .documents_base import ABSENT, Document
 
 
-class AneAnalysisDoc(Document):
-    kind: ClassVar[str] = "ane_analysis"
-    boundary_ms: float
-    costplan: str | None
+class _AneFindingsDoc(Document):
+    """What the analyses of a profile and of a cost plan share."""
     findings: list[dict[str, Any]]
     headline: str
     model: str
     source: str
     summary: dict[str, Any]
+
+
+class AneAnalysisDoc(_AneFindingsDoc):
+    kind: ClassVar[str] = "ane_analysis"
+    boundary_ms: float
+    costplan: str | None
     version: str
     warnings: list[Any]
 
 
-class AnePlanDoc(Document):
+class AnePlanDoc(_AneFindingsDoc):
     kind: ClassVar[str] = "ane_plan"
     costplan: str
-    findings: list[dict[str, Any]]
-    headline: str
-    model: str
-    source: str
-    summary: dict[str, Any]
     warnings: list[str]
 
 
-class AneDiffDoc(Document):
+class _AneDiffCommonDoc(Document):
+    """What the diffs of two profiles and of two cost plans share."""
     kind: ClassVar[str] = "ane_diff"
     after: str
     before: str
+    op_types: list[dict[str, Any]]
+    statements: list[str]
+
+
+class AneDiffDoc(_AneDiffCommonDoc):
     fallback_ops: dict[str, Any]
     interruptions: dict[str, Any]
     latency: dict[str, Any]
     op_counts: dict[str, Any]
-    op_types: list[dict[str, Any]]
     reports: Literal["profile"]
     sequential_estimate_ms: dict[str, Any]
-    statements: list[str]
 
 
-class AnePlanDiffDoc(Document):
+class AnePlanDiffDoc(_AneDiffCommonDoc):
     """``ane diff`` of two cost plans (``reports``: costplan); :class:`AneDiffDoc` is the diff of two profiles."""
-    kind: ClassVar[str] = "ane_diff"
-    after: str
-    before: str
     no_device: dict[str, Any]
     op_count: dict[str, Any]
-    op_types: list[dict[str, Any]]
     ops: list[dict[str, Any]]
     reports: Literal["costplan"]
-    statements: list[str]
     total_cost: dict[str, Any]
     total_cost_note: str
     with_device: dict[str, Any]

@@ -99,12 +99,12 @@ def _on_dask(files, run_dir: Path, out_dirs, read, fmt, tax, op_types, workers, 
     from ..collect.cluster import dask_client
 
     with dask_client(workers=workers, scheduler=scheduler) as (client, _):
+        from distributed import as_completed  # importable once dask_client has found the extra
+
         futures = client.map(_remote, [str(f) for f in files], [str(run_dir)] * len(files),
                              [str(d) for d in out_dirs], read=read, fmt=fmt, taxonomy=tax, op_types=op_types, pure=False)
         index = {fut.key: i for i, fut in enumerate(futures)}
         results: list = [None] * len(files)
-        from distributed import as_completed
-
         for done, fut in enumerate(as_completed(futures), 1):
             results[index[fut.key]] = fut.result()  # (result, None) or (None, the one-line error)
             if progress:

@@ -71,7 +71,8 @@ class Result:
         return self.doc.fields()
 
     def to_json(self) -> dict:
-        """The JSON document: ``schema_version`` and ``kind`` first, then the fields."""
+        """The JSON document: ``schema_version`` and ``kind`` first, then the fields (through :meth:`body`, which
+        a result nested in another also gives)."""
         return {"schema_version": SCHEMA_VERSION, **self.body()}
 
     to_dict = to_json  # the name of earlier versions
