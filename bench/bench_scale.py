@@ -1,6 +1,6 @@
 """Every command at every size, side by side with ExecuTorch's Inspector, on real recordings.
 
-    python bench/bench_scale.py [--sizes 2300,11600,23200,46400] [--repeat 1] [--no-inspector]
+    python bench/bench_scale.py [--sizes 2300,11600,23200,46400] [--repeat 1] [--no-inspector] [--floor-runs 20]
 
 Profiles: the fixture program ``tel_xnnq8.pte`` (a small transformer, XNNPACK int8; 88 events a run) recorded by
 the ExecuTorch runtime through ``edgeprof run`` (one launch, no warm-up) with 2,300 to 46,400 runs — 0.2M to
@@ -9,7 +9,8 @@ the ExecuTorch runtime through ``edgeprof run`` (one launch, no warm-up) with 2,
 inline (``--op-types inline``, the only form before). Each measurement is a fresh process (whole process: interpreter, imports, reading,
 writing), commands interleaved size by size; the figure is the median of ``--repeat`` runs, RSS the peak.
 Inspector: ``Inspector(etdump_path=…).to_dataframe()`` (no ETRecord), timed the same way. Marginal cost = the
-slope of time and peak RSS over events (least squares over the sizes).
+slope of time and peak RSS over events (least squares over the sizes). The import floor of each command (and of
+Inspector) is its time on a recording of ``--floor-runs`` runs; "beyond the floor" ratios subtract it on both sides.
 
 Needs the `run` extra (ExecuTorch's runtime records the profiles, and its devtools are the Inspector it is timed
 against): ``pip install torch==2.13.0 && pip install -e '.[run]'``. The program and its ETRecord come from
@@ -63,6 +64,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="2300,11600,23200,46400")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-inspector", action="store_true")
+    ap.add_argument("--floor-runs", type=int, default=20, help="runs of the recording that measures the import floor")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     has_inspector = not a.no_inspector and subprocess.run(
@@ -85,6 +87,10 @@ def main() -> None:
         if has_inspector:
             cmds["ExecuTorch Inspector"] = lambda f, g: ["inspector", str(f)]
         res: dict[str, list[dict]] = {k: [] for k in cmds}
+        floor: dict[str, float] = {}
+        f, g, floor_events = record(a.floor_runs)
+        for name, mk in cmds.items():  # the import floor: each command on a recording of a few runs
+            floor[name] = statistics.median(measure(*mk(f, g))["seconds"] for _ in range(max(a.repeat, 3)))
         events = []
         for runs in sizes:
             f, g, n = record(runs)
@@ -102,12 +108,16 @@ def main() -> None:
         t = np.polyfit(ev / 1e6, [r["seconds"] for r in rows], 1)[0] if len(rows) > 1 else float("nan")
         m = np.polyfit(ev / 1e6, [r["rss_mb"] for r in rows], 1)[0] if len(rows) > 1 else float("nan")
         print(f"{name:26s} {cells}   {t:.2f} s, {m:.0f} MB")
+    print(f"\nimport floor (each command on {a.floor_runs} runs, {floor_events:,} events): "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in floor.items()))
     if has_inspector:
-        ins = res["ExecuTorch Inspector"]
-        print("\nvs Inspector (time ratio, Inspector / edgeprof):")
+        ins, name_i = res["ExecuTorch Inspector"], "ExecuTorch Inspector"
+        print("\nvs Inspector (time ratio, Inspector / edgeprof), whole process | beyond each one's import floor:")
         for name, rows in res.items():
-            if name != "ExecuTorch Inspector":
-                print(f"{name:26s} " + " ".join(f"{i['seconds'] / r['seconds']:16.1f}x" for i, r in zip(ins, rows)))
+            if name != name_i:
+                print(f"{name:26s} " + " ".join(
+                    f"{i['seconds'] / r['seconds']:7.1f}x | {(i['seconds'] - floor[name_i]) / max(r['seconds'] - floor[name], 1e-3):5.1f}x"
+                    for i, r in zip(ins, rows)))
     print("\nevents/s (whole process):")
     for name, rows in res.items():
         print(f"{name:26s} " + " ".join(f"{n / r['seconds']:17,.0f}" for n, r in zip(events, rows)))

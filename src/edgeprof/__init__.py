@@ -10,7 +10,14 @@ The Python API is :mod:`edgeprof.api`; its functions are also here, imported on 
 
 from __future__ import annotations
 
+import os as _os
+
 from .conventions import TOOL_VERSION as __version__
+
+# Polars' allocator (jemalloc) keeps freed pages for seconds by default, so every stage of reading a large profile
+# added its temporaries to the process's peak memory (~85 MB at a million events). Freed pages go back at once
+# instead — unless the user configured it, and only if Polars is not loaded yet (the setting is read at load).
+_os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
 _API = ("load_etdump", "load_profile", "analyze", "latency", "compare", "breakdown", "breakdowns", "kernels",
         "kernel_evidence", "executed_evidence", "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "report",
         "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "Workspace",

@@ -221,41 +221,51 @@ def graph_breaks(profile: Profile) -> dict:
     ``DELEGATE_CALL`` is a delegated segment; consecutive portable calls form one portable island.
     Times are the mean over runs with the same segment structure as run 0.
     """
+    from ..model import KINDS
+
     ev = profile.events
     if not profile.n_runs:
         return {"segments": [], "portable_islands": 0, "transitions": 0}
-    kinds = ev["kind"].cast(pl.String).to_numpy()
+    # codes, not strings: a string is looked up only for the rows of run 0 that are shown
+    kind = ev["kind"].to_physical().to_numpy()
     run = ev["run_index"].to_numpy()
     depth = ev["depth"].to_numpy()
-    top = (run >= 0) & (depth == 1) & np.isin(kinds, ("operator_call", "delegate_call", "other"))
+    top_kinds = [KINDS.index(k) for k in ("operator_call", "delegate_call", "other")]
+    top = (run >= 0) & (depth == 1) & np.isin(kind, top_kinds)
     rows = np.flatnonzero(top)
     if rows.size == 0:
         return {"segments": [], "portable_islands": 0, "transitions": 0}
-    is_del = kinds[rows] == "delegate_call"
+    is_del = kind[rows] == KINDS.index("delegate_call")
     r = run[rows]
     new_seg = np.r_[True, (r[1:] != r[:-1]) | (is_del[1:] != is_del[:-1]) | is_del[1:]]
     seg_of = np.cumsum(new_seg) - 1
-    run_first_seg = {}
-    for s, rr in zip(seg_of.tolist(), r.tolist()):
-        run_first_seg.setdefault(rr, s)
-    seg_in_run = seg_of - np.array([run_first_seg[x] for x in r.tolist()])
+    run_start = np.r_[True, r[1:] != r[:-1]]  # the rows of a run are contiguous: events are in run order
+    seg_in_run = seg_of - seg_of[np.flatnonzero(run_start)][np.cumsum(run_start) - 1]
     dur = ev["duration_ns"].fill_null(0).to_numpy()[rows]
-    backend = ev["delegate_backend"].cast(pl.String).to_numpy()[rows]
-    # kernel names inside each top-level portable call; delegate op names inside each delegate call
+    name_ids, _, name_list = profile.name_groups()
     parent = ev["parent"].fill_null(-1).to_numpy()
-    names = ev["name"].cast(pl.String).to_numpy()
+    r0 = int(r.min())
+    # kernel names inside each top-level portable call; delegate op names inside each delegate call (run 0)
     children: dict[int, list[str]] = {}
-    r0 = min(set(r.tolist()))
     for i in np.flatnonzero((run == r0) & (parent >= 0)).tolist():
-        children.setdefault(int(parent[i]), []).append(names[i])
+        children.setdefault(int(parent[i]), []).append(name_list[name_ids[i]])
     run0 = r == r0
-    structure0 = [(bool(d), names[i]) for d, i in zip(is_del[run0], rows[run0])]
-    same = np.ones(rows.size, dtype=bool)
-    per_run: dict[int, list] = {}
-    for i, rr in enumerate(r.tolist()):
-        per_run.setdefault(rr, []).append((bool(is_del[i]), names[rows[i]]))
-    matching = {rr for rr, st in per_run.items() if st == structure0}
-    same = np.array([rr in matching for rr in r.tolist()])
+    # runs whose top-level structure (delegated or not, name; in order) is run 0's
+    sig = name_ids[rows].astype(np.int64) * 2 + is_del
+    sig0 = sig[run0]
+    starts = np.flatnonzero(run_start)
+    lengths = np.diff(np.r_[starts, rows.size])
+    same_len = lengths == sig0.size
+    cand = starts[same_len]
+    if cand.size:
+        block = sig[cand[:, None] + np.arange(sig0.size)]
+        equal = (block == sig0).all(axis=1)
+    else:
+        equal = np.zeros(0, dtype=bool)
+    matching_runs = r[cand[equal]]
+    matching = set(matching_runs.tolist())
+    same = np.isin(r, matching_runs)
+    backend0 = ev["delegate_backend"].gather(rows[run0]).cast(pl.String).to_list()
     segs = []
     n0 = int(seg_in_run[run0].max()) + 1
     for k in range(n0):
@@ -267,10 +277,10 @@ def graph_breaks(profile: Profile) -> dict:
         ops = []
         for i in idx0.tolist():
             kids = children.get(i, [])
-            ops.extend(kids if kids else ([] if delegated else [names[i]]))
+            ops.extend(kids if kids else ([] if delegated else [name_list[name_ids[i]]]))
         segs.append({
             "index": k, "kind": "delegated" if delegated else "portable",
-            "backend": str(backend[sel0][0]) if delegated else "portable",
+            "backend": str(backend0[int(np.flatnonzero(sel0[run0])[0])]) if delegated else "portable",
             "calls": int(sel0.sum()), "ops": ops if not delegated else [f"{len(ops)} delegate ops"],
             "op_names": ops, "mean_ms": ms(float(np.mean(t_runs))), "run0_ms": ms(float(dur[sel0].sum())),
         })
@@ -279,7 +289,7 @@ def graph_breaks(profile: Profile) -> dict:
     between = sum(1 for i, s in enumerate(segs) if s["kind"] == "portable"
                   and any(x["kind"] == "delegated" for x in segs[:i]) and any(x["kind"] == "delegated" for x in segs[i + 1:]))
     return {"segments": segs, "portable_islands": islands, "portable_islands_between_delegates": between,
-            "transitions": transitions, "runs_with_run0_structure": len(matching), "runs": len(per_run)}
+            "transitions": transitions, "runs_with_run0_structure": len(matching), "runs": int(starts.size)}
 
 
 def summary_split(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> dict:

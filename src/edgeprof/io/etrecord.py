@@ -295,7 +295,8 @@ def check_match(profile, rec: ETRecord) -> str | None:
     """Why ``rec`` does not belong to ``profile`` (None when it plausibly does)."""
     import polars as pl
 
-    ev = profile.execute_events()
+    # the few distinct (instruction, name, kind) rows, not a copy of the event table
+    ev = profile.execute_events().select("instruction_id", "name", "kind").unique()
     used = ev.filter(~pl.col("name").is_in(list(RESERVED_EVENTS)))
     instrs = set(used["instruction_id"].unique().to_list()) - {-1}
     if not instrs:
@@ -355,6 +356,7 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False):
     # with integer codes, so the events frame is never joined or copied: only four columns are replaced
     codes = [distinct_ids(ev[c])[0] for c in ("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str")]
     key = dense_rows(*codes) if ev.height else np.zeros(0, np.int32)
+    del codes
     first = first_index(key)
     firsts = ev.select("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str", "kind")[first]
     op_types: list = [None] * first.size
@@ -381,15 +383,26 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False):
     if not found:
         return dataclasses.replace(profile, etrecord=info)
     cat = pl.Categorical
-    ops = pl.Series("op_types", [x if x is not None else [] for x in op_types], dtype=pl.List(cat)).gather(key)
-    mod = pl.Series("module_path", module, dtype=cat).gather(key)
-    bnew = pl.Series("backend_new", backend_new, dtype=cat).gather(key)
-    has_backend = bnew.is_not_null() & (bnew != "")
+    # the new backend and its source are functions of (key, old backend, old source): decided on those few
+    # pairs and gathered back as categorical codes, so no string column of the event table's length is built
+    old_b, _ = distinct_ids(ev["delegate_backend"])
+    old_s, _ = distinct_ids(ev["backend_source"])
+    pair = dense_rows(key, old_b, old_s) if key.size else np.zeros(0, np.int32)
+    pfirst = first_index(pair)
+    pk = key[pfirst] if key.size else np.zeros(0, np.int32)
+    backends, sources = [], []
+    for k, b, src in zip(pk.tolist(), ev["delegate_backend"].gather(pfirst).to_list(),
+                         ev["backend_source"].gather(pfirst).to_list()):
+        new = backend_new[k]
+        backends.append(new if new else b)
+        sources.append("etrecord" if new else src)
     joined = ev.with_columns(
-        ops, mod,
-        pl.when(has_backend).then(bnew).otherwise(pl.col("delegate_backend")).alias("delegate_backend"),
-        pl.when(has_backend).then(pl.lit("etrecord", dtype=cat)).otherwise(pl.col("backend_source")).alias("backend_source"),
+        pl.Series("op_types", [x if x is not None else [] for x in op_types], dtype=pl.List(cat)).gather(key),
+        pl.Series("module_path", module, dtype=cat).gather(key),
+        pl.Series("delegate_backend", backends, dtype=cat).gather(pair),
+        pl.Series("backend_source", sources, dtype=cat).gather(pair),
     )
+    del pair, old_b, old_s
     out = dataclasses.replace(profile, events=joined.select(ev.columns), etrecord=info)
     # events sharing a key share a list: equal lists of different keys are merged here, on the few keys
     list_id: dict = {}
