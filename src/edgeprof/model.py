@@ -157,7 +157,22 @@ class Profile:
             return df.with_columns(pl.Series("run_index", np.where(r >= 0, new_index[np.maximum(r, 0)], r),
                                              dtype=pl.Int32))
 
-        events = renumber(ev.with_columns(new_parent)) if ev.height else ev
+        if ev.height:
+            # the kept rows are a few contiguous ranges (the load block, then the runs after a warm-up): slices of
+            # the table, not a filtered copy of every column; only parent and run_index are new columns
+            mask = kept(ev["run_index"].to_numpy().astype(np.int64))
+            edges = np.flatnonzero(np.diff(np.r_[0, mask.view(np.int8), 0]))
+            if edges.size // 2 <= 32:
+                parts = [ev.slice(int(a), int(b - a)) for a, b in zip(edges[::2], edges[1::2])]
+                kept_ev = pl.concat(parts, rechunk=False) if parts else ev.clear()
+                r = kept_ev["run_index"].to_numpy().astype(np.int64)
+                events = kept_ev.with_columns(
+                    new_parent.filter(pl.Series(mask)),
+                    pl.Series("run_index", np.where(r >= 0, new_index[np.maximum(r, 0)], r), dtype=pl.Int32))
+            else:
+                events = renumber(ev.with_columns(new_parent))
+        else:
+            events = ev
         out = dataclasses.replace(self, events=events, runs=renumber(self.runs),
                                   allocations=renumber(self.allocations), debug_events=renumber(self.debug_events))
         out.runs_dropped, out.runs_invalid = self.runs_dropped, self.runs_invalid

@@ -79,3 +79,38 @@ def test_execute_events_when_the_load_block_comes_last(tmp_path):
     assert ex["run_index"].to_list() == [0, 0, 0, 1, 1, 1]
     assert np.array_equal(ex["start_ns"].to_numpy(), [102, 101, 100, 202, 201, 200])
     assert prof.latency_source == "method_execute"
+
+
+@pytest.mark.parametrize("name", ["toycnn_xnn.N20", "tel_xnnq8.N20", "mobilenet_v3_small_portable.N20"])
+def test_select_runs_slices_equal_a_filtered_copy(name, tmp_path):
+    """Keeping runs takes slices of the event table (no copy of every column) — the same table as filtering a copy
+    and renumbering runs and parent links by hand, for a warm-up drop, scattered runs and every other run."""
+    import gzip
+
+    import numpy as np
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from edgeprof.io.etdump import read_etdump
+
+    f = tmp_path / "p.etdp"
+    from pathlib import Path
+
+    f.write_bytes(gzip.decompress((Path(__file__).resolve().parent.parent / "data" / "etdump" / f"{name}.etdp.gz").read_bytes()))
+    p = read_etdump(f)
+    n = p.n_runs
+    ev = p.events
+    r = ev["run_index"].to_numpy().astype(np.int64)
+    for keep in (np.arange(n) >= 1, np.arange(n) >= 5, np.random.default_rng(1).random(n) > 0.4, np.arange(n) % 2 == 0):
+        kept = (r < 0) | keep[np.clip(r, 0, n - 1)]
+        removed_before = np.cumsum(~kept)
+        pv = ev["parent"].fill_null(0).to_numpy()
+        parent = pl.Series("parent", pv - removed_before[pv], dtype=pl.Int64).set(ev["parent"].is_null(), None)
+        ref = ev.with_columns(parent).filter(pl.Series(kept))
+        rr = ref["run_index"].to_numpy().astype(np.int64)
+        ref = ref.with_columns(pl.Series("run_index", np.where(rr >= 0, (np.cumsum(keep) - 1)[np.maximum(rr, 0)], rr),
+                                         dtype=pl.Int32))
+        got = p.select_runs(keep).events
+        assert_frame_equal(got, ref)
+    warm = p.select_runs(np.arange(n) >= 1).events  # the load block and the runs after the warm-up: two slices
+    assert (r < 0).any() and warm["name"].n_chunks() == 2
