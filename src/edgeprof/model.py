@@ -145,34 +145,29 @@ class Profile:
             return (r < 0) | keep[np.clip(r, 0, keep.size - 1)]
 
         ev = self.events
-        removed_before = np.cumsum(~kept(ev["run_index"].to_numpy().astype(np.int64)))
+        ev_kept = kept(ev["run_index"].to_numpy().astype(np.int64))
+        removed_before = np.cumsum(~ev_kept)
         parent = ev["parent"]
         pv = parent.fill_null(0).to_numpy()
         new_parent = pl.Series("parent", pv - removed_before[pv] if pv.size else pv, dtype=pl.Int64).set(
             parent.is_null(), None)
 
-        def renumber(df: "pl.DataFrame") -> "pl.DataFrame":
-            df = df.filter(pl.Series(kept(df["run_index"].to_numpy().astype(np.int64))))
+        def renumber(df: "pl.DataFrame", mask: "np.ndarray | None" = None) -> "pl.DataFrame":
+            """The rows of the kept runs, execute runs renumbered. They are a few contiguous ranges (the load block,
+            the runs after a warm-up): slices of the table then, not a filtered copy of every column."""
+            if mask is None:
+                mask = kept(df["run_index"].to_numpy().astype(np.int64))
+            edges = np.flatnonzero(np.diff(np.r_[0, mask.view(np.int8), 0]))
+            if edges.size // 2 <= 32:
+                df = pl.concat([df.slice(int(a), int(b - a)) for a, b in zip(edges[::2], edges[1::2])] or [df.clear()],
+                               rechunk=False)
+            else:
+                df = df.filter(pl.Series(mask))
             r = df["run_index"].to_numpy().astype(np.int64)
             return df.with_columns(pl.Series("run_index", np.where(r >= 0, new_index[np.maximum(r, 0)], r),
                                              dtype=pl.Int32))
 
-        if ev.height:
-            # the kept rows are a few contiguous ranges (the load block, then the runs after a warm-up): slices of
-            # the table, not a filtered copy of every column; only parent and run_index are new columns
-            mask = kept(ev["run_index"].to_numpy().astype(np.int64))
-            edges = np.flatnonzero(np.diff(np.r_[0, mask.view(np.int8), 0]))
-            if edges.size // 2 <= 32:
-                parts = [ev.slice(int(a), int(b - a)) for a, b in zip(edges[::2], edges[1::2])]
-                kept_ev = pl.concat(parts, rechunk=False) if parts else ev.clear()
-                r = kept_ev["run_index"].to_numpy().astype(np.int64)
-                events = kept_ev.with_columns(
-                    new_parent.filter(pl.Series(mask)),
-                    pl.Series("run_index", np.where(r >= 0, new_index[np.maximum(r, 0)], r), dtype=pl.Int32))
-            else:
-                events = renumber(ev.with_columns(new_parent))
-        else:
-            events = ev
+        events = renumber(ev.with_columns(new_parent), ev_kept) if ev.height else ev
         out = dataclasses.replace(self, events=events, runs=renumber(self.runs),
                                   allocations=renumber(self.allocations), debug_events=renumber(self.debug_events))
         out.runs_dropped, out.runs_invalid = self.runs_dropped, self.runs_invalid

@@ -152,7 +152,6 @@ def spike_ratios(lat) -> "np.ndarray":
     the median of those before it; the first run against the runs after it only; NaN for the last run. Whole
     windows at once (a median of an odd window is its middle value, the same as one run at a time), the few
     shorter windows at the ends one by one."""
-    import numpy as np
     from numpy.lib.stride_tricks import sliding_window_view
 
     v = np.asarray(lat, dtype=float)
