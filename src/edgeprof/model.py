@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .conventions import FORMAT_ETDUMP, ms
+from .conventions import FORMAT_ETDUMP, OP_TYPES_ID, ms
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -77,6 +77,8 @@ class Profile:
     etrecord: ETRecordInfo | None = None
     warnings: list[str] = field(default_factory=list)
     format: str = FORMAT_ETDUMP  # which reader made it: FORMAT_ETDUMP or FORMAT_TIMELINE_CSV (edgeprof.io.readers)
+    # when set, the events hold an id into these lists (column op_types_id) instead of the lists (op_types)
+    op_type_lists: list | None = None
 
     # -- sizes ---------------------------------------------------------------------------------------
     @property
@@ -238,6 +240,14 @@ class Profile:
         from ._ids import distinct_ids
 
         cached = self.__dict__.get("_op_type_groups")
+        if self.op_type_lists is not None:  # by reference: the ids are the groups (first row −1: none left)
+            import numpy as np
+
+            ids = self.events[OP_TYPES_ID].to_numpy().astype(np.int64)
+            first = np.full(len(self.op_type_lists), -1, dtype=np.int64)
+            present, rows = np.unique(ids, return_index=True)
+            first[present] = rows
+            return ids, first, self.op_type_lists
         if cached is None or cached[3] is not self.events:
             ids, first = distinct_ids(self.events["op_types"])
             self.remember_op_type_groups(ids, first)
@@ -304,6 +314,48 @@ def concat_runs(profiles: list[Profile]) -> Profile:
     out.runs_dropped = sum(p.runs_dropped for p in profiles)
     out.runs_invalid = sum(p.runs_invalid for p in profiles)
     return out
+
+
+class BlockStack:
+    """The profile of one file gathered from its blocks of runs (:class:`~edgeprof.io.etdump_blocks.ETDumpBlocks`,
+    already numbered as the file: nothing is renumbered), keeping only the event ``columns`` asked for. The op-type
+    lists are kept by reference (:attr:`Profile.op_type_lists`, events column ``op_types_id``): each distinct
+    list once, however many events share it."""
+
+    def __init__(self, columns):
+        self.columns = list(columns)
+        self._group_of: dict = {}
+        self._lists: list = []
+        self._blocks: list[Profile] = []
+
+    def add(self, block: Profile) -> None:
+        import dataclasses
+
+        import numpy as np
+        import polars as pl
+
+        local, _, block_lists = block.op_type_groups()
+        lut = np.empty(len(block_lists), dtype=np.int32)
+        for g, v in enumerate(block_lists):
+            key = None if v is None else tuple(v)
+            if key not in self._group_of:
+                self._group_of[key] = len(self._lists)
+                self._lists.append(v)
+            lut[g] = self._group_of[key]
+        events = block.events.select([c for c in self.columns if c != "op_types"])
+        self._blocks.append(dataclasses.replace(block, events=events.with_columns(pl.Series(OP_TYPES_ID, lut[local]))))
+
+    def profile(self, warnings: list[str]) -> Profile:
+        """The file's profile (the first block's ETRecord and metadata) with the file's ``warnings``."""
+        import dataclasses
+
+        import polars as pl
+
+        blocks = self._blocks
+        return dataclasses.replace(blocks[0], **{name: pl.concat([getattr(b, name) for b in blocks], rechunk=True)
+                                                 for name in ("events", "runs", "allocations", "debug_events")},
+                                   allocators=[a for b in blocks for a in b.allocators], warnings=list(warnings),
+                                   op_type_lists=list(self._lists))
 
 
 def to_pandas(df: "pl.DataFrame"):

@@ -163,6 +163,50 @@ def _order(rd, keys, block_names, bundled):
     return blk_of_run, ev_idx, run_in_block, block_size
 
 
+class StreamOrder:
+    """Inspector's ``node_id`` for a profile read in blocks of whole runs, one block after another.
+
+    Inspector's event blocks come in order of first appearance, so a block of runs can be numbered on its own
+    and its event blocks placed after the ones seen before. Exact when every run of a (block name, bundled
+    input, event count) group repeats the group's first run, as the whole-profile fast path requires; otherwise
+    :meth:`node_ids` returns None and the profile must be numbered whole.
+    """
+
+    def __init__(self):
+        self._known: dict[tuple, tuple[tuple, int]] = {}  # group → (its first run's keys, offset of its block)
+        self._next = 0
+
+    def node_ids(self, profile: Profile) -> np.ndarray | None:
+        local = inspector_order(profile)
+        if local.height == 0:
+            return np.empty(0, dtype=np.int64)
+        blk = local["block_index"].to_numpy()
+        ev_idx = local["block_event_index"].to_numpy()
+        ev = profile.events
+        keys = (ev["instruction_id"].to_numpy(), ev["chain_index"].to_numpy(),
+                ev["delegate_debug_id_int"].fill_null(-1).to_numpy(), _codes(ev["delegate_debug_id_str"].fill_null("")),
+                _codes(ev["name"]))
+        runs = profile.runs
+        names, bundled = runs["block"].to_list(), runs["bundled_input_index"].to_list()
+        counts = runs["n_events"].to_numpy()
+        starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+        rd = _run_data_index(profile)
+        offset = np.zeros(int(blk.max()) + 1, dtype=np.int64)
+        for b, row in enumerate(first_index(blk).tolist()):
+            r = int(rd[row])
+            rows = slice(int(starts[r]), int(starts[r] + counts[r]))
+            group = (names[r], bundled[r], int(counts[r]))
+            template = tuple(k[rows] for k in keys)
+            known = self._known.get(group)
+            if known is None:
+                known = self._known[group] = (template, self._next)
+                self._next += int(ev_idx[blk == b].max()) + 1
+            elif not all(np.array_equal(x, y) for x, y in zip(known[0], template)):
+                return None
+            offset[b] = known[1]
+        return offset[blk] + ev_idx
+
+
 def _codes(s: pl.Series) -> np.ndarray:
     return s.cast(pl.Categorical).to_physical().to_numpy()
 

@@ -68,12 +68,16 @@ class Timeline:
     """
 
     def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None = None,
-                 op_types: str = OP_TYPES_INLINE):
+                 op_types: str = OP_TYPES_INLINE, op_type_ids: dict | None = None, first_row: int = 0):
         """``op_types``: each event's op-type list in every row (``inline``, column ``op_types``) or as an id into
-        :meth:`op_types_table` (``ref``, column ``op_types_id``; see :data:`edgeprof.conventions.OP_TYPES_REF`)."""
+        :meth:`op_types_table` (``ref``, column ``op_types_id``; see :data:`edgeprof.conventions.OP_TYPES_REF`).
+        Ids count the lists in order of first appearance in the timeline; ``op_type_ids`` (list → id) carries
+        the numbering over from the timelines of earlier blocks of runs of the same file, whose ``parent`` rows
+        count from the file's first event, ``first_row`` before this block's first."""
         if op_types not in OP_TYPES_MODES:
             raise ValueError(f"op_types must be one of {', '.join(OP_TYPES_MODES)}, got {op_types!r}")
-        self._ctx = _TimelineContext(profile, model_id, node_ids, op_types)
+        self._ctx = _TimelineContext(profile, model_id, node_ids, op_types, op_type_ids)
+        self._ctx.first_row = first_row
         self._counts = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")["n_events"].to_numpy()
 
     def table(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> pl.DataFrame:
@@ -104,7 +108,8 @@ class Timeline:
 class _TimelineContext:
     """Per-profile arrays computed once; :meth:`rows` then builds any subset of the timeline cheaply."""
 
-    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None, op_types: str = OP_TYPES_INLINE):
+    def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None, op_types: str = OP_TYPES_INLINE,
+                 op_type_ids: dict | None = None):
         ev = self.ev = profile.events
         self.model_id = model_id
         self.run_idx = run_idx = ev["run_index"].to_numpy()
@@ -128,13 +133,15 @@ class _TimelineContext:
         ids, _, names = profile.name_groups()
         self.type = pl.Series("type", [op_type(x) for x in names], dtype=pl.Categorical).gather(ids)
         op_ids, _, op_lists = profile.op_type_groups()
-        if op_types == OP_TYPES_REF:  # an id per distinct list; the lists once, in op_type_lists
+        if op_types == OP_TYPES_REF:  # an id per distinct list, by first appearance; the lists once, in op_type_lists
+            ids = op_type_ids if op_type_ids is not None else {}
             codes: list[int | None] = [None] * len(op_lists)
-            self.op_type_lists = []
-            for g, v in enumerate(op_lists):
-                if v is not None:
-                    codes[g] = len(self.op_type_lists)
-                    self.op_type_lists.append(_json_of(v))
+            shown = op_ids[run_idx >= 0]
+            groups, first = np.unique(shown, return_index=True)
+            for g in groups[np.argsort(first, kind="stable")].tolist():
+                if op_lists[g] is not None:
+                    codes[g] = ids.setdefault(_json_of(op_lists[g]), len(ids))
+            self.op_type_lists = list(ids)
             self.op_types = pl.Series(OP_TYPES_ID, codes, dtype=pl.Int32).gather(op_ids)
         else:
             self.op_type_lists = None
@@ -142,6 +149,7 @@ class _TimelineContext:
         self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
         self.event_index = ev["event_index"].to_numpy()
         self._by_run = self._sorted_runs = None
+        self.first_row = 0
 
     def select(self, runs: tuple[int, int] | None) -> np.ndarray:
         """Rows (ascending) of the execute runs in [a, b) — all of them when ``runs`` is None. Found by binary
@@ -167,7 +175,8 @@ class _TimelineContext:
         dur_f = dur.cast(pl.Float64).fill_null(np.nan).to_numpy()
         self_ns = take(ev["self_ns"]).to_numpy()
         parent = take(ev["parent"])
-        parent_ev = pl.Series(self.event_index[parent.fill_null(0).to_numpy()]).set(parent.is_null(), None)
+        first = self.first_row
+        parent_ev = pl.Series(self.event_index[parent.fill_null(first).to_numpy() - first]).set(parent.is_null(), None)
         return pl.DataFrame({
             "model_id": pl.Series([self.model_id], dtype=pl.Categorical).gather(np.zeros(rows.size, dtype=np.int64)),
             "name": take(ev["name"]),

@@ -7,17 +7,89 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .._memory import release_free_memory
-from ..conventions import OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF
+from ..conventions import FORMAT_ETDUMP, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF
 from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
+from ..io.etdump import check_has_runs
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
 from ._common import as_list, common_root, rel, taxonomy_of, workspace
 from .results import AnalyzeResult
 
 
+def _targets(out_dir: Path, names: dict) -> dict:
+    return {"csv_timeline_all": out_dir / names["timeline_all"], "csv_timeline": out_dir / names["timeline_run0"],
+            "csv_stats": out_dir / names["ops_stats"]}
+
+
+# the event columns the statistics after the timelines read (a file read in blocks keeps only these)
+STATS_COLUMNS = ("run_index", "name", "kind", "duration_ns", "self_ns", "parent", "delegate_backend", "timing_source",
+                 "op_types")
+
+
+class _ReadWhole(Exception):
+    """The file cannot be analysed block by block with the whole file's answer; it is read whole instead."""
+
+
+def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: str, batch, targets,
+                      block_events: int | None):
+    """The timelines of an ETDump written block by block of runs (``block_events`` events at a time), holding
+    only the statistics' columns of the events seen (:data:`STATS_COLUMNS`). Returns (the profile with those
+    columns, timeline rows, the op-type lists table or None); raises :class:`_ReadWhole` where the numbering of
+    the whole file could differ (runs that do not repeat their group's first run, an ETRecord that attaches
+    differently to different blocks)."""
+    import dataclasses
+
+    import numpy as np
+    import polars as pl
+
+    from ..analysis.inspector_order import StreamOrder
+    from ..analysis.timeline import Timeline
+    from ..model import BlockStack
+    from ..render.tables import write_table
+
+    blocks, reader = ws.profile_blocks(path, block_events)
+    order, op_type_ids, kept, run0 = StreamOrder(), {}, BlockStack(STATS_COLUMNS), None
+    attached: list = []  # (ETRecord info, its warnings) of the first block; every block must agree
+
+    def tables():
+        nonlocal run0
+        for block in blocks:
+            first = not attached
+            state = (block.etrecord, block.warnings[len(reader.block_warnings):])
+            if first:
+                attached.append(state)
+            elif state != attached[0]:
+                raise _ReadWhole
+            nodes = order.node_ids(block)
+            if nodes is None:
+                raise _ReadWhole
+            timeline = Timeline(block, model_id, nodes, mode, op_type_ids, first_row=reader.n_events - block.n_events)
+            if run0 is None and (block.events["run_index"].to_numpy() == 0).any():
+                run0 = timeline.table(run_index=0)
+            yield timeline.table()
+            kept.add(block)
+            del block, timeline
+
+    n_rows = write_table(tables(), batch.path(targets["csv_timeline_all"]), fmt)
+    if not attached:  # no RunData at all: the whole-file reader says why
+        raise _ReadWhole
+    prof = kept.profile(reader.warnings + attached[0][1])
+    prof = dataclasses.replace(prof, etrecord=attached[0][0])
+    prof.sha256 = reader.sha256
+    if not ws.allow_empty:
+        check_has_runs(prof, path)
+    if run0 is not None:
+        write_table(run0, batch.path(targets["csv_timeline"]), fmt)
+    else:
+        targets["csv_timeline"] = None
+    lists = (pl.DataFrame({OP_TYPES_ID: np.arange(len(op_type_ids), dtype=np.int32), "op_types": list(op_type_ids)})
+             if op_type_ids else None)
+    return prof, n_rows, lists
+
+
 def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt: str, taxonomy,
-                 op_types: str) -> tuple[dict, list]:
+                 op_types: str, block_events: int | None = None) -> tuple[dict, list]:
     import polars as pl
 
     from ..analysis.breakdown import summary_split
@@ -26,35 +98,42 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     from ..analysis.latency import framework_times_ms
     from ..analysis.stats import summarize
     from ..analysis.timeline import Timeline, ops_stats_table
+    from ..io.readers import profile_format
     from ..io.runfolder import analysis_files
     from ..io.timeline_csv import op_types_file
     from ..render.atomic import Batch
     from ..render.tables import suffix, write_table
 
     rf = ws.describe(path)
-    prof = ws.profile(path, keep=False)
     model_id = display(path.stem)
-    has_run0 = prof.run(0).height > 0
     names = analysis_files(path, suffix(fmt))
-    targets = {"csv_timeline_all": out_dir / names["timeline_all"], "csv_timeline": out_dir / names["timeline_run0"],
-               "csv_stats": out_dir / names["ops_stats"]}
+    # Parquet stores a repeated list once per distinct value (a dictionary): the reference form is for CSV
+    mode = op_types if fmt == "csv" else OP_TYPES_INLINE
     with Batch() as batch:
-        # one stage at a time, giving freed memory back in between: the peak stays low on large files
-        # Parquet stores a repeated list once per distinct value (a dictionary): the reference form is for CSV
-        timeline = Timeline(prof, model_id, inspector_order(prof)["node_id"].to_numpy(),
-                            op_types if fmt == "csv" else OP_TYPES_INLINE)
-        lists = timeline.op_types_table()
-        release_free_memory()
-        n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
-        if has_run0:
-            write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
-        else:
-            targets["csv_timeline"] = None
+        prof = None
+        if block_events != 0 and profile_format(path) == FORMAT_ETDUMP:  # block by block: never held whole
+            targets = _targets(out_dir, names)
+            try:
+                prof, n_rows, lists = _stream_timelines(ws, path, model_id, mode, fmt, batch, targets, block_events)
+            except _ReadWhole:
+                batch.discard()
+        if prof is None:
+            targets = _targets(out_dir, names)
+            prof = ws.profile(path, keep=False)
+            # one stage at a time, giving freed memory back in between: the peak stays low on large files
+            timeline = Timeline(prof, model_id, inspector_order(prof)["node_id"].to_numpy(), mode)
+            lists = timeline.op_types_table()
+            release_free_memory()
+            n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
+            if prof.run(0).height > 0:
+                write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
+            else:
+                targets["csv_timeline"] = None
+            del timeline
         sidecars = [op_types_file(t) for t in (targets["csv_timeline_all"], targets["csv_timeline"])
                     if t is not None and lists is not None]
         for t in sidecars:  # the op-type lists the timelines refer to, beside each
             write_table(lists, batch.path(t), "csv")
-        del timeline
         release_free_memory()
         write_table(ops_stats_table(prof, model_id), batch.path(targets["csv_stats"]), fmt)
         written = batch.commit()
@@ -84,12 +163,12 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     return entry, written
 
 
-def _remote(path: str, run_dir: str, out_dir: str, read, fmt: str, taxonomy, op_types: str):
+def _remote(path: str, run_dir: str, out_dir: str, read, fmt: str, taxonomy, op_types: str, block_events=None):
     """A Dask worker's task: analyse one file with the client's read options, writing its outputs from the
     worker; an unreadable file comes back as a value (one bad file does not fail the batch)."""
     try:
         return _analyze_one(Workspace(run_dir, read), Path(path), run_dir=Path(run_dir), out_dir=Path(out_dir),
-                            fmt=fmt, taxonomy=taxonomy, op_types=op_types), None
+                            fmt=fmt, taxonomy=taxonomy, op_types=op_types, block_events=block_events), None
     except InputError as e:
         return None, str(e)
 
@@ -115,7 +194,7 @@ def _on_dask(files, run_dir: Path, out_dirs, read, fmt, tax, op_types, workers, 
 def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
             jobs: int | None = None, method: str | None = None, progress=None, write_summary: bool = True,
             taxonomy=None, op_types: str = OP_TYPES_REF, workers: int | None = None, scheduler: str | None = None,
-            ws: Workspace | None = None) -> AnalyzeResult:
+            ws: Workspace | None = None, block_events: int | None = None) -> AnalyzeResult:
     """Analyse every ETDump under ``inputs`` (a run folder, or files) and write the kit's CSVs.
 
     Writes ``<stem>_exec_all_runs_timeline``, ``<stem>_exec_run0_timeline`` and ``<stem>_exec_ops_stats``
@@ -127,6 +206,9 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     ``jobs``: files analysed at once in threads of this process; ``workers`` (a local Dask cluster of that many
     processes) or ``scheduler`` (``tcp://HOST:PORT``): each file analysed on a Dask worker, which reads it and
     writes its outputs (the ``dask`` extra; the files and the output folder must be at the same paths there).
+    ``block_events``: an ETDump is read and written block by block of whole runs of about this many events
+    (default :data:`~edgeprof.io.etdump_blocks.BLOCK_EVENTS`), holding only what the statistics need of the events
+    already seen; ``0`` reads each file whole. The outputs are the same either way.
     """
     from ..render import jsonfmt
     from ..render.atomic import write_text
@@ -163,7 +245,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     def job(f: Path):
         try:
             return _analyze_one(ws, f, run_dir=run_dir, out_dir=out_dir_for(f), fmt=fmt, taxonomy=tax,
-                                op_types=op_types), None
+                                op_types=op_types, block_events=block_events), None
         except InputError as e:
             return None, e
 

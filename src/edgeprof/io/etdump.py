@@ -15,6 +15,7 @@ names) are ExecuTorch's:
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -29,7 +30,8 @@ from ..conventions import (
     OPERATOR_CALL,
 )
 from ..errors import CorruptETDumpError, NotAnETDumpError
-from .etdump_decode import VALUE_TYPES, decode, read_bytes
+from .etdump_decode import decode, read_bytes
+from .etdump_tables import allocation_table, debug_table
 
 # Inspector's 32-bit timer wrap-around rule.
 _U32_MAX = 2**32 - 1
@@ -115,13 +117,46 @@ def _next_match(group_child, row_child, group_parent, row_parent):
     return out
 
 
-def build_profile(dec: dict, path, file_size: int = 0):
-    """Turn decoded columns into a :class:`~edgeprof.model.Profile`."""
+def read_warnings(c: dict) -> list[str]:
+    """The reader's warnings from its counts (:func:`build_profile`'s ``counts_out``; counts of several blocks of one file
+    add up to the whole file's)."""
+    warnings = []
+    if c["empty_rundata"]:
+        warnings.append(f"{c['empty_rundata']} RunData block(s) hold no events and were skipped")
+    if any(c["invalid"][1:]):
+        warnings.append("left out as invalid: " + ", ".join(f"{int(k)} event(s) with {DURATION_PROBLEMS[i]}"
+                                                             for i, k in enumerate(c["invalid"]) if i and k)
+                        + " (their durations are left empty)")
+    if c["bad_runs"]:
+        warnings.append(f"{sum(c['bad_runs'].values())} of {c['n_run']} run(s) have no valid end-to-end time ("
+                        + ", ".join(f"{p}: {k}" for p, k in c["bad_runs"].most_common())
+                        + "): left out of latency statistics")
+    if c["runs_wo_exec"]:
+        warnings.append(f"{c['runs_wo_exec']} run(s) have no Method::execute event: their end-to-end latency is the sum "
+                        "of their top-level events (runs.e2e_source = 'top_level_events')")
+    if c["n_empty_events"]:
+        warnings.append(f"{c['n_empty_events']} Event table(s) hold no payload and were skipped")
+    if c["n_ambiguous_events"]:
+        warnings.append(f"{c['n_ambiguous_events']} Event table(s) hold more than one payload; the first was used")
+    if c["invalid_utf8"]:
+        warnings.append(f"{c['invalid_utf8']} string(s) are not valid UTF-8 (shown with replacement characters)")
+    return warnings
+
+
+def add_counts(a: dict, b: dict) -> dict:
+    """The counts of two blocks of one file, together."""
+    return {k: (a[k] + b[k]) if k != "invalid" else [x + y for x, y in zip(a[k], b[k])] for k in a}
+
+
+def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None = None):
+    """Turn decoded columns into a :class:`~edgeprof.model.Profile`. ``counts_out`` receives the counts its
+    warnings are made of (:func:`read_warnings`)."""
+    from collections import Counter
+
     import polars as pl
 
     from ..model import KINDS, TIMING_SOURCES, Profile
 
-    warnings: list[str] = []
     n = dec["pe_run"].size
     run_names: list[str] = dec["run_names"]
     n_rundata = dec["n_runs"]
@@ -158,8 +193,9 @@ def build_profile(dec: dict, path, file_size: int = 0):
                   + np.bincount(dec["ae_run"], minlength=n_rundata)) > 0
     is_run = has_events & (np.array([nm != "Default" for nm in run_names], dtype=bool) | has_exec)
     run_index_of = np.where(is_run, np.cumsum(is_run) - 1, -1).astype(np.int32)
-    if n_rundata and not has_events.all():
-        warnings.append(f"{int((~has_events).sum())} RunData block(s) hold no events and were skipped")
+    counts = {"empty_rundata": int((~has_events).sum()), "n_run": int(is_run.sum()),
+              "n_empty_events": dec["n_empty_events"], "n_ambiguous_events": dec["n_ambiguous_events"],
+              "invalid_utf8": dec["invalid_utf8"]}
 
     # event position within its run
     row = np.arange(n, dtype=np.int64)
@@ -176,11 +212,7 @@ def build_profile(dec: dict, path, file_size: int = 0):
     if "pe_invalid" in dec:  # a reader that knows a duration is unusable (a timeline CSV's NaN, say)
         problem[dec["pe_invalid"] & (problem == 0)] = 1
     valid = problem == 0
-    if n and not valid.all():
-        counts = np.bincount(problem, minlength=len(DURATION_PROBLEMS))
-        warnings.append("left out as invalid: " + ", ".join(f"{int(c)} event(s) with {DURATION_PROBLEMS[i]}"
-                                                             for i, c in enumerate(counts) if i and c)
-                        + " (their durations are left empty)")
+    counts["invalid"] = np.bincount(problem, minlength=len(DURATION_PROBLEMS)).tolist()
     dur_valid = np.where(valid, dur, 0)
 
     # ---- nesting ----------------------------------------------------------------------------------
@@ -301,30 +333,16 @@ def build_profile(dec: dict, path, file_size: int = 0):
         "start_ns": pl.Series(run_min).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
         "end_ns": pl.Series(run_max).set(pl.Series(n_events == 0), None) if n_rundata else pl.Series([], dtype=pl.Int64),
     }, schema_overrides={"e2e_ns": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64})
-    bad_runs = [p for p, r in zip(e2e_problem.tolist(), is_run.tolist()) if r and p]
-    if bad_runs:
-        from collections import Counter
+    counts["bad_runs"] = Counter(p for p, r in zip(e2e_problem.tolist(), is_run.tolist()) if r and p)
+    counts["runs_wo_exec"] = int(((n_exec == 0) & is_run & (n_profile_events > 0)).sum())
 
-        n_run = int(is_run.sum())
-        warnings.append(f"{len(bad_runs)} of {n_run} run(s) have no valid end-to-end time ("
-                        + ", ".join(f"{c}: {p}" for p, c in Counter(bad_runs).most_common())
-                        + "): left out of latency statistics")
-    runs_wo_exec = int(((n_exec == 0) & is_run & (n_profile_events > 0)).sum())
-    if runs_wo_exec:
-        warnings.append(f"{runs_wo_exec} run(s) have no Method::execute event: their end-to-end latency is the sum "
-                        "of their top-level events (runs.e2e_source = 'top_level_events')")
-
-    allocs = _allocation_table(dec, run_index_of, run_names)
-    debug = _debug_table(dec, run_index_of, run_names)
-    if dec["n_empty_events"]:
-        warnings.append(f"{dec['n_empty_events']} Event table(s) hold no payload and were skipped")
-    if dec["n_ambiguous_events"]:
-        warnings.append(f"{dec['n_ambiguous_events']} Event table(s) hold more than one payload; the first was used")
-    if dec["invalid_utf8"]:
-        warnings.append(f"{dec['invalid_utf8']} string(s) are not valid UTF-8 (shown with replacement characters)")
+    allocs = allocation_table(dec, run_index_of, run_names)
+    debug = debug_table(dec, run_index_of, run_names)
     allocators = [(int(r), nm) for r, nm in zip(dec["allocator_run"].tolist(), dec["allocator_names"])]
+    if counts_out is not None:
+        counts_out.update(counts)
     return Profile(source=str(path), events=ev, runs=runs, allocations=allocs, debug_events=debug,
-                   allocators=allocators, version=dec["version"], file_size=file_size, warnings=warnings)
+                   allocators=allocators, version=dec["version"], file_size=file_size, warnings=read_warnings(counts))
 
 
 def _contiguous_children(dop, parent, start, end, dur):
@@ -352,53 +370,16 @@ def _contiguous_children(dop, parent, start, end, dur):
     return out
 
 
-def _allocation_table(dec, run_index_of, run_names):
-    import polars as pl
-
-    runs = dec["ae_run"]
-    names_by_run: dict[int, list[str]] = {}
-    for r, nm in zip(dec["allocator_run"].tolist(), dec["allocator_names"]):
-        names_by_run.setdefault(r, []).append(nm)
-    alloc_id = dec["ae_allocator"].tolist()
-    alloc_name = [
-        (names_by_run.get(r) or [None] * 0)[a] if 0 <= a < len(names_by_run.get(r, [])) else None
-        for r, a in zip(runs.tolist(), alloc_id)
-    ]
-    return pl.DataFrame({
-        "run_index": run_index_of[runs] if runs.size else np.empty(0, np.int32),
-        "block": pl.Series([run_names[r] for r in runs.tolist()], dtype=pl.String),
-        "sequence": dec["ae_seq"].astype(np.int64),
-        "allocator_id": dec["ae_allocator"].astype(np.int32),
-        "allocator": pl.Series(alloc_name, dtype=pl.String),
-        "size_bytes": dec["ae_size"].astype(np.int64),
-    })
-
-
-def _debug_table(dec, run_index_of, run_names):
-    import polars as pl
-
-    runs = dec["de_run"]
-    v = dec["de_value"]
-    vt = v["value_type"]
-    tensor_type = pl.List(pl.Struct({"scalar_type": pl.String, "sizes": pl.List(pl.Int64),
-                                     "strides": pl.List(pl.Int64), "offset": pl.Int64}))
-    return pl.DataFrame({
-        "run_index": run_index_of[runs] if runs.size else np.empty(0, np.int32),
-        "block": pl.Series([run_names[r] for r in runs.tolist()], dtype=pl.String),
-        "sequence": dec["de_seq"].astype(np.int64),
-        "name": pl.Series(dec["de_name"], dtype=pl.String),
-        "instruction_id": dec["de_instruction"].astype(np.int32),
-        "chain_index": dec["de_chain"].astype(np.int64),
-        "delegate_debug_id_int": pl.Series(np.where(dec["de_dd_int"] == -1, None, dec["de_dd_int"]).tolist(), dtype=pl.Int32),
-        "delegate_debug_id_str": pl.Series(dec["de_dd_str"], dtype=pl.String),
-        "value_type": pl.Series([VALUE_TYPES[t] if 0 <= t < len(VALUE_TYPES) else ("absent" if t == -1 else f"unknown({t})")
-                                 for t in vt.tolist()], dtype=pl.String),
-        "is_output": v["is_output"],
-        "int_value": pl.Series(v["int_value"]).fill_nan(None),
-        "float_value": pl.Series(v["float_value"]).fill_nan(None),
-        "bool_value": pl.Series(np.where(v["bool_value"] < 0, None, v["bool_value"] > 0).tolist(), dtype=pl.Boolean),
-        "tensors": pl.Series(v["tensors"] if v["tensors"] is not None else [None] * runs.size, dtype=tensor_type),
-    })
+@contextmanager
+def decoding(path, what: str):
+    """Turns a numpy/struct failure on corrupt bytes into a one-line :class:`CorruptETDumpError` (``what``:
+    undecodable / inconsistent), never a raw traceback."""
+    try:
+        yield
+    except (CorruptETDumpError, NotAnETDumpError):
+        raise
+    except (ValueError, IndexError, OverflowError, MemoryError) as e:
+        raise CorruptETDumpError(path, f"{what} ETDump ({type(e).__name__}: {e})") from None
 
 
 def read_etdump(path, *, allow_empty: bool = False):
@@ -406,17 +387,11 @@ def read_etdump(path, *, allow_empty: bool = False):
 
     data = read_bytes(path)
     size, digest = len(data), hashlib.sha256(data).hexdigest()  # the digest: content identity in the history store
-    try:
+    with decoding(path, "undecodable"):
         dec = decode(data, path)
-    except (CorruptETDumpError, NotAnETDumpError):
-        raise
-    except (ValueError, IndexError, OverflowError, MemoryError) as e:  # defensive: never a raw traceback
-        raise CorruptETDumpError(path, f"undecodable ETDump ({type(e).__name__}: {e})") from None
     del data  # the decoded columns are copies: free the file's bytes before building tables
-    try:
+    with decoding(path, "inconsistent"):  # the fuzz target calls build_profile bare
         prof = build_profile(dec, path, file_size=size)
-    except (ValueError, IndexError, OverflowError) as e:  # defensive, as above (the fuzz target calls it bare)
-        raise CorruptETDumpError(path, f"inconsistent ETDump ({type(e).__name__}: {e})") from None
     del dec
     prof.sha256 = digest
     release_free_memory()

@@ -38,12 +38,13 @@ def sniff(data: bytes) -> str | None:
     return {"json": "a JSON or text file", "unknown": "not an ETDump"}.get(k, what)
 
 
-def read_bytes(path) -> bytes:
+def read_bytes(path, mapped: bool = False):
     """The file's bytes: a regular file of at most 4 GiB (FIFOs, devices and folders are refused unread).
 
     A size-prefixed ETDump ends where its prefix says: bytes after that (padding, a second file appended) are
     an error found from the first 12 bytes, before the rest is read — a copy with trailing bytes is not a
-    different measurement, and a zero-padded sparse file is not read into memory."""
+    different measurement, and a zero-padded sparse file is not read into memory. ``mapped``: a read-only
+    ``mmap`` of the file instead of a copy (a gzip-compressed file is still decompressed into memory)."""
     from ..files import open_regular
 
     with open_regular(path) as f:
@@ -60,6 +61,10 @@ def read_bytes(path) -> bytes:
             if size > end:
                 raise CorruptETDumpError(path, f"{size - end} byte(s) after the end of the ETDump (its size prefix "
                                                f"says it ends at byte {end}): trailing data", offset=end)
+        if mapped and size >= 12:
+            import mmap
+
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         try:
             data = head + f.read(size - len(head))
         except OSError as e:
@@ -90,27 +95,60 @@ EVENT_CHUNK = 1 << 15  # events decoded per block: bounds temporary memory on ve
 MAX_TENSOR_ROWS = 100_000  # with fewer debug events than this, their tensors' metadata is kept as Python lists
 
 
+class RunDataIndex:
+    """An ETDump's envelope and its RunData tables, decoded once; :meth:`decode` then decodes the events of any
+    range of RunData blocks (a whole file is one range)."""
+
+    def __init__(self, data, path):
+        from .flatbuf import Interner
+
+        self.path = path
+        self.fb = fb = open_buffer(data, path)[0]
+        root = fb.read_checked(np.array([0], dtype=np.int64), np.uint32, "root offset").astype(np.int64)
+        top = fb.tables(root, "ETDump")
+        self.version = int(top.scalar(0, np.uint32, 0)[0])
+        run_pos = fb.table_vector(int(top.ref(1, "run_data")[0]), "ETDump.run_data")
+        runs = fb.tables(run_pos, "RunData")
+        self.other = Interner()
+        codes, _, _ = fb.strings(runs.ref(0, "name"), "RunData.name", self.other)
+        self.run_names = [self.other.uniques[c] if c >= 0 else "" for c in codes]
+        self.bundled = runs.scalar(1, np.int32, -1)
+        self.alloc_refs = runs.ref(2, "allocators")
+        self.event_refs = runs.ref(3, "events")
+        self.names = Interner()  # ProfileEvent names
+        self.dstrs = Interner()  # ProfileEvent delegate debug id strings
+
+    @property
+    def n_runs(self) -> int:
+        return self.bundled.size
+
+    def event_counts(self) -> np.ndarray:
+        """Events (of any kind) of each RunData block, from the vectors' lengths alone."""
+        return self.fb.vector_lengths(self.event_refs, 4, "RunData.events")
+
+    def decode(self, a: int = 0, b: int | None = None) -> dict:
+        """The columns of RunData blocks ``a ≤ i < b`` as if the file held only them (indices from 0)."""
+        b = self.n_runs if b is None else b
+        fb = self.fb
+        alloc_pos, alloc_owner = fb.table_vectors(self.alloc_refs[a:b], "RunData.allocators")
+        allocators = fb.tables(alloc_pos, "Allocator")
+        alloc_name_codes, _, _ = fb.strings(allocators.ref(0, "name"), "Allocator.name", self.other)
+        ev_pos, ev_run = fb.table_vectors(self.event_refs[a:b], "RunData.events")
+        out = _decode_events(fb, ev_pos, ev_run, self.names, self.dstrs, self.other)
+        out.update(version=self.version, run_names=self.run_names[a:b], run_bundled_input_index=self.bundled[a:b],
+                   allocator_run=alloc_owner,
+                   allocator_names=[self.other.uniques[c] if c >= 0 else "" for c in alloc_name_codes], n_runs=b - a)
+        out["invalid_utf8"] = self.other.invalid + self.names.invalid + self.dstrs.invalid
+        return out
+
+
 def decode(data: bytes, path) -> dict:
     """Decode every table of an ETDump into numpy columns (no interpretation yet)."""
-    from .flatbuf import Interner
+    return RunDataIndex(data, path).decode()
 
-    fb, _ = open_buffer(data, path)
-    root = fb.read_checked(np.array([0], dtype=np.int64), np.uint32, "root offset").astype(np.int64)
-    top = fb.tables(root, "ETDump")
-    version = int(top.scalar(0, np.uint32, 0)[0])
-    runs_ref = int(top.ref(1, "run_data")[0])
-    run_pos = fb.table_vector(runs_ref, "ETDump.run_data")
-    runs = fb.tables(run_pos, "RunData")
-    other = Interner()
-    run_name_codes, run_names, _ = fb.strings(runs.ref(0, "name"), "RunData.name", other)
-    bundled = runs.scalar(1, np.int32, -1)
-    alloc_pos, alloc_owner = fb.table_vectors(runs.ref(2, "allocators"), "RunData.allocators")
-    allocators = fb.tables(alloc_pos, "Allocator")
-    alloc_name_codes, _, _ = fb.strings(allocators.ref(0, "name"), "Allocator.name", other)
-    names = Interner()  # ProfileEvent names
-    dstrs = Interner()  # ProfileEvent delegate debug id strings
 
-    ev_pos, ev_run = fb.table_vectors(runs.ref(3, "events"), "RunData.events")
+def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names, dstrs, other) -> dict:
+    """The events at ``ev_pos`` (owned by RunData ``ev_run``, counted from the first block decoded) as columns."""
     n_events = ev_pos.size
     cols: dict[str, list] = {k: [] for k in ("pe_seq", "pe_name_codes", "pe_dd_str_codes", "pe_chain", "pe_instruction",
                                              "pe_dd_int", "pe_start", "pe_end", "meta_refs")}
@@ -155,12 +193,6 @@ def decode(data: bytes, path) -> dict:
     out = {k: (np.concatenate(v) if v else np.empty(0, dtype=empty[k])) for k, v in cols.items()}
     meta = fb.scalar_vectors(out.pop("meta_refs"), np.uint8, "ProfileEvent.delegate_debug_metadata")
     out.update(
-        version=version,
-        run_names=[other.uniques[c] if c >= 0 else "" for c in run_name_codes],
-        run_bundled_input_index=bundled,
-        allocator_run=alloc_owner,
-        allocator_names=[other.uniques[c] if c >= 0 else "" for c in alloc_name_codes],
-        n_runs=len(runs),
         n_empty_events=n_empty,
         n_ambiguous_events=n_ambiguous,
         pe_run=ev_run[out["pe_seq"]],
@@ -190,7 +222,6 @@ def decode(data: bytes, path) -> dict:
         de_name=[other.uniques[c] if c >= 0 else None for c in dname_codes],
         de_value=_decode_values(fb, de.ref(2, "debug_entry")),
     )
-    out["invalid_utf8"] = other.invalid + names.invalid + dstrs.invalid
     return out
 
 

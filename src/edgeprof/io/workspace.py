@@ -231,6 +231,18 @@ class Workspace:
 
         return self._once("profile", key, make, keep=keep)
 
+    def profile_blocks(self, path, max_events: int | None = None):
+        """An ETDump in blocks of whole runs (:class:`~edgeprof.io.etdump_blocks.ETDumpBlocks`), each with the
+        ETRecord attached as :meth:`profile` attaches it to the whole file: (the iterable of blocks, the reader
+        whose ``warnings``/``sha256`` describe the file once the blocks are exhausted). Not memoized: this is
+        for one pass over a file too large to hold."""
+        from .etdump_blocks import BLOCK_EVENTS, ETDumpBlocks
+
+        path = Path(path)
+        reader = ETDumpBlocks(path, max_events or BLOCK_EVENTS)
+        self.reads["profile_read"] += 1  # one read of the file, as a whole read is
+        return (self._with_etrecord(path, block) for block in reader), reader
+
     def same_measurement(self, a, b) -> bool:
         """Whether two inputs hold the same runs: files of one size whose profiles are equal event for event
         (a copy of a file, or the same runs written twice). Read through the workspace, so no extra read."""
