@@ -70,8 +70,8 @@ def test_warnings_counted_across_blocks_equal_the_whole_file(tmp_path):
     text = " | ".join(whole.warnings)
     assert "1 RunData block(s) hold no events" in text
     assert "3 event(s) with end before start" in text  # two kernels, one Method::execute
-    assert ("2 of 7 run(s) have no valid end-to-end time (its timed events have invalid timestamps: 1, "
-            "no profiling events: 1)") in text  # run 5, and the run of only an allocation and a debug event
+    assert ("2 of 7 run(s) have no valid end-to-end time (1: its timed events have invalid timestamps, "
+            "1: no profiling events)") in text  # run 5, and the run of only an allocation and a debug event
     assert "1 run(s) have no Method::execute event" in text
     assert "1 Event table(s) hold no payload" in text
     for max_events in (1, 7, 16, 30):

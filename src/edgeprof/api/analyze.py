@@ -10,7 +10,6 @@ from .._memory import release_free_memory
 from ..conventions import FORMAT_ETDUMP, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF
 from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
-from ..io.etdump import check_has_runs
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
 from ._common import as_list, common_root, rel, taxonomy_of, workspace
@@ -45,6 +44,7 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
 
     from ..analysis.inspector_order import StreamOrder
     from ..analysis.timeline import Timeline
+    from ..io.etdump import check_has_runs
     from ..model import BlockStack
     from ..render.tables import write_table
 

@@ -129,7 +129,7 @@ def read_warnings(c: dict) -> list[str]:
                         + " (their durations are left empty)")
     if c["bad_runs"]:
         warnings.append(f"{sum(c['bad_runs'].values())} of {c['n_run']} run(s) have no valid end-to-end time ("
-                        + ", ".join(f"{p}: {k}" for p, k in c["bad_runs"].most_common())
+                        + ", ".join(f"{k}: {p}" for p, k in c["bad_runs"].most_common())
                         + "): left out of latency statistics")
     if c["runs_wo_exec"]:
         warnings.append(f"{c['runs_wo_exec']} run(s) have no Method::execute event: their end-to-end latency is the sum "
