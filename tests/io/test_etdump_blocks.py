@@ -31,7 +31,8 @@ def _same_as_whole(path, max_events):
 
 
 @pytest.mark.parametrize("name", ["etdump/mobilenet_v3_small_xnnq8.N200", "etdump/toycnn_portable.N3.debug",
-                                  "etdump/tel_portable.N20", "llm/llm_kv_xnn.G2S64"])
+                                  "etdump/tel_portable.N20", "llm/llm_kv_xnn.G2S64"],
+                         ids=lambda n: n.split("/")[1])  # no "/" in a test id: the mutation runner passes ids as arguments
 def test_real_recordings_in_blocks_equal_the_whole_file(name, tmp_path):
     raw = tmp_path / (name.split("/")[1] + ".etdp")  # uncompressed: the mapped-file path
     raw.write_bytes(gzip.decompress((DATA / f"{name}.etdp.gz").read_bytes()))
