@@ -43,7 +43,7 @@ print(json.dumps({"seconds": dt, "events": prof.n_events,
 DRIVER_ANALYZE = r"""
 import contextlib, io, json, resource, sys, time
 import edgeprof.cli as cli, edgeprof.api, polars, numpy
-for m in ("edgeprof.analysis.timeline", "edgeprof.io.etdump", "edgeprof.render.tables", "edgeprof.render.terminal",
+for m in ("edgeprof.analysis.timeline", "edgeprof.io.etdump_read", "edgeprof.render.tables", "edgeprof.render.terminal",
           "edgeprof.analysis.inspector_order", "edgeprof.analysis.latency", "edgeprof.io.etrecord", "edgeprof.io.runfolder",
           "edgeprof.render.jsonfmt", "rich.console", "rich.table"):
     __import__(m)

@@ -169,7 +169,7 @@ def ingest_throughput(skip_dask: bool) -> None:
     from dask_cluster import local_scheduler
 
     from edgeprof import api
-    from edgeprof.io.etdump import read_etdump
+    from edgeprof.io.etdump_read import read_etdump
 
     print("\n== ingest throughput (same 36 distinct ETDumps each time; fresh store) ==")
     with tempfile.TemporaryDirectory() as tmp:

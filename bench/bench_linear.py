@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from etdump_concat import concat  # noqa: E402
 
-from edgeprof.io.etdump import read_etdump  # noqa: E402
+from edgeprof.io.etdump_read import read_etdump  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 

@@ -47,7 +47,7 @@ def program() -> Path:
 
 def record(runs: int) -> tuple[Path, Path, int]:
     """Two launches of ``runs`` runs each (cached); returns their ETDumps and the event count of the first."""
-    from edgeprof.io.etdump import read_etdump
+    from edgeprof.io.etdump_read import read_etdump
 
     d = OUT / f"tel_xnnq8_r{runs}"
     files = sorted(d.rglob("*.etdump"))

@@ -317,7 +317,7 @@ def concat_runs(profiles: list[Profile]) -> Profile:
 
 
 class BlockStack:
-    """The profile of one file gathered from its blocks of runs (:class:`~edgeprof.io.etdump_blocks.ETDumpBlocks`,
+    """The profile of one file gathered from its blocks of runs (:class:`~edgeprof.io.etdump_read.ETDumpBlocks`,
     already numbered as the file: nothing is renumbered), keeping only the event ``columns`` asked for. The op-type
     lists are kept by reference (:attr:`Profile.op_type_lists`, events column ``op_types_id``): each distinct
     list once, however many events share it."""

@@ -7,7 +7,7 @@ import pytest
 
 from etdump_builder import PE, Run, build, portable_run
 from edgeprof.analysis.inspector_order import inspector_order
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 
 def reference(prof):

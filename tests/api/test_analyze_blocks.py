@@ -11,8 +11,8 @@ import pytest
 from edgeprof import api
 from edgeprof.analysis.inspector_order import StreamOrder, inspector_order
 from edgeprof.io import etdump as etdump_mod
-from edgeprof.io.etdump import read_etdump
-from edgeprof.io.etdump_blocks import ETDumpBlocks
+from edgeprof.io.etdump_read import read_etdump
+from edgeprof.io.etdump_read import ETDumpBlocks
 from edgeprof.io.workspace import Workspace
 from edgeprof.model import BlockStack
 from tests.helpers.etdump_builder import PE, Run, build, portable_run, xnnpack_runs
@@ -130,7 +130,7 @@ def test_a_block_is_all_the_events_held_in_full(tmp_path, monkeypatch):
         kept.append(p)
         return p
 
-    monkeypatch.setattr("edgeprof.io.etdump_blocks.build_profile", spy_build)
+    monkeypatch.setattr("edgeprof.io.etdump_read.build_profile", spy_build)
     monkeypatch.setattr(BlockStack, "profile", spy_profile)
     _outputs(f, tmp_path / "out", block_events=20)
     assert built and max(built) <= 20 and sum(built) == 60 * 4

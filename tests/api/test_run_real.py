@@ -18,7 +18,7 @@ import pytest
 
 from edgeprof import api
 from edgeprof.examples import example_root
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 ART = example_root() / "artifacts"
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from etdump_builder import AE, PE, Run, build
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 
 def _run(t0: int, ms: int) -> Run:
@@ -91,7 +91,7 @@ def test_select_runs_slices_equal_a_filtered_copy(name, tmp_path):
     import polars as pl
     from polars.testing import assert_frame_equal
 
-    from edgeprof.io.etdump import read_etdump
+    from edgeprof.io.etdump_read import read_etdump
 
     f = tmp_path / "p.etdp"
     from pathlib import Path

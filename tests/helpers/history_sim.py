@@ -34,7 +34,7 @@ def real_launch_sd(program: str) -> float:
 
 def base_summary(name: str):
     from edgeprof.analysis.launch_summary import summarise
-    from edgeprof.io.etdump import read_etdump
+    from edgeprof.io.etdump_read import read_etdump
 
     raw = gzip.decompress((DATA / "etdump" / name).read_bytes())
     import tempfile

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edgeprof.errors import CorruptETDumpError, InputError, NotAnETDumpError
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 

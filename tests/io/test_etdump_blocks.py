@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 from edgeprof.errors import CorruptETDumpError
-from edgeprof.io.etdump import read_etdump
-from edgeprof.io.etdump_blocks import ETDumpBlocks, plan_blocks
+from edgeprof.io.etdump_read import read_etdump
+from edgeprof.io.etdump_read import ETDumpBlocks, plan_blocks
 from tests.helpers.etdump_builder import AE, DE, PE, Run, build, portable_run, xnnpack_runs
 from tests.helpers.testdata import DATA
 
@@ -87,7 +87,8 @@ def test_blocks_are_planned_at_their_boundaries():
     assert plan_blocks(c, 5) == [(0, 1), (1, 2), (2, 3)]
     assert plan_blocks(np.array([2, 10, 1]), 4) == [(0, 1), (1, 2), (2, 3)]  # a RunData above the limit: alone
     assert plan_blocks(np.array([0, 0, 4]), 4) == [(0, 3)]
-    assert plan_blocks(np.array([], dtype=np.int64), 4) == []
+    assert plan_blocks(np.array([], dtype=np.int64), 4) == [(0, 0)]  # a file without RunData: one empty block
+    assert plan_blocks(c, None) == [(0, 3)]
 
 
 def test_a_corrupt_block_is_a_one_line_error_naming_the_file(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from etdump_builder import AE, DE, PE, Run, TensorMeta, build, portable_run
 from edgeprof import load_etdump
 from edgeprof.errors import NoRunsError
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 
 def write(tmp_path, runs, name="x.etdp", **kw):

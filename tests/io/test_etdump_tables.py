@@ -8,7 +8,7 @@ import pytest
 
 from etdump_builder import AE, PE, Run, build
 from edgeprof.errors import NoRunsError
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 
 def write(tmp_path, runs, name="x.etdp"):

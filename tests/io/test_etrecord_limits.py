@@ -183,7 +183,7 @@ def test_innermost_common_module(paths, common):
 
 def _profile(tmp_path, instrs, kernels=(), dcalls=()):
     from etdump_builder import PE, Run, build
-    from edgeprof.io.etdump import read_etdump
+    from edgeprof.io.etdump_read import read_etdump
     ev, t = [], 10
     for i in instrs:
         ev.append(PE("OPERATOR_CALL", t, t + 5, i))

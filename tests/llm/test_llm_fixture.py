@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 from edgeprof.io.pte import read_pte
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "llm"

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from edgeprof.analysis.phases import SPIKE, SPIKE_NEAR, shape_labels, spike_ratios
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -16,7 +16,7 @@ import pytest
 from edgeprof.analysis.phases import parse_phases, position_slope
 from edgeprof.api import phases
 from edgeprof.errors import UsageError
-from edgeprof.io.etdump import read_etdump
+from edgeprof.io.etdump_read import read_etdump
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "llm"
 BIN = Path(sys.executable).parent

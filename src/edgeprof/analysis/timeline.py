@@ -76,8 +76,7 @@ class Timeline:
         count from the file's first event, ``first_row`` before this block's first."""
         if op_types not in OP_TYPES_MODES:
             raise ValueError(f"op_types must be one of {', '.join(OP_TYPES_MODES)}, got {op_types!r}")
-        self._ctx = _TimelineContext(profile, model_id, node_ids, op_types, op_type_ids)
-        self._ctx.first_row = first_row
+        self._ctx = _TimelineContext(profile, model_id, node_ids, op_types, op_type_ids, first_row)
         self._counts = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")["n_events"].to_numpy()
 
     def table(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> pl.DataFrame:
@@ -109,7 +108,7 @@ class _TimelineContext:
     """Per-profile arrays computed once; :meth:`rows` then builds any subset of the timeline cheaply."""
 
     def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None, op_types: str = OP_TYPES_INLINE,
-                 op_type_ids: dict | None = None):
+                 op_type_ids: dict | None = None, first_row: int = 0):
         ev = self.ev = profile.events
         self.model_id = model_id
         self.run_idx = run_idx = ev["run_index"].to_numpy()
@@ -149,7 +148,7 @@ class _TimelineContext:
         self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
         self.event_index = ev["event_index"].to_numpy()
         self._by_run = self._sorted_runs = None
-        self.first_row = 0
+        self.first_row = first_row
 
     def select(self, runs: tuple[int, int] | None) -> np.ndarray:
         """Rows (ascending) of the execute runs in [a, b) — all of them when ``runs`` is None. Found by binary

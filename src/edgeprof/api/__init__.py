@@ -61,7 +61,7 @@ from .validate import validate
 
 # what a command imports lazily: a CLI that freezes the GC (one run per process) loads them first
 _PRELOAD = {"analyze": ("edgeprof.analysis.breakdown", "edgeprof.analysis.kernels", "edgeprof.analysis.timeline",
-                        "edgeprof.analysis.inspector_order", "edgeprof.io.etdump", "edgeprof.render.tables")}
+                        "edgeprof.analysis.inspector_order", "edgeprof.io.etdump_read", "edgeprof.render.tables")}
 
 
 def preload(command: str) -> None:

@@ -44,7 +44,7 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
 
     from ..analysis.inspector_order import StreamOrder
     from ..analysis.timeline import Timeline
-    from ..io.etdump import check_has_runs
+    from ..io.etdump_read import check_has_runs
     from ..model import BlockStack
     from ..render.tables import write_table
 
@@ -55,9 +55,8 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
     def tables():
         nonlocal run0
         for block in blocks:
-            first = not attached
             state = (block.etrecord, block.warnings[len(reader.block_warnings):])
-            if first:
+            if not attached:
                 attached.append(state)
             elif state != attached[0]:
                 raise _ReadWhole
@@ -72,8 +71,6 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
             del block, timeline
 
     n_rows = write_table(tables(), batch.path(targets["csv_timeline_all"]), fmt)
-    if not attached:  # no RunData at all: the whole-file reader says why
-        raise _ReadWhole
     prof = kept.profile(reader.warnings + attached[0][1])
     prof = dataclasses.replace(prof, etrecord=attached[0][0])
     prof.sha256 = reader.sha256
@@ -207,7 +204,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     processes) or ``scheduler`` (``tcp://HOST:PORT``): each file analysed on a Dask worker, which reads it and
     writes its outputs (the ``dask`` extra; the files and the output folder must be at the same paths there).
     ``block_events``: an ETDump is read and written block by block of whole runs of about this many events
-    (default :data:`~edgeprof.io.etdump_blocks.BLOCK_EVENTS`), holding only what the statistics need of the events
+    (default :data:`~edgeprof.io.etdump_read.BLOCK_EVENTS`), holding only what the statistics need of the events
     already seen; ``0`` reads each file whole. The outputs are the same either way.
     """
     from ..render import jsonfmt

@@ -220,7 +220,7 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
     """(status, error, metrics, warnings) of a finished launch, from what it wrote."""
     import numpy as np
 
-    from ..io.etdump import read_etdump
+    from ..io.etdump_read import read_etdump
 
     metrics: dict = {"runs": launch.experiment.runs, "threads": launch.threads, "log": str(launch.log),
                      "log_rel": _rel(launch.log, launch.folder.parent)}

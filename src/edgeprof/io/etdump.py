@@ -14,13 +14,10 @@ names) are ExecuTorch's:
 
 from __future__ import annotations
 
-import hashlib
-from contextlib import contextmanager
 
 import numpy as np
 
 from .._ids import dense_rows
-from .._memory import release_free_memory
 from ..conventions import (
     DELEGATE_CALL,
     FRAMEWORK_EVENTS,
@@ -29,8 +26,6 @@ from ..conventions import (
     METHOD_INIT,
     OPERATOR_CALL,
 )
-from ..errors import CorruptETDumpError, NotAnETDumpError
-from .etdump_decode import decode, read_bytes
 from .etdump_tables import allocation_table, debug_table
 
 # Inspector's 32-bit timer wrap-around rule.
@@ -368,58 +363,3 @@ def _contiguous_children(dop, parent, start, end, dur):
     ok = ~bad & (size >= 2)
     out[idx] = ok[gid]
     return out
-
-
-@contextmanager
-def decoding(path, what: str):
-    """Turns a numpy/struct failure on corrupt bytes into a one-line :class:`CorruptETDumpError` (``what``:
-    undecodable / inconsistent), never a raw traceback."""
-    try:
-        yield
-    except (CorruptETDumpError, NotAnETDumpError):
-        raise
-    except (ValueError, IndexError, OverflowError, MemoryError) as e:
-        raise CorruptETDumpError(path, f"{what} ETDump ({type(e).__name__}: {e})") from None
-
-
-def read_etdump(path, *, allow_empty: bool = False):
-    """Read and normalize one ETDump file (``.etdump``/``.etdp``). Raises typed :mod:`edgeprof.errors`."""
-
-    data = read_bytes(path)
-    size, digest = len(data), hashlib.sha256(data).hexdigest()  # the digest: content identity in the history store
-    with decoding(path, "undecodable"):
-        dec = decode(data, path)
-    del data  # the decoded columns are copies: free the file's bytes before building tables
-    with decoding(path, "inconsistent"):  # the fuzz target calls build_profile bare
-        prof = build_profile(dec, path, file_size=size)
-    del dec
-    prof.sha256 = digest
-    release_free_memory()
-    if not allow_empty:
-        check_has_runs(prof, path)
-    return prof
-
-
-def check_has_runs(prof, path) -> None:
-    """An input error saying precisely why, when a profile has no run to analyse or none with a valid time."""
-    import polars as pl
-
-    from ..errors import NoRunsError
-
-    runs = prof.runs
-    if prof.n_runs == 0:
-        n = runs.height
-        if n == 0:
-            why = "holds no RunData block"
-        elif runs["n_events"].sum() == 0 and not prof.allocations.height and not prof.debug_events.height:
-            why = f"its {n} RunData block(s) hold no events"
-        else:
-            why = "holds only a load/init block (Default, no Method::execute) and no execute run"
-        raise NoRunsError(path, f"{why}: nothing to analyse")
-    ex = runs.filter(pl.col("run_index") >= 0)
-    problems = ex["e2e_problem"].drop_nulls()
-    if problems.len() == ex.height:
-        counts = problems.value_counts(sort=True)
-        detail = ", ".join(f"{c} {p}" for p, c in counts.iter_rows())
-        raise NoRunsError(path, f"none of its {ex.height} execute run(s) has a valid end-to-end time ({detail}): "
-                                "nothing to measure")

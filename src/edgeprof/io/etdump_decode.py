@@ -79,7 +79,7 @@ def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
         raise NotAnETDumpError(path, "empty file, expected an ETDump")
     if n < 12:
         raise NotAnETDumpError(path, f"only {n} bytes, too short for an ETDump")
-    what = sniff(data)
+    what = sniff(bytes(data[:64]))  # a head is enough (and a mapped file is not bytes)
     if what is not None:
         what = "" if what == "not an ETDump" else f"{what}, "
         raise NotAnETDumpError(path, f"{what}not an ETDump (no 'ED00' identifier at byte 8)")

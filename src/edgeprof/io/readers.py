@@ -93,6 +93,6 @@ def read_profile(path, *, allow_empty: bool = False):
         from .timeline_csv import read_timeline_csv
 
         return read_timeline_csv(path)
-    from .etdump import read_etdump
+    from .etdump_read import read_etdump
 
     return read_etdump(path, allow_empty=allow_empty)

@@ -145,7 +145,7 @@ def read_timeline_csv(path):
         prof.warnings.extend(problems)
         prof.events = prof.events.with_columns(pl.Series("op_types", [lists.get(i) for i in ids],
                                                          dtype=pl.List(pl.Categorical)))
-    from .etdump import check_has_runs
+    from .etdump_read import check_has_runs
 
     check_has_runs(prof, path)
     return prof

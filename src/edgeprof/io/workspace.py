@@ -232,11 +232,11 @@ class Workspace:
         return self._once("profile", key, make, keep=keep)
 
     def profile_blocks(self, path, max_events: int | None = None):
-        """An ETDump in blocks of whole runs (:class:`~edgeprof.io.etdump_blocks.ETDumpBlocks`), each with the
+        """An ETDump in blocks of whole runs (:class:`~edgeprof.io.etdump_read.ETDumpBlocks`), each with the
         ETRecord attached as :meth:`profile` attaches it to the whole file: (the iterable of blocks, the reader
         whose ``warnings``/``sha256`` describe the file once the blocks are exhausted). Not memoized: this is
         for one pass over a file too large to hold."""
-        from .etdump_blocks import BLOCK_EVENTS, ETDumpBlocks
+        from .etdump_read import BLOCK_EVENTS, ETDumpBlocks
 
         path = Path(path)
         reader = ETDumpBlocks(path, max_events or BLOCK_EVENTS)

@@ -1,7 +1,8 @@
-"""An ETDump read in blocks of whole runs, so a consumer can hold one block of events at a time.
+"""Reading an ETDump file: whole (:func:`read_etdump`) or in blocks of whole runs, so a consumer can hold one
+block of events at a time (:class:`ETDumpBlocks`; the whole file is one block).
 
 The file is mapped, not copied; each block (consecutive RunData tables, at most ``max_events`` events unless one
-RunData alone holds more) is decoded and normalized exactly as :func:`~edgeprof.io.etdump.read_etdump` would
+RunData alone holds more) is decoded and normalized exactly as :func:`read_etdump` would
 normalize the whole file: execute runs numbered across blocks, ``parent`` rows counted from the file's first
 event, RunData indices the file's. The pages of the mapping a block touched are given back after it. The
 warnings, the content digest and the file size are the whole file's once the blocks are exhausted.
@@ -10,20 +11,38 @@ warnings, the content digest and the file size are the whole file's once the blo
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 
 import numpy as np
 
 from .._memory import release_free_memory
-from .etdump import add_counts, build_profile, decoding, read_warnings
+from ..errors import CorruptETDumpError, NotAnETDumpError
+from .etdump import add_counts, build_profile, read_warnings
 from .etdump_decode import RunDataIndex, read_bytes
 
 BLOCK_EVENTS = 1 << 18  # events per block by default: ~25 MB of decoded columns and table at a time
 _HASH_STEP = 1 << 24
 
 
-def plan_blocks(counts: np.ndarray, max_events: int) -> list[tuple[int, int]]:
-    """Consecutive RunData ranges ``[a, b)`` of at most ``max_events`` events each (one RunData at least)."""
-    out, a, n = [], 0, counts.size
+@contextmanager
+def decoding(path, what: str):
+    """Turns a numpy/struct failure on corrupt bytes into a one-line :class:`CorruptETDumpError` (``what``:
+    undecodable / inconsistent), never a raw traceback."""
+    try:
+        yield
+    except (CorruptETDumpError, NotAnETDumpError):
+        raise
+    except (ValueError, IndexError, OverflowError, MemoryError) as e:
+        raise CorruptETDumpError(path, f"{what} ETDump ({type(e).__name__}: {e})") from None
+
+
+def plan_blocks(counts: np.ndarray, max_events: int | None) -> list[tuple[int, int]]:
+    """Consecutive RunData ranges ``[a, b)`` of at most ``max_events`` events each (one RunData at least); one
+    range of every RunData when ``max_events`` is None, and one empty range for a file without RunData."""
+    n = counts.size
+    if max_events is None or n == 0:
+        return [(0, n)]
+    out, a = [], 0
     while a < n:
         b, total = a, 0
         while b < n and (b == a or total + int(counts[b]) <= max_events):
@@ -35,11 +54,12 @@ def plan_blocks(counts: np.ndarray, max_events: int) -> list[tuple[int, int]]:
 
 
 class ETDumpBlocks:
-    """Iterate to get the blocks (:class:`~edgeprof.model.Profile` each); afterwards ``warnings``, ``sha256``,
-    ``file_size``, ``n_runs`` and ``n_events`` describe the whole file."""
+    """Iterate to get the blocks (:class:`~edgeprof.model.Profile` each; at least one, empty for a file without
+    RunData); afterwards ``warnings``, ``sha256``, ``file_size``, ``n_runs`` and ``n_events`` describe the whole
+    file. ``max_events=None``: the whole file as one block (:func:`read_etdump`)."""
 
-    def __init__(self, path, max_events: int = BLOCK_EVENTS):
-        self.path, self.max_events = path, max(1, int(max_events))
+    def __init__(self, path, max_events: int | None = BLOCK_EVENTS):
+        self.path, self.max_events = path, None if max_events is None else max(1, int(max_events))
         self.warnings: list[str] = []
         self.block_warnings: list[str] = []  # the reader's warnings of the block last given
         self.sha256, self.file_size, self.n_runs, self.n_events, self.n_blocks = "", 0, 0, 0, 0
@@ -57,8 +77,11 @@ class ETDumpBlocks:
         total: dict | None = None
         utf8_before = 0
         for a, b in ranges:
+            if _size(data) < self.file_size:
+                raise CorruptETDumpError(path, "the file shrank while it was read")
             with decoding(path, "undecodable"):
                 dec = index.decode(a, b)
+            _give_back(data)  # the decoded columns are copies
             counts: dict = {}
             with decoding(path, "inconsistent"):
                 block = build_profile(dec, path, file_size=self.file_size, counts_out=counts)
@@ -68,12 +91,12 @@ class ETDumpBlocks:
             block.warnings = read_warnings(counts)
             self.block_warnings = list(block.warnings)
             total = counts if total is None else add_counts(total, counts)
-            block = _shifted(block, a, self.n_runs, self.n_events, int(first_event[a]))
+            if a:
+                block = _shifted(block, a, self.n_runs, self.n_events, int(first_event[a]))
             block.sha256 = self.sha256
             self.n_runs += block.n_runs
             self.n_events += block.n_events
             self.n_blocks += 1
-            _give_back(data)
             release_free_memory()
             yield block
         self.warnings = read_warnings(total) if total is not None else []
@@ -88,6 +111,13 @@ def _digest(data) -> str:
         _give_back(data)
     view.release()
     return h.hexdigest()
+
+
+def _size(data) -> int:
+    """The file's size now (a mapped file that shrinks under its mapping would fault on the pages it lost)."""
+    import mmap
+
+    return data.size() if isinstance(data, mmap.mmap) else len(data)
 
 
 def _give_back(data) -> None:
@@ -113,3 +143,36 @@ def _shifted(block, rundata_base: int, run_base: int, row_base: int, seq_base: i
         block, events=events, runs=runs, allocations=block.allocations.with_columns(run_expr, pl.col("sequence") + seq_base),
         debug_events=block.debug_events.with_columns(run_expr, pl.col("sequence") + seq_base),
         allocators=[(r_ + rundata_base, nm) for r_, nm in block.allocators], warnings=list(block.warnings))
+
+
+def read_etdump(path, *, allow_empty: bool = False):
+    """Read and normalize one ETDump file (``.etdump``/``.etdp``). Raises typed :mod:`edgeprof.errors`."""
+    (prof,) = ETDumpBlocks(path, max_events=None)  # the whole file as one block
+    if not allow_empty:
+        check_has_runs(prof, path)
+    return prof
+
+
+def check_has_runs(prof, path) -> None:
+    """An input error saying precisely why, when a profile has no run to analyse or none with a valid time."""
+    import polars as pl
+
+    from ..errors import NoRunsError
+
+    runs = prof.runs
+    if prof.n_runs == 0:
+        n = runs.height
+        if n == 0:
+            why = "holds no RunData block"
+        elif runs["n_events"].sum() == 0 and not prof.allocations.height and not prof.debug_events.height:
+            why = f"its {n} RunData block(s) hold no events"
+        else:
+            why = "holds only a load/init block (Default, no Method::execute) and no execute run"
+        raise NoRunsError(path, f"{why}: nothing to analyse")
+    ex = runs.filter(pl.col("run_index") >= 0)
+    problems = ex["e2e_problem"].drop_nulls()
+    if problems.len() == ex.height:
+        counts = problems.value_counts(sort=True)
+        detail = ", ".join(f"{c} {p}" for p, c in counts.iter_rows())
+        raise NoRunsError(path, f"none of its {ex.height} execute run(s) has a valid end-to-end time ({detail}): "
+                                "nothing to measure")
