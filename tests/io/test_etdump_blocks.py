@@ -98,3 +98,16 @@ def test_a_corrupt_block_is_a_one_line_error_naming_the_file(tmp_path):
     with pytest.raises(CorruptETDumpError) as e:
         list(ETDumpBlocks(path, 10))
     assert str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_file_that_shrinks_while_it_is_read_is_an_input_error(tmp_path):
+    """The file is mapped: pages cut off under the mapping would fault, so the size is checked before each block."""
+    path = tmp_path / "shrinks.etdp"
+    path.write_bytes(build(xnnpack_runs([("Convolution (NHWC, F32) GEMM", 5)], runs=40)))
+    blocks = iter(ETDumpBlocks(path, 12))
+    assert next(blocks).n_runs == 4
+    with open(path, "r+b") as f:
+        f.truncate(100)
+    with pytest.raises(CorruptETDumpError) as e:
+        next(blocks)
+    assert "shrank while it was read" in str(e.value) and str(path) in str(e.value)
