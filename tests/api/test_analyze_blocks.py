@@ -11,12 +11,11 @@ import pytest
 from edgeprof import api
 from edgeprof.analysis.inspector_order import StreamOrder, inspector_order
 from edgeprof.io import etdump as etdump_mod
-from edgeprof.io.etdump_read import read_etdump
-from edgeprof.io.etdump_read import ETDumpBlocks
+from edgeprof.io.etdump_read import ETDumpBlocks, read_etdump
 from edgeprof.io.workspace import Workspace
 from edgeprof.model import BlockStack
-from tests.helpers.etdump_builder import PE, Run, build, portable_run, xnnpack_runs
-from tests.helpers.testdata import DATA
+from etdump_builder import PE, Run, build, portable_run, xnnpack_runs
+from testdata import DATA
 
 
 def _recording(tmp_path, name):

@@ -9,10 +9,9 @@ import polars as pl
 import pytest
 
 from edgeprof.errors import CorruptETDumpError
-from edgeprof.io.etdump_read import read_etdump
-from edgeprof.io.etdump_read import ETDumpBlocks, plan_blocks
-from tests.helpers.etdump_builder import AE, DE, PE, Run, build, portable_run, xnnpack_runs
-from tests.helpers.testdata import DATA
+from edgeprof.io.etdump_read import ETDumpBlocks, plan_blocks, read_etdump
+from etdump_builder import AE, DE, PE, Run, build, portable_run, xnnpack_runs
+from testdata import DATA
 
 TABLES = ("events", "runs", "allocations", "debug_events")
 
@@ -32,7 +31,7 @@ def _same_as_whole(path, max_events):
 
 @pytest.mark.parametrize("name", ["etdump/mobilenet_v3_small_xnnq8.N200", "etdump/toycnn_portable.N3.debug",
                                   "etdump/tel_portable.N20", "llm/llm_kv_xnn.G2S64"],
-                         ids=lambda n: n.split("/")[1])  # no "/" in a test id: the mutation runner passes ids as arguments
+                         ids=lambda n: n.split("/")[1])
 def test_real_recordings_in_blocks_equal_the_whole_file(name, tmp_path):
     raw = tmp_path / (name.split("/")[1] + ".etdp")  # uncompressed: the mapped-file path
     raw.write_bytes(gzip.decompress((DATA / f"{name}.etdp.gz").read_bytes()))
