@@ -173,6 +173,10 @@ class Profile:
         out = dataclasses.replace(self, events=events, runs=renumber(self.runs),
                                   allocations=renumber(self.allocations), debug_events=renumber(self.debug_events))
         out.runs_dropped, out.runs_invalid = self.runs_dropped, self.runs_invalid
+        groups = self.__dict__.get("_op_type_groups")
+        if groups is not None and groups[3] is ev and ev.height:  # the kept rows keep their op-type groups
+            ids = groups[0][ev_kept]
+            out.__dict__["_op_type_groups"] = (ids, _first_rows(ids, len(groups[2])), groups[2], out.events)
         return out
 
     def without_leading_runs(self, k: int) -> "Profile":
@@ -244,10 +248,7 @@ class Profile:
             import numpy as np
 
             ids = self.events[OP_TYPES_ID].to_numpy().astype(np.int64)
-            first = np.full(len(self.op_type_lists), -1, dtype=np.int64)
-            present, rows = np.unique(ids, return_index=True)
-            first[present] = rows
-            return ids, first, self.op_type_lists
+            return ids, _first_rows(ids, len(self.op_type_lists)), self.op_type_lists
         if cached is None or cached[3] is not self.events:
             ids, first = distinct_ids(self.events["op_types"])
             self.remember_op_type_groups(ids, first)
@@ -314,6 +315,16 @@ def concat_runs(profiles: list[Profile]) -> Profile:
     out.runs_dropped = sum(p.runs_dropped for p in profiles)
     out.runs_invalid = sum(p.runs_invalid for p in profiles)
     return out
+
+
+def _first_rows(ids: "np.ndarray", k: int) -> "np.ndarray":
+    """The first row of each of ``k`` group ids (−1 for a group no row has)."""
+    import numpy as np
+
+    first = np.full(k, -1, dtype=np.int64)
+    present, rows = np.unique(ids, return_index=True)
+    first[present] = rows
+    return first
 
 
 class BlockStack:

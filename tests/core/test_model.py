@@ -159,3 +159,26 @@ def test_run_rows_validity_at_one_nanosecond_and_island_switches():
     plan = AneCostPlan(source="plan.json", model="", operations=[], total_cost=0, total_ops=0, with_device=0,
                        no_device=0)
     assert plan.name == "plan.json" and AneCostPlan(**{**plan.__dict__, "model": "m.mlmodelc"}).name == "m.mlmodelc"
+
+
+def test_op_type_groups_follow_a_run_selection_without_hashing_the_lists(monkeypatch):
+    """Selecting runs keeps each kept event's op-type group (a group no kept event has: first row −1), checked
+    against the kept events' own lists; the list column is not hashed again."""
+    import edgeprof._ids as ids_mod
+
+    p = make([-1, 0, 0, 1, 1, 2], names=["i", "a", "b", "a", "b", "a"])
+    lists = [["init"], ["conv"], ["add", "relu"], ["conv"], ["add", "relu"], ["gemm"]]
+    p.events = p.events.with_columns(pl.Series("op_types", lists))
+    p.runs = p.runs.with_columns(pl.Series("e2e_ns", [None, 5, 0, 7]))
+    p.op_type_groups()
+    calls = []
+    real = ids_mod.distinct_ids
+    monkeypatch.setattr(ids_mod, "distinct_ids", lambda s: calls.append(s.name) or real(s))
+    for sel in (p.valid_runs(), p.without_leading_runs(1), p.without_leading_runs(2)):
+        ids, first, groups = sel.op_type_groups()
+        kept = sel.events["op_types"].to_list()
+        assert [groups[i] for i in ids] == kept
+        assert all(f == -1 or ids[f] == g and f == kept.index(groups[g]) for g, f in enumerate(first))
+        assert sorted(groups[g] for g, f in enumerate(first) if f >= 0) == sorted(map(list, {tuple(x) for x in kept}))
+    assert "op_types" not in calls
+    assert p.without_leading_runs(2).op_type_groups()[1].tolist().count(-1) == 2  # conv and add/relu: none left
