@@ -184,9 +184,12 @@ def test_help_is_fast_and_loads_no_numerics(cmd):
     (["breakdown", "{example}", "--no-write"], ("scipy",)),
     (["trace", "{example}", "--out", "{tmp}/t.json"], ("scipy",)),
     (["validate", "{example_dir}"], ("scipy",)),
+    (["latency", "{example}", "--no-write"], ("scipy",)),
+    (["report", "{example_dir}", "--out", "{tmp}/r.md"], ("scipy",)),
 ])
 def test_a_command_imports_only_what_it_needs(args, absent, tmp_path):
-    """JSON and log commands never load the numeric stack; only statistics load scipy."""
+    """JSON and log commands never load the numeric stack; statistics use edgeprof's own distribution functions
+    (``analysis.special``), so no command but ``history`` (ruptures) loads scipy."""
     from testdata import DATA
 
     ex = tmp_path / "ex"

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtri, stdtrit
+from .special import ndtri, stdtrit
 
 from ..conventions import METRICS, fmt_ratio, fmt_ms
 from ..conventions import verdict as verdict_of

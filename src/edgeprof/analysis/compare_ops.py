@@ -78,7 +78,7 @@ def _share_stats(cols: list[np.ndarray], e2es: list[np.ndarray]) -> tuple[np.nda
 
 
 def _arm_interval(y: np.ndarray, v: np.ndarray, level: float) -> list[float]:
-    from scipy.special import ndtri, stdtrit
+    from .special import ndtri, stdtrit
 
     k = y.size
     m = float(y.mean())

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtr, stdtr, stdtrit
+from .special import ndtr, stdtr, stdtrit
 
 from .launches import LAUNCH_SD_DEFAULT, V_FLOOR, reml_tau2
 
@@ -107,7 +107,7 @@ def trimmed_spread(y: np.ndarray) -> tuple[float, int]:
     """(SD of a point, degrees of freedom) from consecutive differences, the largest ``TRIM`` of them left out
     (steps are rare) and the rest scaled as a normal trimmed there. Unlike a median-based scale it sees launch
     noise that flips between two levels (a machine's modes), which a step detector must not mistake for steps."""
-    from scipy.special import ndtri
+    from .special import ndtri
 
     d = np.abs(np.diff(np.asarray(y, dtype=float)))
     if d.size == 0:

@@ -1,4 +1,4 @@
-"""End-to-end latency per run: robust statistics, warm-up and drift (pure; numpy + scipy.special).
+"""End-to-end latency per run: robust statistics, warm-up and drift (pure; numpy and :mod:`edgeprof.analysis.special`).
 
 The headline statistics use every run; outliers are flagged and counted, never removed from them.
 Warm-up runs (leading runs significantly slower than the rest) are detected and reported with the

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtr, ndtri, stdtr, stdtrit
+from .special import ndtr, ndtri, stdtr, stdtrit
 
 # The single-launch allowance: the launch-to-launch SD (log scale) assumed when nothing measured it (see
 # :mod:`.noise` for the evidence that replaces it). The noisiest program of the real-noise corpus

@@ -79,7 +79,7 @@ class LaunchNoise:
 def upper_bound(sd: float, df: int, confidence: float = CONFIDENCE) -> float:
     """Upper ``confidence`` bound of an SD estimated on ``df`` degrees of freedom (χ²: the ``1 − confidence``
     quantile of χ²(df), the point whose upper tail holds ``confidence``)."""
-    from scipy.special import chdtri
+    from .special import chdtri
 
     if df <= 0:
         return math.inf
@@ -189,7 +189,7 @@ def choose(*candidates: LaunchNoise | None) -> LaunchNoise:
 def launches_needed(tau: float, within_var: float, effect: float, threshold: float = 0.0, level: float = 0.95,
                     power: float = 0.80, cap: int = 50) -> int | None:
     """Launches per arm that resolve ``effect`` at this launch SD (t interval on 2k − 2 df), None beyond ``cap``."""
-    from scipy.special import stdtrit
+    from .special import stdtrit
 
     target = math.log1p(abs(effect)) - math.log1p(threshold)
     if target <= 0:

@@ -50,7 +50,7 @@ def parse_phases(spec: str, n_runs: int) -> list[str]:
 
 def ols(y: np.ndarray, cols: list[np.ndarray], alpha: float = ALPHA) -> dict | None:
     """Coefficients, standard errors and (1 − alpha) t intervals of y on [1, cols…]; None when not identifiable."""
-    from scipy.special import stdtrit
+    from .special import stdtrit
 
     X = np.column_stack([np.ones(y.size), *cols])
     n, k = X.shape

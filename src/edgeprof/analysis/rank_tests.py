@@ -1,4 +1,4 @@
-"""Rank-based tests and estimators (numpy + scipy.special distribution functions).
+"""Rank-based tests and estimators (numpy, and the distribution functions of :mod:`edgeprof.analysis.special`).
 
 Each follows the textbook definition and is checked against ``scipy.stats`` in the tests:
 Mann–Whitney U (exact null distribution for small samples without ties, else normal with tie and
@@ -9,7 +9,7 @@ with its distribution-free interval, Mann–Kendall trend test and the Theil–S
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri, stdtr
+from .special import ndtr, ndtri, stdtr
 
 MAX_PAIRS = 4_000_000  # pairwise-difference estimators subsample beyond this many pairs
 EXACT_U_MAX_N = 200  # the exact Mann–Whitney null distribution costs O(n·n1²·n2): normal approximation beyond

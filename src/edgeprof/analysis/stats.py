@@ -127,7 +127,7 @@ def order_statistic_median_ci(v: np.ndarray, level: float = 0.95) -> tuple[float
 def order_statistic_quantile_ci(v: np.ndarray, q: float, level: float = 0.95) -> tuple[float, float]:
     """The distribution-free interval of the ``q``-quantile: order statistics at n·q ∓ z·√(n·q·(1 − q))
     (binomial(n, q)); the median's for q = ½."""
-    from scipy.special import ndtri
+    from .special import ndtri
 
     s = np.sort(np.asarray(v, dtype=float))
     n = s.size
