@@ -270,14 +270,14 @@ def _micros(col: str):
                           (a % 1000).cast(pl.String).str.pad_start(3, "0")])
 
 
-def _line():
-    """One X slice as JSON text: its prefix (name, category, args that depend on the event's identity) and the
-    numbers of this occurrence."""
+def _line(lead: str = ""):
+    """One X slice as JSON text after ``lead``: its prefix (name, category, args that depend on the event's
+    identity) and the numbers of this occurrence."""
     import polars as pl
 
     opt = pl.when
     return pl.concat_str([
-        pl.col("prefix"), pl.lit(',"event_index":'), pl.col("ev").cast(pl.String), pl.lit(',"run_index":'),
+        pl.lit(lead), pl.col("prefix"), pl.lit(',"event_index":'), pl.col("ev").cast(pl.String), pl.lit(',"run_index":'),
         pl.col("run").cast(pl.String),
         opt(pl.col("parent") >= 0).then(pl.concat_str([pl.lit(',"parent_event_index":'), pl.col("parent").cast(pl.String)]))
         .otherwise(pl.lit("")),
@@ -289,12 +289,12 @@ def _line():
     ])
 
 
-def lines(slices, batch: int = 100_000):
-    """The slices' JSON texts, ``batch`` rows at a time (frames with one column ``line``)."""
+def lines(slices, batch: int = 100_000, lead: str = ""):
+    """The slices' JSON texts, each after ``lead``, ``batch`` rows at a time (frames with one column ``line``)."""
     frame, prefix = slices
     for a in range(0, frame.height, batch):
         b = frame.slice(a, batch)
-        yield b.with_columns(prefix.gather(b["combo"])).select(_line().alias("line"))
+        yield b.with_columns(prefix.gather(b["combo"])).select(_line(lead).alias("line"))
 
 
 def build_trace(profile: Profile, **kw) -> dict:
@@ -327,11 +327,8 @@ def write_trace_blocks(path, blocks, parts: TraceParts, *, name: str | None = No
     from .atomic import atomic_path
 
     def write_lines(f, slices) -> None:
-        import polars as pl
-
-        for b in lines(slices):
-            b.select(pl.concat_str([pl.lit(","), pl.col("line")])).write_csv(
-                f, include_header=False, quote_style="never", line_terminator="\n")
+        for b in lines(slices, lead=","):
+            b.write_csv(f, include_header=False, quote_style="never", line_terminator="\n")
 
     def head() -> bytes:
         return ('{"traceEvents":[\n' + parts.meta(name).replace("\n", ",\n") + "\n").encode("utf-8", "replace")
