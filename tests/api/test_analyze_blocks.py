@@ -10,11 +10,11 @@ import pytest
 
 from edgeprof import api
 from edgeprof.analysis.inspector_order import StreamOrder, inspector_order
-from edgeprof.io import etdump as etdump_mod
 from edgeprof.io.etdump_read import ETDumpBlocks, read_etdump
 from edgeprof.io.workspace import Workspace
 from edgeprof.model import BlockStack
 from etdump_builder import PE, Run, build, portable_run, xnnpack_runs
+from reader_spies import built_blocks
 from testdata import DATA
 
 
@@ -116,20 +116,13 @@ def test_a_block_is_all_the_events_held_in_full(tmp_path, monkeypatch):
     f = tmp_path / "in" / "x.etdp"
     f.parent.mkdir()
     f.write_bytes(build(xnnpack_runs([("Convolution (NHWC, F32) GEMM", 5), ("Add (ND, F32)", 1)], runs=60)))
-    built, kept = [], []
-    real_build, real_profile = etdump_mod.build_profile, BlockStack.profile
-
-    def spy_build(dec, *a, **k):
-        p = real_build(dec, *a, **k)
-        built.append(p.n_events)
-        return p
+    built, kept, real_profile = built_blocks(monkeypatch), [], BlockStack.profile
 
     def spy_profile(self, warnings):
         p = real_profile(self, warnings)
         kept.append(p)
         return p
 
-    monkeypatch.setattr("edgeprof.io.etdump_read.build_profile", spy_build)
     monkeypatch.setattr(BlockStack, "profile", spy_profile)
     _outputs(f, tmp_path / "out", block_events=20)
     assert built and max(built) <= 20 and sum(built) == 60 * 4

@@ -9,11 +9,11 @@ import pytest
 
 from edgeprof import api
 from edgeprof.errors import InputError, NoRunsError
-from edgeprof.io import etdump as etdump_mod
 from edgeprof.io.etdump_read import read_etdump
 from edgeprof.io.workspace import Workspace
 from edgeprof.render.trace import TraceParts
 from etdump_builder import PE, Run, build, portable_run
+from reader_spies import built_blocks
 from testdata import DATA
 from trace_reference import reference_trace
 
@@ -109,19 +109,12 @@ def test_a_block_is_all_the_events_held(tmp_path, monkeypatch):
     """Memory by counting: no event table larger than a block is built or turned into slices."""
     f = tmp_path / "x.etdp"
     f.write_bytes(build([portable_run(1_000_000 * i) for i in range(40)]))
-    built, sliced = [], []
-    real_build, real_slices = etdump_mod.build_profile, TraceParts.slices
-
-    def spy_build(dec, *a, **k):
-        p = real_build(dec, *a, **k)
-        built.append(p.n_events)
-        return p
+    built, sliced, real_slices = built_blocks(monkeypatch), [], TraceParts.slices
 
     def spy_slices(self, block, first_row=0):
         sliced.append(block.n_events)
         return real_slices(self, block, first_row)
 
-    monkeypatch.setattr("edgeprof.io.etdump_read.build_profile", spy_build)
     monkeypatch.setattr(TraceParts, "slices", spy_slices)
     _, _, res = _trace(f, tmp_path / "t.json", block_events=12)
     n = read_etdump(f).n_events
