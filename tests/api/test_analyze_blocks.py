@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 
 import polars as pl
@@ -15,15 +14,7 @@ from edgeprof.io.workspace import Workspace
 from edgeprof.model import BlockStack
 from etdump_builder import PE, Run, build, portable_run, xnnpack_runs
 from reader_spies import built_blocks
-from testdata import DATA
-
-
-def _recording(tmp_path, name):
-    d = tmp_path / "in"
-    d.mkdir(exist_ok=True)
-    f = d / f"{name}.etdp"
-    f.write_bytes(gzip.decompress((DATA / "etdump" / f"{name}.etdp.gz").read_bytes()))
-    return f
+from testdata import DATA, recording
 
 
 def _outputs(f, out, **kw):
@@ -51,7 +42,7 @@ def _assert_same(a, b, fmt="csv"):
 @pytest.mark.parametrize("name,etrecord", [("tel_xnnq8.N20", "tel_xnnq8"), ("toycnn_portable.N20", "toycnn_portable"),
                                            ("mobilenet_v3_small_xnnq8.N200", None)])
 def test_blocks_write_the_whole_file_s_outputs(tmp_path, name, etrecord):
-    f = _recording(tmp_path, name)
+    f = recording(tmp_path, name)
     rec = {"etrecord": DATA / "etrecord" / f"{etrecord}.etrecord"} if etrecord else {}
     whole = _outputs(f, tmp_path / "whole", block_events=0, **rec)
     for b in (1, 500, None):
@@ -138,7 +129,7 @@ def test_an_etrecord_that_attaches_differently_to_a_later_block_sends_the_file_w
     differs from the first's, the whole file's outcome is unknown block by block: it is read whole."""
     import dataclasses
 
-    f = _recording(tmp_path, "tel_xnnq8.N20")
+    f = recording(tmp_path, "tel_xnnq8.N20")
     rec = {"etrecord": DATA / "etrecord" / "tel_xnnq8.etrecord"}
     whole = _outputs(f, tmp_path / "whole", block_events=0, **rec)
     real = Workspace._with_etrecord

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 
 import pytest
@@ -14,16 +13,8 @@ from edgeprof.io.workspace import Workspace
 from edgeprof.render.trace import TraceParts
 from etdump_builder import PE, Run, build, portable_run
 from reader_spies import built_blocks
-from testdata import DATA
+from testdata import DATA, recording
 from trace_reference import reference_trace
-
-
-def _recording(tmp_path, name):
-    d = tmp_path / "in"
-    d.mkdir(exist_ok=True)
-    f = d / f"{name}.etdp"
-    f.write_bytes(gzip.decompress((DATA / "etdump" / f"{name}.etdp.gz").read_bytes()))
-    return f
 
 
 def _trace(f, out, etrecord=None, **kw):
@@ -35,7 +26,7 @@ def _trace(f, out, etrecord=None, **kw):
 @pytest.mark.parametrize("name,etrecord", [("tel_xnnq8.N20", "tel_xnnq8"), ("toycnn_portable.N20", "toycnn_portable"),
                                            ("mobilenet_v3_small_xnnq8.N200", None)])
 def test_blocks_write_the_whole_file_s_trace(tmp_path, name, etrecord):
-    f = _recording(tmp_path, name)
+    f = recording(tmp_path, name)
     rec = DATA / "etrecord" / f"{etrecord}.etrecord" if etrecord else None
     for kw in ({}, {"op_types": "inline"}, {"include_init": False}):
         whole, _, wres = _trace(f, tmp_path / "whole.json", rec, block_events=0, **kw)
@@ -52,7 +43,7 @@ def test_blocks_write_the_whole_file_s_trace(tmp_path, name, etrecord):
 
 
 def test_the_reference_ids_resolve_to_the_inline_lists(tmp_path):
-    f = _recording(tmp_path, "tel_xnnq8.N20")
+    f = recording(tmp_path, "tel_xnnq8.N20")
     rec = DATA / "etrecord" / "tel_xnnq8.etrecord"
     ref = json.loads(_trace(f, tmp_path / "r.json", rec, block_events=1)[0])
     inline = json.loads(_trace(f, tmp_path / "i.json", rec, block_events=0, op_types="inline")[0])
@@ -152,7 +143,7 @@ def test_no_run_and_a_failing_block_leave_nothing_behind(tmp_path, monkeypatch):
 def test_an_etrecord_that_attaches_differently_to_a_later_block_sends_the_file_whole(tmp_path, monkeypatch):
     import dataclasses
 
-    f = _recording(tmp_path, "tel_xnnq8.N20")
+    f = recording(tmp_path, "tel_xnnq8.N20")
     rec = DATA / "etrecord" / "tel_xnnq8.etrecord"
     whole, _, _ = _trace(f, tmp_path / "whole.json", rec, block_events=0)
     real, seen = Workspace._with_etrecord, []

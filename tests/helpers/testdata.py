@@ -6,3 +6,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 ETDUMP_NAMES = sorted(p.name[: -len(".etdp.gz")] for p in (DATA / "etdump").glob("*.etdp.gz"))
 ETRECORD_MODELS = ("toycnn_portable", "toycnn_xnn", "toycnn_xnnq8", "tel_portable", "tel_xnn", "tel_xnnq8")
+
+
+def recording(tmp_path: Path, name: str) -> Path:
+    """A fixture ETDump (``tests/data/etdump/<name>.etdp.gz``) unpacked into ``tmp_path/in``."""
+    import gzip
+
+    d = tmp_path / "in"
+    d.mkdir(exist_ok=True)
+    f = d / f"{name}.etdp"
+    f.write_bytes(gzip.decompress((DATA / "etdump" / f"{name}.etdp.gz").read_bytes()))
+    return f
