@@ -357,16 +357,26 @@ class BlockStack:
         self._blocks.append(dataclasses.replace(block, events=events.with_columns(pl.Series(OP_TYPES_ID, lut[local]))))
 
     def profile(self, warnings: list[str]) -> Profile:
-        """The file's profile (the first block's ETRecord and metadata) with the file's ``warnings``."""
+        """The file's profile (the first block's ETRecord and metadata) with the file's ``warnings``; once (the
+        blocks give up their columns to it)."""
         import dataclasses
 
         import polars as pl
 
         blocks = self._blocks
-        return dataclasses.replace(blocks[0], **{name: pl.concat([getattr(b, name) for b in blocks], rechunk=True)
-                                                 for name in ("events", "runs", "allocations", "debug_events")},
-                                   allocators=[a for b in blocks for a in b.allocators], warnings=list(warnings),
-                                   op_type_lists=list(self._lists))
+        # the event columns one at a time, each block's copy let go once joined: the peak is the kept columns plus
+        # one column, not twice the kept columns (the stack is spent afterwards)
+        columns = {}
+        for name in blocks[0].events.columns:
+            columns[name] = pl.concat([b.events[name] for b in blocks], rechunk=True)
+            for b in blocks:
+                b.events = b.events.drop(name)
+        events = pl.DataFrame(columns) if columns else pl.concat([b.events for b in blocks])
+        return dataclasses.replace(blocks[0], events=events, **{
+            name: pl.concat([getattr(b, name) for b in blocks], rechunk=True)
+            for name in ("runs", "allocations", "debug_events")},
+            allocators=[a for b in blocks for a in b.allocators], warnings=list(warnings),
+            op_type_lists=list(self._lists))
 
 
 def to_pandas(df: "pl.DataFrame"):

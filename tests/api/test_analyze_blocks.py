@@ -112,6 +112,7 @@ def test_a_block_is_all_the_events_held_in_full(tmp_path, monkeypatch):
     def spy_profile(self, warnings):
         p = real_profile(self, warnings)
         kept.append(p)
+        assert all(b.events.width == 0 for b in self._blocks)  # each column held once: the blocks gave theirs up
         return p
 
     monkeypatch.setattr(BlockStack, "profile", spy_profile)

@@ -73,3 +73,47 @@ def ane_boundary(boundary_ms: float | None) -> float:
     if b < 0:
         raise UsageError("--boundary-ms must not be negative")
     return b
+
+
+class ReadWhole(Exception):
+    """A file that cannot be analysed block by block with the whole file's answer; the caller reads it whole."""
+
+
+class KeptStream:
+    """An ETDump's blocks of runs, each with its ETRecord attached as to the whole file (iterate), of which only
+    ``columns`` of the events are kept; once the blocks are exhausted :meth:`profile` is the file's profile with
+    those columns (:class:`~edgeprof.model.BlockStack`). Raises :class:`ReadWhole` when a block's ETRecord outcome
+    (status, warnings) differs from the first block's: the whole file's outcome is then unknown block by block."""
+
+    def __init__(self, ws: Workspace, path: Path, columns, block_events: int | None):
+        from ..model import BlockStack
+
+        self.ws, self.path = ws, Path(path)
+        self.blocks, self.reader = ws.profile_blocks(self.path, block_events)
+        self.kept = BlockStack(columns)
+        self.attached: list = []  # (ETRecord info, its warnings) of the first block
+
+    def __iter__(self):
+        reader = self.reader
+        for block in self.blocks:
+            state = (block.etrecord, block.warnings[len(reader.block_warnings):])
+            if not self.attached:
+                self.attached.append(state)
+            elif state != self.attached[0]:
+                raise ReadWhole
+            yield block
+            self.kept.add(block)
+            del block
+
+    def profile(self):
+        """The file's profile, the kept columns of every event (a no-run file refused as reading it whole would)."""
+        import dataclasses
+
+        from ..io.etdump_read import check_has_runs
+
+        prof = self.kept.profile(self.reader.warnings + self.attached[0][1])
+        prof = dataclasses.replace(prof, etrecord=self.attached[0][0])
+        prof.sha256 = self.reader.sha256
+        if not self.ws.allow_empty:
+            check_has_runs(prof, self.path)
+        return prof

@@ -12,7 +12,7 @@ from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
-from ._common import as_list, common_root, rel, taxonomy_of, workspace
+from ._common import KeptStream, ReadWhole, as_list, common_root, rel, taxonomy_of, workspace
 from .results import AnalyzeResult
 
 
@@ -26,56 +26,38 @@ STATS_COLUMNS = ("run_index", "name", "kind", "duration_ns", "self_ns", "parent"
                  "op_types")
 
 
-class _ReadWhole(Exception):
-    """The file cannot be analysed block by block with the whole file's answer; it is read whole instead."""
-
-
 def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: str, batch, targets,
                       block_events: int | None):
     """The timelines of an ETDump written block by block of runs (``block_events`` events at a time), holding
-    only the statistics' columns of the events seen (:data:`STATS_COLUMNS`). Returns (the profile with those
-    columns, timeline rows, the op-type lists table or None); raises :class:`_ReadWhole` where the numbering of
-    the whole file could differ (runs that do not repeat their group's first run, an ETRecord that attaches
-    differently to different blocks)."""
-    import dataclasses
-
+    only the statistics' columns of the events seen (:data:`STATS_COLUMNS`, :class:`KeptStream`). Returns (the
+    profile with those columns, timeline rows, the op-type lists table or None); raises :class:`ReadWhole` where
+    the numbering of the whole file could differ (runs that do not repeat their group's first run, an ETRecord
+    that attaches differently to different blocks)."""
     import numpy as np
     import polars as pl
 
     from ..analysis.inspector_order import StreamOrder
     from ..analysis.timeline import Timeline
-    from ..io.etdump_read import check_has_runs
-    from ..model import BlockStack
     from ..render.tables import write_table
 
-    blocks, reader = ws.profile_blocks(path, block_events)
-    order, op_type_ids, kept, run0 = StreamOrder(), {}, BlockStack(STATS_COLUMNS), None
-    attached: list = []  # (ETRecord info, its warnings) of the first block; every block must agree
+    stream = KeptStream(ws, path, STATS_COLUMNS, block_events)
+    order, op_type_ids, run0 = StreamOrder(), {}, None
 
     def tables():
         nonlocal run0
-        for block in blocks:
-            state = (block.etrecord, block.warnings[len(reader.block_warnings):])
-            if not attached:
-                attached.append(state)
-            elif state != attached[0]:
-                raise _ReadWhole
+        for block in stream:
             nodes = order.node_ids(block)
             if nodes is None:
-                raise _ReadWhole
-            timeline = Timeline(block, model_id, nodes, mode, op_type_ids, first_row=reader.n_events - block.n_events)
+                raise ReadWhole
+            first_row = stream.reader.n_events - block.n_events
+            timeline = Timeline(block, model_id, nodes, mode, op_type_ids, first_row=first_row)
             if run0 is None and (block.events["run_index"].to_numpy() == 0).any():
                 run0 = timeline.table(run_index=0)
             yield timeline.table()
-            kept.add(block)
             del block, timeline
 
     n_rows = write_table(tables(), batch.path(targets["csv_timeline_all"]), fmt)
-    prof = kept.profile(reader.warnings + attached[0][1])
-    prof = dataclasses.replace(prof, etrecord=attached[0][0])
-    prof.sha256 = reader.sha256
-    if not ws.allow_empty:
-        check_has_runs(prof, path)
+    prof = stream.profile()
     if run0 is not None:
         write_table(run0, batch.path(targets["csv_timeline"]), fmt)
     else:
@@ -112,7 +94,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
             targets = _targets(out_dir, names)
             try:
                 prof, n_rows, lists = _stream_timelines(ws, path, model_id, mode, fmt, batch, targets, block_events)
-            except _ReadWhole:
+            except ReadWhole:
                 batch.discard()
         if prof is None:
             targets = _targets(out_dir, names)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..files import display
 from ..io.runfolder import timeline_model_name
 from ..io.workspace import Workspace
-from ._common import as_list, taxonomy_of, workspace
+from ._common import KeptStream, ReadWhole, as_list, taxonomy_of, workspace
 from .results import Breakdown
 
 
@@ -19,17 +19,27 @@ def load_profile(path, *, etrecord=None, strict_etrecord: bool = False, method: 
     return ws.valid_profile(path)
 
 
+# the event columns the accounting reads (an ETDump read block by block keeps only these)
+BREAKDOWN_COLUMNS = ("run_index", "name", "kind", "duration_ns", "self_ns", "parent", "depth", "delegate_backend",
+                     "op_types")
+
+
 def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=None, top: int = 15,
-              model_name: str | None = None, skip_runs: int = 0, program=None, ws: Workspace | None = None) -> Breakdown:
+              model_name: str | None = None, skip_runs: int = 0, program=None, ws: Workspace | None = None,
+              block_events: int | None = 0) -> Breakdown:
     """Category accounting, top and OTHER operators, backends, portable hotspots and graph breaks of one profile
     (its valid runs, without the first ``skip_runs``). ``.profile`` is the profile that was accounted. With
     ``program`` (the .pte that ran): per instruction and category, achieved GFLOP/s and GB/s, intensity, weight
-    share and the XNNPACK node mix behind each delegate call."""
+    share and the XNNPACK node mix behind each delegate call. ``block_events`` (an ETDump, no ``program``): read
+    it block by block of runs, that many events at a time (None: the default block), keeping only the columns the
+    accounting reads (:data:`BREAKDOWN_COLUMNS`, then all ``.profile`` holds); 0 (the default): read it whole."""
     from ..analysis.breakdown import breakdown as run_breakdown
 
     ws = workspace(ws, None, etrecord=etrecord, strict_etrecord=strict_etrecord)
     path = Path(path)
-    prof = ws.valid_profile(path).without_leading_runs(skip_runs)
+    prof = (_kept_profile(ws, path, block_events) if block_events != 0 and program is None else None) \
+        or ws.valid_profile(path)
+    prof = prof.without_leading_runs(skip_runs)
     name = model_name or display(timeline_model_name(path))
     result = run_breakdown(prof, taxonomy=taxonomy_of(taxonomy), top=top, name=name)
     result.update(input=str(path), etrecord_status=prof.etrecord.status if prof.etrecord else "absent",
@@ -42,11 +52,30 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     return Breakdown(result, profile=prof)
 
 
+def _kept_profile(ws: Workspace, path: Path, block_events):
+    """The valid runs of an ETDump read block by block with :data:`BREAKDOWN_COLUMNS`; None for another format
+    or where the blocks cannot give the whole file's ETRecord outcome (read whole then)."""
+    from ..conventions import FORMAT_ETDUMP
+    from ..io.readers import profile_format
+
+    if profile_format(path) != FORMAT_ETDUMP:
+        return None
+    try:
+        stream = KeptStream(ws, path, BREAKDOWN_COLUMNS, block_events)
+        for _ in stream:
+            pass
+        return stream.profile().valid_runs()
+    except ReadWhole:
+        return None
+
+
 def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=None, strict_etrecord: bool = False,
                taxonomy=None, top: int = 15, model_name: str | None = None, write: bool = False, output_dir=None,
-               fmt: str = "csv", program=None, ws: Workspace | None = None) -> list[Breakdown]:
+               fmt: str = "csv", program=None, ws: Workspace | None = None,
+               block_events: int | None = 0) -> list[Breakdown]:
     """:func:`breakdown` of every profile named by ``inputs`` (files, folders, experiments of ``run_dir``);
-    ``write`` writes the Arm kit's breakdown files beside each input (or in ``output_dir``)."""
+    ``write`` writes the Arm kit's breakdown files beside each input (or in ``output_dir``); ``block_events`` as
+    :func:`breakdown`."""
     from ..io.runfolder import breakdown_files
     from ..render.breakdown_files import write_breakdown
     from ..render.tables import suffix
@@ -57,7 +86,7 @@ def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=Non
     taxonomy = taxonomy_of(taxonomy)
     for f in files:
         bd = breakdown(f, taxonomy=taxonomy, top=top, model_name=model_name if len(files) == 1 else None,
-                       program=program, ws=ws)
+                       program=program, ws=ws, block_events=block_events)
         if write:
             names = breakdown_files(bd.name, suffix(fmt))
             folder = Path(output_dir) if output_dir else f.parent

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..conventions import OP_TYPES_MODES, OP_TYPES_REF, fit_name
 from ..errors import UsageError
 from ..io.workspace import Workspace
-from ._common import workspace
+from ._common import KeptStream, ReadWhole, workspace
 from .results import TraceResult
 
 
@@ -34,7 +34,7 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
             try:
                 stats = _stream(ws, p, target, include_init, op_types, block_events)
                 return TraceResult({"input": str(etdump), "written": str(target), **stats})
-            except OutOfOrder:
+            except (OutOfOrder, ReadWhole):
                 pass  # read whole below
     prof = ws.profile(etdump)
     try:
@@ -47,31 +47,15 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
 
 def _stream(ws: Workspace, path: Path, target: Path, include_init: bool, op_types: str, block_events) -> dict:
     """Every run's trace written block by block (:func:`~edgeprof.render.trace.write_trace_blocks`); raises
-    :class:`~edgeprof.render.trace.OutOfOrder` where the blocks cannot give the whole file's document (slices out
-    of the file's order, an ETRecord that attaches to a later block differently)."""
-    import types
+    :class:`~edgeprof.render.trace.OutOfOrder` or :class:`ReadWhole` where the blocks cannot give the whole file's
+    document (slices out of the file's order, an ETRecord that attaches to a later block differently)."""
+    from ..render.trace import TraceParts, write_trace_blocks
 
-    import polars as pl
-
-    from ..io.etdump_read import check_has_runs
-    from ..render.trace import OutOfOrder, TraceParts, write_trace_blocks
-
-    blocks, reader = ws.profile_blocks(path, block_events)
-    parts = TraceParts(include_init=include_init, op_types=op_types)
+    stream = KeptStream(ws, path, ("run_index",), block_events)  # one small column kept: the runs table matters
 
     def numbered():
-        state, runs, n_alloc, n_debug = None, [], 0, 0
-        for block in blocks:
-            now = (block.etrecord, block.warnings[len(reader.block_warnings):])
-            if state is not None and now != state:
-                raise OutOfOrder
-            state = now
-            runs.append(block.runs)
-            n_alloc, n_debug = n_alloc + block.allocations.height, n_debug + block.debug_events.height
-            yield block, reader.n_events - block.n_events
-        if not ws.allow_empty:  # what reading the whole file refuses, before the trace is put in place
-            check_has_runs(types.SimpleNamespace(n_runs=parts.n_runs, runs=pl.concat(runs),
-                                                 allocations=types.SimpleNamespace(height=n_alloc),
-                                                 debug_events=types.SimpleNamespace(height=n_debug)), path)
+        for block in stream:
+            yield block, stream.reader.n_events - block.n_events
+        stream.profile()  # what reading the whole file refuses, refused before the trace is put in place
 
-    return write_trace_blocks(target, numbered(), parts)
+    return write_trace_blocks(target, numbered(), TraceParts(include_init=include_init, op_types=op_types))

@@ -115,7 +115,8 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 
     docs = api.breakdowns(list(inputs), run_dir=run_dir, threads=threads, etrecord=etrecord,
                           strict_etrecord=strict_etrecord, taxonomy=taxonomy, top=top,
-                          model_name=model_name, write=not no_write, output_dir=output_dir, fmt=fmt, program=program)
+                          model_name=model_name, write=not no_write, output_dir=output_dir, fmt=fmt, program=program,
+                          block_events=None)  # an ETDump block by block: the accounting's columns only
     for bd in docs:
         if not as_json:
             terminal.print_breakdown(bd)
