@@ -28,19 +28,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from fresh import PEAK  # noqa: E402
 OUT = ROOT / "bench" / "out"
 
-DRIVER_PARSE = r"""
+DRIVER_PARSE = PEAK + r"""
 import json, resource, sys, time
 import edgeprof.cli as cli, edgeprof.api, polars, numpy  # the CLI's imports
 t = time.perf_counter()
 prof = edgeprof.api.load_etdump(sys.argv[1], warn=False)
 dt = time.perf_counter() - t
 print(json.dumps({"seconds": dt, "events": prof.n_events,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": peak_mb()}))
 """
 
-DRIVER_ANALYZE = r"""
+DRIVER_ANALYZE = PEAK + r"""
 import contextlib, io, json, resource, sys, time
 import edgeprof.cli as cli, edgeprof.api, polars, numpy
 for m in ("edgeprof.analysis.timeline", "edgeprof.io.etdump_read", "edgeprof.render.tables", "edgeprof.render.terminal",
@@ -55,10 +57,10 @@ with contextlib.redirect_stdout(io.StringIO()):
         if e.code:
             raise
 dt = time.perf_counter() - t
-print(json.dumps({"seconds": dt, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"seconds": dt, "rss_mb": peak_mb()}))
 """
 
-DRIVER_INSPECTOR = r"""
+DRIVER_INSPECTOR = PEAK + r"""
 import json, resource, sys, time, warnings
 warnings.filterwarnings("ignore")
 from executorch.devtools import Inspector
@@ -67,7 +69,7 @@ insp = Inspector(etdump_path=sys.argv[1])
 insp.to_dataframe()
 dt = time.perf_counter() - t
 n = sum(len(e.perf_data.raw) for b in insp.event_blocks for e in b.events if e.perf_data)
-print(json.dumps({"seconds": dt, "events": n, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"seconds": dt, "events": n, "rss_mb": peak_mb()}))
 """
 
 

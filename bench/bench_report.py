@@ -26,9 +26,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from fresh import PEAK  # noqa: E402
 OUT = ROOT / "bench" / "out"
 
-DRIVER = r"""
+DRIVER = PEAK + r"""
 import collections, contextlib, io, json, os, resource, sys, time
 opens = collections.Counter()
 watch = set(json.loads(os.environ["EDGEPROF_BENCH_INPUTS"]))
@@ -47,7 +49,7 @@ with contextlib.redirect_stdout(io.StringIO()):
         if e.code:
             raise
 dt = time.perf_counter() - t
-print(json.dumps({"seconds": dt, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"seconds": dt, "rss_mb": peak_mb(),
                   "opens": sum(opens.values()), "per_file": {os.path.basename(k): v for k, v in opens.items()}}))
 """
 

@@ -1,5 +1,5 @@
 """One command in a fresh process: its whole-process time (imports included, interpreter start excluded) and
-peak RSS. ``inspector PATH`` runs ExecuTorch's Inspector on an ETDump instead of an edgeprof command, and
+peak RSS (the process's own high-water mark, ``VmHWM``). ``inspector PATH`` runs ExecuTorch's Inspector on an ETDump instead of an edgeprof command, and
 ``et-deserialize PATH`` ExecuTorch's own .pte deserializer."""
 
 from __future__ import annotations
@@ -8,7 +8,21 @@ import json
 import subprocess
 import sys
 
-DRIVER = r"""
+# the peak a driver reports: its own high-water mark (Linux's ru_maxrss also counts the parent's resident memory
+# at fork — it survives exec — so a large benchmark parent would floor every figure at its own size)
+PEAK = r"""
+import resource
+
+
+def peak_mb():
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+DRIVER = PEAK + r"""
 import contextlib, io, json, resource, sys, time
 t = time.perf_counter()
 if sys.argv[1] == "inspector":
@@ -26,7 +40,7 @@ else:
         except SystemExit as e:
             if e.code:
                 raise
-print(json.dumps({"seconds": time.perf_counter() - t, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"seconds": time.perf_counter() - t, "rss_mb": peak_mb()}))
 """
 
 

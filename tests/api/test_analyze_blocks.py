@@ -12,7 +12,7 @@ from edgeprof.analysis.inspector_order import StreamOrder, inspector_order
 from edgeprof.io.etdump_read import ETDumpBlocks, read_etdump
 from edgeprof.io.workspace import Workspace
 from edgeprof.model import BlockStack
-from etdump_builder import PE, Run, build, portable_run, xnnpack_runs
+from etdump_builder import build, portable_run, runs_with_invalid, xnnpack_runs
 from reader_spies import built_blocks
 from testdata import DATA, recording
 
@@ -56,15 +56,9 @@ def test_blocks_write_the_whole_file_s_outputs(tmp_path, name, etrecord):
 
 
 def test_invalid_runs_and_warnings_across_blocks(tmp_path):
-    runs = [Run("Default", [PE("Program::load_method", 0, 50), PE("Method::init", 10, 40)])]
-    for i in range(9):
-        r = portable_run(1_000_000 * (i + 1))
-        if i in (2, 7):
-            r.events[-1] = PE("Method::execute", 2**40, 2**40 - 1, -1, chain_index=-1)
-        runs.append(r)
     f = tmp_path / "in" / "bad.etdp"
     f.parent.mkdir()
-    f.write_bytes(build(runs))
+    f.write_bytes(build(runs_with_invalid()))
     whole = _outputs(f, tmp_path / "whole", block_events=0)
     assert whole[1]["per_etdump"][0]["runs_invalid"] == 2
     for b in (1, 11, 20):

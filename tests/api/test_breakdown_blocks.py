@@ -8,8 +8,8 @@ import pytest
 from edgeprof import api
 from edgeprof.api.breakdown import BREAKDOWN_COLUMNS
 from edgeprof.io.workspace import Workspace
-from etdump_builder import PE, Run, build, portable_run
-from reader_spies import built_blocks
+from etdump_builder import build, portable_run, runs_with_invalid
+from reader_spies import built_blocks, second_block_attaches_differently
 from testdata import DATA, recording
 
 
@@ -36,15 +36,9 @@ def test_blocks_give_the_whole_file_s_breakdown(tmp_path, name, etrecord):
 
 
 def test_invalid_and_warm_up_runs_across_blocks(tmp_path):
-    runs = [Run("Default", [PE("Program::load_method", 0, 50), PE("Method::init", 10, 40)])]
-    for i in range(9):
-        r = portable_run(1_000_000 * (i + 1))
-        if i in (2, 7):
-            r.events[-1] = PE("Method::execute", 2**40, 2**40 - 1, -1, chain_index=-1)
-        runs.append(r)
     f = tmp_path / "in" / "bad.etdp"
     f.parent.mkdir()
-    f.write_bytes(build(runs))
+    f.write_bytes(build(runs_with_invalid()))
     for skip in (0, 3):
         ws = Workspace(f.parent)
         whole = api.breakdown(f, ws=ws, block_events=0, skip_runs=skip)
@@ -65,24 +59,13 @@ def test_a_block_is_all_the_events_held(tmp_path, monkeypatch):
 def test_what_blocks_cannot_do_is_read_whole(tmp_path, monkeypatch):
     """A timeline CSV, a breakdown joined with its program (it needs every column), and an ETRecord that
     attaches to a later block differently: each read whole, the same answer."""
-    import dataclasses
-
     f = recording(tmp_path, "tel_xnnq8.N20")
     rec = DATA / "etrecord" / "tel_xnnq8.etrecord"
     whole = api.breakdown(f, ws=Workspace(f.parent, etrecord=rec), block_events=0)
     prog = api.breakdown(f, ws=Workspace(f.parent, etrecord=rec), block_events=None,
                          program=DATA / "pte" / "tel_xnnq8.pte")
     assert "program" in prog.data and set(prog.profile.events.columns) > set(BREAKDOWN_COLUMNS)
-    real, seen = Workspace._with_etrecord, []
-
-    def second_differs(self, path, prof):
-        out = real(self, path, prof)
-        seen.append(prof.n_events)
-        if len(seen) == 2:
-            out = dataclasses.replace(out, warnings=out.warnings + ["this block attached differently"])
-        return out
-
-    monkeypatch.setattr(Workspace, "_with_etrecord", second_differs)
+    seen = second_block_attaches_differently(monkeypatch)
     ws = Workspace(f.parent, etrecord=rec)
     got = api.breakdown(f, ws=ws, block_events=200)
     assert ws.reads["profile_read"] == 2 and len(seen) >= 3

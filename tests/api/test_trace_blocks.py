@@ -12,7 +12,7 @@ from edgeprof.io.etdump_read import read_etdump
 from edgeprof.io.workspace import Workspace
 from edgeprof.render.trace import TraceParts
 from etdump_builder import PE, Run, build, portable_run
-from reader_spies import built_blocks
+from reader_spies import built_blocks, second_block_attaches_differently
 from testdata import DATA, recording
 from trace_reference import reference_trace
 
@@ -141,21 +141,10 @@ def test_no_run_and_a_failing_block_leave_nothing_behind(tmp_path, monkeypatch):
 
 
 def test_an_etrecord_that_attaches_differently_to_a_later_block_sends_the_file_whole(tmp_path, monkeypatch):
-    import dataclasses
-
     f = recording(tmp_path, "tel_xnnq8.N20")
     rec = DATA / "etrecord" / "tel_xnnq8.etrecord"
     whole, _, _ = _trace(f, tmp_path / "whole.json", rec, block_events=0)
-    real, seen = Workspace._with_etrecord, []
-
-    def second_differs(self, path, prof):
-        out = real(self, path, prof)
-        seen.append(prof.n_events)
-        if len(seen) == 2:
-            out = dataclasses.replace(out, warnings=out.warnings + ["this block attached differently"])
-        return out
-
-    monkeypatch.setattr(Workspace, "_with_etrecord", second_differs)
+    seen = second_block_attaches_differently(monkeypatch)
     got, ws, _ = _trace(f, tmp_path / "b.json", rec, block_events=200)
     assert ws.reads["profile_read"] == 2 and len(seen) >= 3
     assert got == whole

@@ -237,3 +237,15 @@ def xnnpack_runs(ops, runs: int = 4, unit_ns: int = 1000) -> list[Run]:
         out.append(Run("Execute", ev))
         t += 10_000_000
     return out
+
+
+def runs_with_invalid(n: int = 9, invalid=(2, 7)) -> list[Run]:
+    """A load/init block, then ``n`` portable runs 1 ms apart of which those at ``invalid`` have a
+    ``Method::execute`` that ends before it starts (beyond a 32-bit wrap: no valid end-to-end time)."""
+    runs = [Run("Default", [PE("Program::load_method", 0, 50), PE("Method::init", 10, 40)])]
+    for i in range(n):
+        r = portable_run(1_000_000 * (i + 1))
+        if i in invalid:
+            r.events[-1] = PE("Method::execute", 2**40, 2**40 - 1, -1, chain_index=-1)
+        runs.append(r)
+    return runs

@@ -17,3 +17,23 @@ def built_blocks(monkeypatch) -> list[int]:
 
     monkeypatch.setattr("edgeprof.io.etdump_read.build_profile", spy)
     return built
+
+
+def second_block_attaches_differently(monkeypatch) -> list[int]:
+    """From now on the second block a workspace attaches an ETRecord to comes out with an extra warning (its
+    outcome differs from the first block's); returns the event counts of the blocks attached, in order."""
+    import dataclasses
+
+    from edgeprof.io.workspace import Workspace
+
+    real, seen = Workspace._with_etrecord, []
+
+    def second_differs(self, path, prof):
+        out = real(self, path, prof)
+        seen.append(prof.n_events)
+        if len(seen) == 2:
+            out = dataclasses.replace(out, warnings=out.warnings + ["this block attached differently"])
+        return out
+
+    monkeypatch.setattr(Workspace, "_with_etrecord", second_differs)
+    return seen
