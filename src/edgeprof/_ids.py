@@ -39,6 +39,14 @@ def first_index(ids: np.ndarray) -> np.ndarray:
     return first
 
 
+def first_rows(ids: np.ndarray, k: int) -> np.ndarray:
+    """The first row of each of ``k`` group ids (−1 for a group no row has; ids need not all occur)."""
+    first = np.full(k, -1, dtype=np.int64)
+    present, rows = np.unique(ids, return_index=True)
+    first[present] = rows
+    return first
+
+
 def distinct_ids(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """(dense id per row, first row of each id) for any Series (nulls form their own group)."""
     if s.null_count() == s.len():  # all null (e.g. op types without an ETRecord): one group

@@ -175,8 +175,10 @@ class Profile:
         out.runs_dropped, out.runs_invalid = self.runs_dropped, self.runs_invalid
         groups = self.__dict__.get("_op_type_groups")
         if groups is not None and groups[3] is ev and ev.height:  # the kept rows keep their op-type groups
+            from ._ids import first_rows
+
             ids = groups[0][ev_kept]
-            out.__dict__["_op_type_groups"] = (ids, _first_rows(ids, len(groups[2])), groups[2], out.events)
+            out.__dict__["_op_type_groups"] = (ids, first_rows(ids, len(groups[2])), groups[2], out.events)
         return out
 
     def without_leading_runs(self, k: int) -> "Profile":
@@ -241,14 +243,14 @@ class Profile:
         The ETRecord reader already knows which events share a list and hands the ids over
         (:meth:`remember_op_type_groups`), so a large profile's list column is never hashed.
         """
-        from ._ids import distinct_ids
+        from ._ids import distinct_ids, first_rows
 
         cached = self.__dict__.get("_op_type_groups")
         if self.op_type_lists is not None:  # by reference: the ids are the groups (first row −1: none left)
             import numpy as np
 
             ids = self.events[OP_TYPES_ID].to_numpy().astype(np.int64)
-            return ids, _first_rows(ids, len(self.op_type_lists)), self.op_type_lists
+            return ids, first_rows(ids, len(self.op_type_lists)), self.op_type_lists
         if cached is None or cached[3] is not self.events:
             ids, first = distinct_ids(self.events["op_types"])
             self.remember_op_type_groups(ids, first)
@@ -317,14 +319,9 @@ def concat_runs(profiles: list[Profile]) -> Profile:
     return out
 
 
-def _first_rows(ids: "np.ndarray", k: int) -> "np.ndarray":
-    """The first row of each of ``k`` group ids (−1 for a group no row has)."""
-    import numpy as np
-
-    first = np.full(k, -1, dtype=np.int64)
-    present, rows = np.unique(ids, return_index=True)
-    first[present] = rows
-    return first
+class ReadWhole(Exception):
+    """A file whose blocks of runs cannot give the whole file's answer (its numbering or order depends on blocks not
+    seen yet, or its ETRecord attaches to blocks differently): the caller reads it whole instead."""
 
 
 class BlockStack:

@@ -75,14 +75,11 @@ def ane_boundary(boundary_ms: float | None) -> float:
     return b
 
 
-class ReadWhole(Exception):
-    """A file that cannot be analysed block by block with the whole file's answer; the caller reads it whole."""
-
-
 class KeptStream:
-    """An ETDump's blocks of runs, each with its ETRecord attached as to the whole file (iterate), of which only
+    """An ETDump's blocks of runs, each with its ETRecord attached as to the whole file (iterate: (block, its first
+    row in the file) pairs), of which only
     ``columns`` of the events are kept; once the blocks are exhausted :meth:`profile` is the file's profile with
-    those columns (:class:`~edgeprof.model.BlockStack`). Raises :class:`ReadWhole` when a block's ETRecord outcome
+    those columns (:class:`~edgeprof.model.BlockStack`). Raises :class:`~edgeprof.model.ReadWhole` when a block's ETRecord outcome
     (status, warnings) differs from the first block's: the whole file's outcome is then unknown block by block."""
 
     def __init__(self, ws: Workspace, path: Path, columns, block_events: int | None):
@@ -94,6 +91,8 @@ class KeptStream:
         self.attached: list = []  # (ETRecord info, its warnings) of the first block
 
     def __iter__(self):
+        from ..model import ReadWhole
+
         reader = self.reader
         for block in self.blocks:
             state = (block.etrecord, block.warnings[len(reader.block_warnings):])
@@ -101,7 +100,7 @@ class KeptStream:
                 self.attached.append(state)
             elif state != self.attached[0]:
                 raise ReadWhole
-            yield block
+            yield block, reader.n_events - block.n_events
             self.kept.add(block)
             del block
 

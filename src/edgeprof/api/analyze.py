@@ -12,7 +12,8 @@ from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
-from ._common import KeptStream, ReadWhole, as_list, common_root, rel, taxonomy_of, workspace
+from ..model import ReadWhole
+from ._common import KeptStream, as_list, common_root, rel, taxonomy_of, workspace
 from .results import AnalyzeResult
 
 
@@ -45,11 +46,10 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
 
     def tables():
         nonlocal run0
-        for block in stream:
+        for block, first_row in stream:
             nodes = order.node_ids(block)
             if nodes is None:
                 raise ReadWhole
-            first_row = stream.reader.n_events - block.n_events
             timeline = Timeline(block, model_id, nodes, mode, op_type_ids, first_row=first_row)
             if run0 is None and (block.events["run_index"].to_numpy() == 0).any():
                 run0 = timeline.table(run_index=0)

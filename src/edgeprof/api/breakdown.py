@@ -7,7 +7,8 @@ from pathlib import Path
 from ..files import display
 from ..io.runfolder import timeline_model_name
 from ..io.workspace import Workspace
-from ._common import KeptStream, ReadWhole, as_list, taxonomy_of, workspace
+from ..model import ReadWhole
+from ._common import KeptStream, as_list, taxonomy_of, workspace
 from .results import Breakdown
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from ..conventions import OP_TYPES_MODES, OP_TYPES_REF, fit_name
 from ..errors import UsageError
 from ..io.workspace import Workspace
-from ._common import KeptStream, ReadWhole, workspace
+from ..model import ReadWhole
+from ._common import KeptStream, workspace
 from .results import TraceResult
 
 
@@ -28,13 +29,12 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
     if block_events != 0 and (runs is None or runs.strip() in ("", ":", "all")):
         from ..conventions import FORMAT_ETDUMP
         from ..io.readers import profile_format
-        from ..render.trace import OutOfOrder
 
         if profile_format(p) == FORMAT_ETDUMP:
             try:
                 stats = _stream(ws, p, target, include_init, op_types, block_events)
                 return TraceResult({"input": str(etdump), "written": str(target), **stats})
-            except (OutOfOrder, ReadWhole):
+            except ReadWhole:
                 pass  # read whole below
     prof = ws.profile(etdump)
     try:
@@ -47,15 +47,14 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
 
 def _stream(ws: Workspace, path: Path, target: Path, include_init: bool, op_types: str, block_events) -> dict:
     """Every run's trace written block by block (:func:`~edgeprof.render.trace.write_trace_blocks`); raises
-    :class:`~edgeprof.render.trace.OutOfOrder` or :class:`ReadWhole` where the blocks cannot give the whole file's
+    :class:`~edgeprof.model.ReadWhole` where the blocks cannot give the whole file's
     document (slices out of the file's order, an ETRecord that attaches to a later block differently)."""
     from ..render.trace import TraceParts, write_trace_blocks
 
     stream = KeptStream(ws, path, ("run_index",), block_events)  # one small column kept: the runs table matters
 
     def numbered():
-        for block in stream:
-            yield block, stream.reader.n_events - block.n_events
+        yield from stream
         stream.profile()  # what reading the whole file refuses, refused before the trace is put in place
 
     return write_trace_blocks(target, numbered(), TraceParts(include_init=include_init, op_types=op_types))

@@ -17,7 +17,7 @@ implementation this replaced; the tests require the same document from both.
 from __future__ import annotations
 
 from ..conventions import OP_TYPES_ID, OP_TYPES_INLINE
-from ..model import Profile
+from ..model import Profile, ReadWhole
 from ..taxonomy import DEFAULT, Taxonomy
 
 PID = 1
@@ -100,11 +100,6 @@ def adjust(start, end, parent, depth, run_idx, rows):
     return adj_s, adj_e
 
 
-class OutOfOrder(Exception):
-    """A block of runs that a trace written block by block cannot place: its slices would sort before slices
-    already written, or start before the time origin already used. The trace is then made from the whole profile."""
-
-
 class TraceParts:
     """The pieces of a trace gathered one block of runs at a time (:meth:`slices` per block, in file order), each
     block numbered as the whole profile would number it: after the last block, :meth:`meta`, :meth:`header` and
@@ -146,7 +141,7 @@ class TraceParts:
             lo = int(start[rows].min())
             if self.base is not None and lo < self.base or (
                     self.last_run is not None and int(run_idx[rows].min()) <= self.last_run):
-                raise OutOfOrder
+                raise ReadWhole  # its slices would sort before those written, or start before the time origin
             self.base = lo if self.base is None else self.base
             self.last_run = int(run_idx[rows].max())
         base = self.base or 0
@@ -319,7 +314,7 @@ def write_trace_blocks(path, blocks, parts: TraceParts, *, name: str | None = No
     returns the stats. Each batch of slices is written by Polars' CSV writer as one unquoted text column (every
     slice line starting with the comma that separates it from the one before). The metadata events come first in
     the document but are known only once every block is seen: with several blocks the slices go to a scratch file
-    beside the target first, copied after the metadata at the end. Raises :class:`OutOfOrder` (nothing written)
+    beside the target first, copied after the metadata at the end. Raises :class:`~edgeprof.model.ReadWhole` (nothing written)
     for a block that cannot follow the ones before."""
     import tempfile
     from pathlib import Path
