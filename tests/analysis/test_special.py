@@ -85,3 +85,33 @@ def test_edges_and_inputs_without_an_answer():
         assert math.isnan(v)
     for v in (special.ndtri(nan), special.stdtrit(nan, 0.5), special.chdtri(nan, 0.5)):  # as SciPy
         assert math.isnan(v)
+
+
+def test_inverses_converge_in_a_few_steps(monkeypatch):
+    """Counted, not timed: an inverse ends in a handful of evaluations of its CDF (a Newton step that hops between
+    two neighbouring floats must end it, not run it to the iteration limit)."""
+    calls = {"t": 0, "gamma": 0}
+    real_t, real_g = special._t_lower, special._gamma_tail
+
+    def t_lower(*a):
+        calls["t"] += 1
+        return real_t(*a)
+
+    def gamma_tail(*a):
+        calls["gamma"] += 1
+        return real_g(*a)
+
+    monkeypatch.setattr(special, "_t_lower", t_lower)
+    monkeypatch.setattr(special, "_gamma_tail", gamma_tail)
+    for f in (special.ndtri, special.stdtrit, special.chdtri):
+        f.cache_clear()  # every inverse below is computed here, not remembered from another test
+    for df in (3, 5.5, 11, 30, 1000, 1e4):
+        for p in (1e-20, 1e-5, 0.025, 0.3, 0.975):
+            calls["t"] = 0
+            special.stdtrit(df, p)
+            assert calls["t"] <= 25, (df, p, calls["t"])
+    for df in (1, 4, 11, 99, 9999):
+        for y in (1e-30, 0.05, 0.5, 0.9, 0.999):
+            calls["gamma"] = 0
+            special.chdtri(df, y)
+            assert calls["gamma"] <= 40, (df, y, calls["gamma"])

@@ -12,11 +12,15 @@ check them against SciPy to about 1e-12 relative over the ranges used (p down to
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 _SQRT2 = math.sqrt(2.0)
 _EPS = 1e-16
 _TINY = 1e-300
 _MAX_ITER = 100_000
+# a Newton step this small (relative) ends an inverse: the functions themselves are exact to a few units in the
+# last place, so smaller steps only hop between neighbouring floats
+_STEP = 1e-14
 
 
 def ndtr(x) -> float:
@@ -31,6 +35,7 @@ def _normal_logpdf(x: float) -> float:
     return -0.5 * x * x - 0.5 * math.log(2 * math.pi)
 
 
+@lru_cache(maxsize=4096)  # the statistics ask for the same few quantiles again and again
 def ndtri(p) -> float:
     """Inverse of the standard normal CDF (−inf at 0, +inf at 1, nan outside [0, 1])."""
     p = float(p)
@@ -149,6 +154,7 @@ def _t_logpdf(df: float, t: float) -> float:
     return -_lgamma_ratio(0.5 * df, 0.5) - 0.5 * math.log(df * math.pi) - 0.5 * (df + 1) * math.log1p(t * t / df)
 
 
+@lru_cache(maxsize=4096)  # the statistics ask for the same few quantiles again and again
 def stdtrit(df, p) -> float:
     """Inverse of :func:`stdtr` in its second argument."""
     df, p = float(df), float(p)
@@ -195,7 +201,7 @@ def _t_lower_inverse(df: float, p: float) -> float:
             t_new = t - (math.log(f) - lp) / math.exp(_t_logpdf(df, t) - math.log(f))
             if not lo <= t_new <= hi:
                 t_new = 0.5 * (lo + hi)
-        if abs(t_new - t) <= 4e-16 * max(1.0, abs(t_new)):
+        if abs(t_new - t) <= _STEP * max(1.0, abs(t_new)):
             return t_new
         t = t_new
     return t
@@ -247,6 +253,7 @@ def _gamma_tail(a: float, x: float, upper: bool) -> float:
     return q if upper else 1.0 - q
 
 
+@lru_cache(maxsize=4096)  # the statistics ask for the same few quantiles again and again
 def chdtri(df, y) -> float:
     """x with P(χ²_df > x) = y (the inverse of the χ² survival function). Solved on the smaller of the two tails
     (the upper one for y ≤ ½), by Newton steps on its logarithm inside a bracket that bisection tightens."""
@@ -294,7 +301,7 @@ def chdtri(df, y) -> float:
             x_new = 0.5 * (lo + hi)
         if not lo <= x_new <= hi:
             x_new = 0.5 * (lo + hi)
-        if abs(x_new - x) <= 4e-16 * max(abs(x_new), 1e-300):
+        if abs(x_new - x) <= _STEP * max(abs(x_new), 1e-300):
             return x_new
         x = x_new
     return x
