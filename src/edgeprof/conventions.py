@@ -100,6 +100,7 @@ def verdict(low: float | None, high: float | None, threshold: float) -> str:
 ESTIMATE_TOOL = "edgeprof-coreml-estimate"  # the ``tool`` of an anemll-profile–shaped static estimate
 FORMAT_ETDUMP = "etdump"  # a Profile's format (io/readers decides it), also the evidence name of its figures
 FORMAT_TIMELINE_CSV = "timeline_csv"
+FORMAT_ORT_JSON = "ort_json"  # an ONNX Runtime profile (SessionOptions.enable_profiling): io/ort_profile
 FORMAT_XNNPACK_LOG = "xnnpack_log"  # kernel evidence: an XNNPACK log (registrations), or the kernel table CSV
 FORMAT_KERNEL_CSV = "kernel_csv"
 
@@ -113,6 +114,7 @@ OP_TYPES_TAIL = "_op_types.csv"  # the lists of <name>.csv: <name>_op_types.csv 
 EVIDENCE_NAMES = {
     "etdump": "ETDump timeline",
     "timeline_csv": "timeline CSV",
+    "ort_json": "ONNX Runtime profile",
     "ops_stats": "ops-stats CSV",
     "metrics_json": "metrics JSON",
     "xnntrace": "xnntrace log",
@@ -154,6 +156,18 @@ def op_type(name: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems
+ORT_TAILS = (".ort.json.gz", ".ort.json")  # the names `edgeprof run` gives ONNX Runtime profiles (found in folders)
+PROFILE_TAILS = ORT_TAILS + (".json.gz", ".json")  # an ONNX Runtime profile's names
+
+
+def profile_stem(path) -> str:
+    """A profile's name without its format's suffixes (``cnn_t1.ort.json.gz`` → ``cnn_t1``; else ``Path.stem``)."""
+    name = os.path.basename(os.fspath(path))
+    for tail in PROFILE_TAILS:
+        if name.endswith(tail) and len(name) > len(tail):
+            return name[: -len(tail)]
+    stem, dot, _ = name.rpartition(".")
+    return stem if dot and stem else name
 
 
 def fit_name(stem: str, tail: str) -> str:

@@ -23,7 +23,8 @@ parent                  Int64      row index of the enclosing event (null at top
 depth                   Int8       nesting depth (0 = top level)
 delegate_backend        Cat        backend of a delegate call or delegate op; ``portable`` for portable
                                    kernels and OPERATOR_CALL; ``framework`` for Method/Program events
-backend_source          Cat        ``etrecord`` (named by the ETRecord), ``inferred`` (from op names), or ""
+backend_source          Cat        ``etrecord`` (named by the ETRecord), ``inferred`` (from op names), ``profile``
+                                   (named by the profile itself: ONNX Runtime's provider), or ""
 timing_source           Cat        ``measured``, or ``synthesized_start`` for delegate ops whose start
                                    times the backend laid end to end (XNNPACK): only durations are measured
 op_types                List[Cat]  ATen/edge op types from the ETRecord (null without one)

@@ -9,6 +9,10 @@ Sources understood (each name is first recognised by its form):
   (``Convolution (NHWC, F32) IGEMM #3``, ``Fully Connected (NC, QD8, F32, QC8W) GEMM``) → the XNNPACK table,
   with the dtype tokens read from the parentheses;
 * Core ML MIL op types (``conv``, ``ios18.linear``, ``constexpr_lut_to_dense``) → the MIL table;
+* ONNX operator types (``Conv``, ``QLinearConv``, ``MatMulNBits``, ``SkipLayerNormalization``) and LiteRT builtins
+  (``DEPTHWISE_CONV_2D``, ``FULLY_CONNECTED``), matched exactly → :mod:`edgeprof.taxonomy_runtimes`; an execution
+  provider's or delegate's fused subgraph (``OpenVINO-EP-subgraph_2``, ``TfLiteXNNPackDelegate``) →
+  ``OTHER/delegated-subgraph``;
 * ExecuTorch framework events (``Method::execute``, ``OPERATOR_CALL``, ``DELEGATE_CALL``, ``JF_CALL`` …)
   → ``FRAMEWORK`` (not an operator category: analyses account for them as overhead);
 * anything else → keyword rules (ordered: ``convert`` before ``conv``, ``bilinear`` before ``linear``,
@@ -31,8 +35,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .conventions import INSTANCE_SUFFIX, WRAPPER_EVENTS
+from .taxonomy_runtimes import LITERT, ONNX, SUBGRAPH, SUBGRAPH_SPEC
 
-TAXONOMY_VERSION = "2026.11.1"
+TAXONOMY_VERSION = "2026.12.1"
 OTHER = "OTHER"  # the category of an op no rule matches
 CATEGORIES = ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
               "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", OTHER)
@@ -46,7 +51,7 @@ class OpClass:
     category: str
     subtype: str
     op: str  # the operator's base name (no instance suffix, overload, namespace or dtype arguments)
-    source: str  # xnnpack | portable | aten | mil | framework | keyword | override | unknown
+    source: str  # xnnpack | portable | aten | mil | onnx | litert | subgraph | framework | keyword | override | unknown
     dtypes: tuple[str, ...] = ()
     rule: str = ""
 
@@ -294,6 +299,12 @@ class Taxonomy:
                 return OpClass(*_t(spec), op=name, source="override", rule=rx.pattern)
         if name in FRAMEWORK_NAMES or name.startswith(("Method::", "Program::")):
             return OpClass(FRAMEWORK, name, op=name, source="framework", rule="framework event")
+        for table, source in ((ONNX, "onnx"), (LITERT, "litert")):
+            if name in table:
+                return OpClass(*_t(self.op_overrides.get(name) or table[name]), op=name, source=source,
+                               rule=f"{source.upper()} {name}")
+        if SUBGRAPH.search(name):
+            return OpClass(*_t(SUBGRAPH_SPEC), op=name, source="subgraph", rule="fused subgraph")
         m = _XNN_RE.match(name)
         if m and m.group("op") in _XNN:
             return self._xnnpack(name, m)

@@ -150,3 +150,20 @@ def test_every_argument_is_described_and_the_options_people_use_are_there(root):
     is_error, doc, _ = out[0]
     assert not is_error and doc["result"]["threshold"] == 0.05
     assert len(doc["result"]["baseline"]["launches"]) == 2
+
+
+def test_tools_read_onnx_runtime_profiles(root):
+    for name in ("cnn_cpu_t1_l1.ort.json", "cnn_cpu_t2_l1.ort.json.gz", "tfm_mixed_ov_t1_l1.ort.json.gz"):
+        shutil.copy(DATA / "ort" / name, root / name)
+    _, _, out = _run(root, [
+        ("compare", {"baseline": "cnn_cpu_t1_l1.ort.json", "candidate": "cnn_cpu_t2_l1.ort.json.gz"}),
+        ("breakdown", {"path": "tfm_mixed_ov_t1_l1.ort.json.gz"}),
+        ("latency", {"path": "cnn_cpu_t1_l1.ort.json"}),
+    ])
+    assert not any(is_error for is_error, _, _ in out)
+    cli = _cli("compare", root / "cnn_cpu_t1_l1.ort.json", root / "cnn_cpu_t2_l1.ort.json.gz", "--json")
+    assert out[0][1]["result"]["speedup"] == cli["speedup"] and out[0][1]["result"]["verdict"] == cli["verdict"]
+    bd = out[1][1]["result"]
+    assert [o["operator"] for o in bd["portable_hotspots"]] == ["Hardmax"]
+    assert "OpenVINOExecutionProvider" in bd["backends"]["leaf_time"]
+    assert out[2][1]["result"]["reports"][0]["steady"]["count"] == 9

@@ -120,4 +120,4 @@ def test_inputs_from_files_reach_the_program_unchanged(tmp_path, collected):
                   inputs=tmp_path / "two.npz")
     assert not res.ok
     tail = json.loads((tmp_path / "two" / "manifest.json").read_text())["results"][0]["output_tail"]
-    assert "holds 2 input(s), the method takes 1" in tail
+    assert "holds 2 input(s), the model takes 1" in tail

@@ -169,6 +169,9 @@ def test_every_rule_against_the_labelled_list(name, table, spec):
         c = classify(form)
         expect_sub = {"Convolution": "conv", "Convert": "convert"}.get(name, sub)
         assert (c.category, c.subtype, c.source, c.rule) == (cat, expect_sub, "xnnpack", f"XNNPACK {name}"), form
+    elif table in ("onnx", "litert"):  # exactly as an ONNX Runtime profile's op_name / LiteRT's op name
+        c = classify(name)
+        assert (c.category, c.subtype, c.source, c.rule) == (cat, sub, table, f"{table.upper()} {name}"), name
     else:
         for form in (name, f"ios18.{name}"):
             c = classify(form)
@@ -177,7 +180,7 @@ def test_every_rule_against_the_labelled_list(name, table, spec):
 
 def test_the_labelled_list_is_for_this_taxonomy_version_and_its_categories():
     head = (DATA / "taxonomy_labels.tsv").read_text().splitlines()[1]
-    assert f"(taxonomy {TAXONOMY_VERSION})" in head and TAXONOMY_VERSION == "2026.11.1"
+    assert f"(taxonomy {TAXONOMY_VERSION})" in head and TAXONOMY_VERSION == "2026.12.1"
     assert CATEGORIES == ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
                           "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", "OTHER")
     assert {spec.split("/")[0] for _, _, spec, _ in LABELS} == set(CATEGORIES)
@@ -186,7 +189,8 @@ def test_the_labelled_list_is_for_this_taxonomy_version_and_its_categories():
 def test_the_labelled_list_covers_every_table_entry():
     from edgeprof import taxonomy as t
     listed = {(n, tb) for n, tb, _, _ in LABELS}
-    tables = {"aten": t._ATEN, "xnnpack": t._XNN, "mil": t._MIL}
+    from edgeprof import taxonomy_runtimes as rt
+    tables = {"aten": t._ATEN, "xnnpack": t._XNN, "mil": t._MIL, "onnx": rt.ONNX, "litert": rt.LITERT}
     assert {(n, tb) for tb, table in tables.items() for n in table} == listed
 
 
@@ -204,8 +208,8 @@ KEYWORD_EXAMPLES = {
     "ResizeNearestNeighbor": "RESIZE",             # TensorFlow
     "InnerProduct": "GEMM",                        # Caffe / Vela
     "FullyConnected": "GEMM",                      # TFLite
-    "LayerNormalization": "NORM",                  # ONNX
-    "GlobalAveragePool": "POOL",                   # ONNX
+    "LayerNorm_fused": "NORM",
+    "GlobalAvgPool2D": "POOL",                     # Keras
     "Softmax_1": "ACTIVATION",
     "HardSwish_int8": "ACTIVATION",
     "EmbeddingLookup": "EMBEDDING",                # TFLite
@@ -215,7 +219,7 @@ KEYWORD_EXAMPLES = {
     "StridedSlice split": "DATA_MOVEMENT",
     "memcpy_h2d": "DATA_MOVEMENT",
     "Reshape_3": "RESHAPE",
-    "ReduceMean": "REDUCTION",                     # ONNX
+    "ReduceMeanV2": "REDUCTION",                   # TensorFlow
     "ElementWise add": "ELEMENTWISE",
     "MyCustomThing": "OTHER",
 }

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .._memory import release_free_memory
-from ..conventions import FORMAT_ETDUMP, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF
+from ..conventions import FORMAT_ETDUMP, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, profile_stem
 from ..errors import ETRecordError, InputError, UsageError
 from ..files import display, exists
 from ..io.runfolder import SUMMARY
@@ -84,7 +84,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     from ..render.tables import suffix, write_table
 
     rf = ws.describe(path)
-    model_id = display(path.stem)
+    model_id = display(profile_stem(path))
     names = analysis_files(path, suffix(fmt))
     # Parquet stores a repeated list once per distinct value (a dictionary): the reference form is for CSV
     mode = op_types if fmt == "csv" else OP_TYPES_INLINE

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..conventions import profile_stem
 from ..io.runfolder import comparison_stem
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
@@ -107,7 +108,7 @@ def _arm_name(series, given: str | None) -> str:
     exps = {s.experiment for s in series}
     if len(exps) == 1 and None not in exps:
         return exps.pop()
-    stems = [s.path.stem for s in series]
+    stems = [profile_stem(s.path) for s in series]
     return os.path.commonprefix(stems).rstrip("._-") or stems[0]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conventions import parse_fraction
+from ..conventions import parse_fraction, profile_stem
 from ..io.workspace import Workspace
 from ._common import as_list, common_root, workspace
 from .results import PlanResult
@@ -58,7 +58,7 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
     files = [f for spec in as_list(inputs) for f in ws.resolve(spec, run_dir, threads)]
     groups: dict[str, list[Path]] = {}
     for f in files:
-        groups.setdefault(ws.series(f).experiment or f.stem, []).append(f)
+        groups.setdefault(ws.series(f).experiment or profile_stem(f), []).append(f)
     configs, steady = [], {}
     for name, fs in groups.items():
         values = [ws.series(f).values_ms for f in fs]

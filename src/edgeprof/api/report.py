@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..conventions import FORMAT_ETDUMP, fit_name
+from ..conventions import FORMAT_ETDUMP, fit_name, profile_stem
 from ..errors import InputError, UsageError
 from ..files import exists, is_dir
 from ..io.manifest import recorded_device, recorded_environment, recorded_runners
@@ -41,7 +41,7 @@ def _arms(ws: Workspace, inputs: list[str], run_dir: Path | None, baseline, cand
     for f in ws.etdumps(run_dir):
         rf = ws.describe(f)
         if threads is None or rf.threads == threads:
-            exps.setdefault(rf.experiment or f.stem, []).append(f)
+            exps.setdefault(rf.experiment or profile_stem(f), []).append(f)
     if not exps:
         raise InputError(run_dir, "no .etdump or .etdp files found" + (f" with {threads} thread(s)" if threads else ""))
     roles = {e: sme2_role(e) for e in exps}
@@ -67,7 +67,8 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     first = files[0]
     rf = ws.describe(first)
     if not name:
-        name = rf.experiment or (first.stem if len(files) == 1 else os.path.commonprefix([f.stem for f in files]))
+        name = rf.experiment or (profile_stem(first) if len(files) == 1
+                                  else os.path.commonprefix([profile_stem(f) for f in files]))
     # every table and chart of the report uses the same runs: each launch's steady runs after its detected warm-up,
     # the launches one after the other — the runs the comparison uses
     profs = [ws.valid_profile(f) for f in files]

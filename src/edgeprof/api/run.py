@@ -72,10 +72,18 @@ def _check(cfg, dry_run: bool) -> list[str]:
                                  "logging (runner = PATH); the Python runtime's XNNPACK does not log")
             if e.cpu_affinity:
                 raise UsageError(f"experiment {e.name}: cpu_affinity applies to Android devices (taskset there)")
+            if e.runtime == "onnxruntime":
+                if not _has("onnxruntime") and not dry_run:
+                    raise UsageError("edgeprof run of an ONNX model needs onnxruntime: pip install 'edgeprof[ort]'")
+                continue
+            if e.providers:
+                raise UsageError(f"experiment {e.name}: providers apply to ONNX models (ONNX Runtime's execution providers)")
             missing = [m for m in ("executorch", "torch") if not _has(m)]
             if missing and not dry_run:
                 raise UsageError("edgeprof run with the ExecuTorch Python runtime needs " + " and ".join(missing)
                                  + ": pip install 'edgeprof[run]' (on CPU-only machines install torch's CPU wheel first)")
+        elif e.runtime == "onnxruntime":
+            raise UsageError(f"experiment {e.name}: an ONNX model runs in ONNX Runtime here (runner = \"python\")")
         elif not is_file(e.runner):
             raise InputError(e.runner, f"no such runner binary (experiment {e.name})")
         elif e.kind == "external" and not (Path(e.runner).stat().st_mode & 0o111):
@@ -186,12 +194,16 @@ def _executorch(cfg, machines: dict) -> dict:
     return {"present": bool(v) if py else None, "version": v if py else None, "sha": None, "dirty": None}
 
 
+_PYTHON_RUNNERS = {"executorch": "python -m edgeprof.collect.worker (ExecuTorch Python runtime)",
+                   "onnxruntime": "python -m edgeprof.collect.worker_ort (ONNX Runtime)"}
+
+
 def _experiment_doc(e) -> dict:
     from ..collect.fingerprint import file_hash
 
     return {"name": e.name, "model": str(e.model), "model_sha256": file_hash(e.model)["sha256"],
-            "runner_path": "python -m edgeprof.collect.worker (ExecuTorch Python runtime)" if e.kind == "python"
-            else e.runner, "runner": None if e.kind == "python" else file_hash(e.runner),
+            "runner_path": _PYTHON_RUNNERS[e.runtime] if e.kind == "python" else e.runner, "runtime": e.runtime,
+            "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
             "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),
             "cpu_affinity": e.cpu_affinity}
@@ -220,7 +232,7 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
     """(status, error, metrics, warnings) of a finished launch, from what it wrote."""
     import numpy as np
 
-    from ..io.etdump_read import read_etdump
+    from ..io.readers import read_profile
 
     metrics: dict = {"runs": launch.experiment.runs, "threads": launch.threads, "log": str(launch.log),
                      "log_rel": _rel(launch.log, launch.folder.parent)}
@@ -229,6 +241,8 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
         w = lr.worker
         metrics.update(wall_ms=w.get("wall_ms"), load_ms=w.get("load_ms"), threads_in_effect=w.get("threads"),
                        inputs=w.get("inputs"), versions=w.get("versions"))
+        if w.get("providers"):
+            metrics["providers"] = w["providers"]
         if w.get("threads") != launch.threads:
             warnings.append(f"asked for {launch.threads} thread(s), the runtime runs {w.get('threads')}")
     if lr.runner_total_ms is not None:
@@ -247,7 +261,7 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
     if not is_file(launch.etdump):
         return "no ETDump", f"the runner exited 0 but wrote no ETDump at {launch.etdump}", metrics, warnings
     try:
-        prof = read_etdump(launch.etdump).valid_runs()
+        prof = read_profile(launch.etdump).valid_runs()
     except InputError as e:
         return "corrupt ETDump", str(e), metrics, warnings
     lat = prof.latency_ms()
@@ -275,56 +289,6 @@ def _set_aside(launch) -> list[str]:
     return moved
 
 
-def _overhead(records: list[dict], seed: int) -> dict | None:
-    """ETDump's cost per run: each configuration's runs with ETDump vs its launches without, launch-aware."""
-    import numpy as np
-
-    from ..analysis.compare import Arm, compare_latency
-
-    out = []
-    keys = sorted({(r["experiment"], r["threads"]) for r in records if r.get("overhead")})
-    for exp, t in keys:
-        def series(overhead: bool):
-            vals = []
-            for r in records:
-                if r["experiment"] == exp and r["threads"] == t and bool(r.get("overhead")) == overhead \
-                        and r["status"] == "ok":
-                    m = r["metrics"]
-                    if m.get("wall_ms"):
-                        vals.append(np.asarray(m["wall_ms"], dtype=float))
-                    elif m.get("runner_total_ms") and m.get("runner_executions"):
-                        vals.append(np.array([m["runner_total_ms"] / m["runner_executions"]]))
-            return vals
-
-        off, on = series(True), series(False)
-        if not off or not on:
-            continue
-        per_run = all(v.size > 1 for v in off + on)
-        entry = {"experiment": exp, "threads": t, "launches_without": len(off), "launches_with": len(on),
-                 "median_ms_without": float(np.median(np.concatenate(off))),
-                 "median_ms_with": float(np.median(np.concatenate(on)))}
-        if per_run:
-            r = compare_latency(Arm("without ETDump", off), Arm("with ETDump", on), seed=seed, warmup=0,
-                                threshold=0.0)
-            s, lo, hi = r["speedup"]["estimate"], r["speedup"]["ci_low"], r["speedup"]["ci_high"]
-            entry.update(overhead_percent=(1 / s - 1) * 100 if s else None,
-                         ci_percent=[(1 / hi - 1) * 100, (1 / lo - 1) * 100] if lo and hi else None,
-                         method=r["ci"]["method"] if r.get("ci") else None)
-        else:  # runner-reported averages: one number per launch, no interval
-            entry.update(overhead_percent=(entry["median_ms_with"] / entry["median_ms_without"] - 1) * 100,
-                         ci_percent=None, method="ratio of launch averages (the runner reports no per-run times)")
-        out.append(entry)
-    if not out:
-        return None
-    parts = [f"{e['experiment']} t{e['threads']}: {e['overhead_percent']:+.1f} %"
-             + (f" [{e['ci_percent'][0]:+.1f}, {e['ci_percent'][1]:+.1f}]" if e.get("ci_percent") else "")
-             for e in out if e.get("overhead_percent") is not None]
-    how = ("host wall time per run" if all(e.get("ci_percent") is not None for e in out)
-           else "time per run, with vs without ETDump")
-    return {"per_configuration": out,
-            "statement": f"ETDump tracing overhead ({how}, with vs without ETDump): " + "; ".join(parts)}
-
-
 def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool = False, overhead_check: bool = False,
         report: bool = False, progress=None, echo=None, verbose_echo=None, **given) -> Collection:
     """Profile ``models`` (or the experiments of ``config``) and write the run folder.
@@ -337,6 +301,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
     from ..collect.execute import DryRun, Shell, tail
     from ..collect.plan import schedule
     from ..collect.runners import Context, run_launch
+    from .run_overhead import overhead_of
 
     if given.get("inputs") is not None:
         given["inputs"] = Path(given["inputs"])
@@ -400,7 +365,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
         done = sum(1 for r in records if not r["overhead"])
         raise Interrupted(f"interrupted: {run_dir / 'manifest.json'} says partial ({done} of "
                           f"{sum(1 for ln in launches if ln.etdump_on)} launches recorded)") from None
-    rec.doc["overhead"] = _overhead(records, cfg.seed) if overhead_check else None
+    rec.doc["overhead"] = overhead_of(records, cfg.seed) if overhead_check else None
     noise_file = _noise_profile(run_dir, records)
     failed = [r for r in records if r["status"] != "ok"]
     rec.doc["status"] = "complete"

@@ -7,9 +7,11 @@ defaults (100 runs, 10 warm-up runs, one thread). edgeprof adds ``launches`` (pr
 interleaved; default 3), ``seed``, ``timeout``, ``inputs``, ``device`` and a per-experiment ``model``.
 Unknown keys are refused (a misspelt key would silently change a measurement).
 
-``runner``: ``python`` (the ExecuTorch Python runtime, in a worker process per launch) or the path of an
-``executor_runner``-style binary (``--model_path --num_executions --cpu_threads --etdump_path``).
-``device = "adb:SERIAL"`` runs that binary on an Android device through adb.
+``runner``: ``python`` (the model's runtime in a worker process per launch: ExecuTorch's for a ``.pte``, ONNX
+Runtime's for an ``.onnx``) or the path of an ``executor_runner``-style binary (``--model_path --num_executions
+--cpu_threads --etdump_path``). ``device = "adb:SERIAL"`` runs that binary on an Android device through adb.
+``providers`` (ONNX models): the execution providers of the session, in priority order (``["OpenVINOExecutionProvider"]``;
+the CPU provider is always added last, as ONNX Runtime's fallback) — each list an experiment of its own.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ PYTHON = "python"
 DEFAULTS = {"runs": 100, "warmup": 10, "threads": (1,), "launches": 3, "timeout": 600.0, "seed": 0}
 _TOP = {"model", "output_root", "platform", "runs", "warmup", "threads", "launches", "timeout", "seed", "inputs",
         "device", "cpu_affinity", "experiments", "experiment", "analysis", "runner", "runner_path", "mode",
-        "extra_args", "description"}
+        "extra_args", "description", "providers"}
 _EXP = {"name", "model", "runner", "runner_path", "quiet_runner", "mode", "runs", "warmup", "threads", "launches",
-        "timeout", "extra_args", "cpu_affinity", "device", "description"}
+        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers"}
+CPU_PROVIDER = "CPUExecutionProvider"
+_PROVIDER = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}ExecutionProvider$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 _MASK = re.compile(r"^(0x[0-9a-fA-F]{1,16}|[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?)*)$")
 _SERIAL = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -47,11 +51,22 @@ class Experiment:
     extra_args: tuple[str, ...] = ()
     cpu_affinity: str | None = None    # Android: taskset mask
     device: str | None = None          # Android serial (adb -s)
+    providers: tuple[str, ...] = ()    # ONNX Runtime execution providers, in priority order (CPU added last)
 
     @property
     def kind(self) -> str:
         """``python``, ``external`` (a binary on this machine) or ``adb``."""
         return "adb" if self.device else PYTHON if self.runner == PYTHON else "external"
+
+    @property
+    def runtime(self) -> str:
+        """``onnxruntime`` for an ``.onnx`` model, else ``executorch``."""
+        return "onnxruntime" if self.model.suffix.lower() == ".onnx" else "executorch"
+
+    @property
+    def session_providers(self) -> tuple[str, ...]:
+        """The providers an ONNX Runtime session is given: the experiment's, then the CPU provider."""
+        return tuple(p for p in self.providers if p != CPU_PROVIDER) + (CPU_PROVIDER,)
 
 
 @dataclass
@@ -86,6 +101,16 @@ def _threads(v, where: str, path) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise InputError(path, f"{where}: thread counts repeat ({list(out)})")
     return out
+
+
+def parse_providers(v, where: str, path) -> tuple[str, ...]:
+    """A list of ONNX Runtime execution provider names (``OpenVINOExecutionProvider``), distinct."""
+    vals = [x.strip() for x in v.split(",")] if isinstance(v, str) else v
+    if not isinstance(vals, list) or not all(isinstance(x, str) and _PROVIDER.match(x) for x in vals) \
+            or len(set(vals)) != len(vals):
+        msg = f"{where}: execution provider names such as OpenVINOExecutionProvider (distinct), got {v!r}"
+        raise InputError(path, msg) if path is not None else UsageError(msg)
+    return tuple(vals)
 
 
 def _str(v, where: str, path, limit: int = 4096) -> str:
@@ -135,7 +160,7 @@ def from_document(doc: dict, path) -> CollectionConfig:
     if not isinstance(exps, list) or not exps:
         raise InputError(path, "experiments: give a list of experiments (each with a name)")
     top = {k: doc[k] for k in ("runs", "warmup", "threads", "launches", "timeout", "mode", "extra_args",
-                               "cpu_affinity", "device", "runner", "runner_path", "model") if k in doc}
+                               "cpu_affinity", "device", "runner", "runner_path", "model", "providers") if k in doc}
     out, names = [], set()
     for i, e in enumerate(exps):
         where = f"experiments[{i}]"
@@ -177,7 +202,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
             threads=_threads(merged.get("threads", list(DEFAULTS["threads"])), f"{where}.threads", path),
             launches=_int(merged.get("launches", DEFAULTS["launches"]), f"{where}.launches", path, 1, 1000),
             timeout=float(timeout), extra_args=tuple(extra), cpu_affinity=mask,
-            device=parse_device(_str(device, f"{where}.device", path), f"{where}.device", path) if device else None))
+            device=parse_device(_str(device, f"{where}.device", path), f"{where}.device", path) if device else None,
+            providers=parse_providers(merged.get("providers", []), f"{where}.providers", path)))
     pairs = []
     analysis = doc.get("analysis", {})
     if not isinstance(analysis, dict):
@@ -218,16 +244,18 @@ def from_models(models, *, runner: str = PYTHON, device: str | None = None) -> C
         exps.append(Experiment(name=name, model=p.absolute(), runner=_runner(runner, None),
                                device=parse_device(device, "--device", None) if device else None))
     if not exps:
-        raise UsageError("give a model (.pte) or --config FILE")
+        raise UsageError("give a model (.pte or .onnx) or --config FILE")
     return CollectionConfig(experiments=exps)
 
 
 def override(cfg: CollectionConfig, **given) -> CollectionConfig:
     """Command-line values (those not None) replace the configuration's, for every experiment."""
-    exp_keys = {"runs", "warmup", "threads", "launches", "timeout", "mode", "cpu_affinity", "device"}
+    exp_keys = {"runs", "warmup", "threads", "launches", "timeout", "mode", "cpu_affinity", "device", "providers"}
     per = {k: v for k, v in given.items() if k in exp_keys and v is not None}
     if "threads" in per:
         per["threads"] = tuple(per["threads"])
+    if "providers" in per:
+        per["providers"] = parse_providers(per["providers"], "--providers", None)
     if "device" in per:
         per["device"] = parse_device(per["device"], "--device", None)
     exps = [replace(e, **per) for e in cfg.experiments]

@@ -2,7 +2,8 @@
 interleaved — each round runs every configuration once, in a seeded random order — so drift over the session
 hits every arm alike. Files follow the Arm kit's layout with the launch index added:
 ``<run_dir>/<experiment>/<model>_<experiment>_t<T>_l<k>.etdump`` (``<experiment>_t<T>_l<k>`` when the model
-file is named like the experiment), its ``_latency.log`` and, in xnntrace mode, ``_xnntrace.log``.
+file is named like the experiment; ``….ort.json`` for an ONNX model, ONNX Runtime's profile), its ``_latency.log``
+and, in xnntrace mode, ``_xnntrace.log``.
 
 ``--overhead-check`` adds launches without ETDump (``…_l<k>_noetdump_latency.log``) to the first rounds.
 """
@@ -39,9 +40,10 @@ class Launch:
 
     @property
     def etdump(self) -> Path | None:
+        """The profile this launch records: an ETDump, or ONNX Runtime's profile for an ONNX model."""
         if not self.etdump_on or self.experiment.mode != "timing":
             return None
-        return self.folder / f"{self.stem}.etdump"
+        return self.folder / (self.stem + (".ort.json" if self.experiment.runtime == "onnxruntime" else ".etdump"))
 
     @property
     def log(self) -> Path:

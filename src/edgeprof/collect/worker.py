@@ -90,15 +90,43 @@ def _to_torch(arrays, sig):
     return out
 
 
-def _digest(arrays) -> str:
+def digest(arrays) -> str:
     h = hashlib.sha256()
     for a in arrays:
         h.update(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes())
     return h.hexdigest()[:16]
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m edgeprof.collect.worker")
+def inputs_for(a, sig):
+    """(arrays, source) for a method of signature ``sig`` ([(dtype, shape)]): ``--inputs`` when given (None, said on
+    stderr, when it holds another number of inputs), else generated with ``--seed`` and cached in ``--inputs-dir``
+    under the signature's name, so every configuration with that signature runs on the same values."""
+    import numpy as np
+
+    if a.inputs:
+        arrays = _load_inputs(a.inputs)
+        if len(arrays) != len(sig):
+            print(f"edgeprof worker: {a.inputs} holds {len(arrays)} input(s), the model takes {len(sig)}",
+                  file=sys.stderr)
+            return None
+        return arrays, a.inputs
+    key = hashlib.sha256(json.dumps([a.seed, sig]).encode()).hexdigest()[:16]
+    cache = os.path.join(a.inputs_dir, f"inputs_{key}.npz") if a.inputs_dir else None
+    if cache and os.path.exists(cache):
+        arrays = _load_inputs(cache)
+    else:
+        arrays = _generate(sig, a.seed)
+        if cache:
+            os.makedirs(a.inputs_dir, exist_ok=True)
+            tmp = cache + f".{os.getpid()}.tmp.npz"
+            np.savez(tmp, *arrays)
+            os.replace(tmp, cache)
+    return arrays, f"generated (seed {a.seed})"
+
+
+def arguments(prog: str, argv=None):
+    """The command line every worker takes."""
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("--model", required=True)
     ap.add_argument("--runs", type=int, required=True)
     ap.add_argument("--warmup", type=int, default=0)
@@ -110,12 +138,34 @@ def main(argv=None) -> int:
     ap.add_argument("--inputs-dir")
     ap.add_argument("--result", required=True)
     ap.add_argument("--method", default="forward")
-    a = ap.parse_args(argv)
+    ap.add_argument("--providers", default="")
+    return ap.parse_args(argv)
+
+
+def versions_of(*dists: str) -> dict:
+    from importlib.metadata import version
+
+    out = {}
+    for dist in dists:
+        try:
+            out[dist] = version(dist)
+        except Exception:  # noqa: BLE001 - a version we cannot read is not a failure
+            out[dist] = None
+    return out
+
+
+def write_result(path: str, report: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    a = arguments("python -m edgeprof.collect.worker", argv)
     t_import = time.perf_counter()
     rt = _runtime()
     import_s = time.perf_counter() - t_import
-    import numpy as np
-
     etdump = a.etdump if not a.no_etdump else None
     # the threadpool is set before the program loads: resetting it under a loaded XNNPACK delegate corrupts
     # the heap once the ETDump is written (executorch 1.5.1)
@@ -126,26 +176,10 @@ def main(argv=None) -> int:
     method = program.load_method(a.method)
     load_ms = (time.perf_counter() - t0) * 1e3
     sig = _signature(program.method_meta(a.method))
-    if a.inputs:
-        arrays = _load_inputs(a.inputs)
-        if len(arrays) != len(sig):
-            print(f"edgeprof worker: {a.inputs} holds {len(arrays)} input(s), the method takes {len(sig)}",
-                  file=sys.stderr)
-            return 2
-        source = a.inputs
-    else:
-        key = hashlib.sha256(json.dumps([a.seed, sig]).encode()).hexdigest()[:16]
-        cache = os.path.join(a.inputs_dir, f"inputs_{key}.npz") if a.inputs_dir else None
-        if cache and os.path.exists(cache):
-            arrays = _load_inputs(cache)
-        else:
-            arrays = _generate(sig, a.seed)
-            if cache:
-                os.makedirs(a.inputs_dir, exist_ok=True)
-                tmp = cache + f".{os.getpid()}.tmp.npz"
-                np.savez(tmp, *arrays)
-                os.replace(tmp, cache)
-        source = f"generated (seed {a.seed})"
+    got = inputs_for(a, sig)
+    if got is None:
+        return 2
+    arrays, source = got
     inputs = _to_torch(arrays, sig)
     for _ in range(a.warmup):
         method.call(inputs)
@@ -166,23 +200,13 @@ def main(argv=None) -> int:
         if os.path.exists(tmp + ".bin"):
             os.remove(tmp + ".bin")
         os.replace(tmp, etdump)  # never a half-written ETDump under the final name
-    versions = {}
-    for dist in ("executorch", "torch"):
-        try:
-            from importlib.metadata import version
-
-            versions[dist] = version(dist)
-        except Exception:  # noqa: BLE001 - a version we cannot read is not a failure
-            versions[dist] = None
+    versions = versions_of("executorch", "torch")
     report = {"wall_ms": wall, "load_ms": load_ms, "import_s": import_s, "threads": threads,
               "threads_requested": a.threads, "warmup": a.warmup, "runs": a.runs, "etdump": etdump,
-              "inputs": {"source": source, "sha256": _digest(arrays),
+              "inputs": {"source": source, "sha256": digest(arrays),
                          "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
               "versions": versions, "pid": os.getpid()}
-    tmp = a.result + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(report, f)
-    os.replace(tmp, a.result)
+    write_result(a.result, report)
     return 0
 
 

@@ -178,6 +178,8 @@ def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None =
     code = remap[code]
     kind_lut = np.array([_kind_of(s) for s in uniq], dtype=np.int8)
     kind = np.where(delegated, KINDS.index("delegate_op"), kind_lut[code]).astype(np.int8)
+    if "pe_kind" in dec:  # a reader that knows an event's kind (-1: from its name, as above)
+        kind = np.where(dec["pe_kind"] >= 0, dec["pe_kind"], kind).astype(np.int8)
 
     # ---- runs -------------------------------------------------------------------------------------
     pe_run = dec["pe_run"]
@@ -257,6 +259,11 @@ def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None =
         xc = dcall[child_xnn[dcall]]
         backend[xc] = 3
         source[xc] = 1
+    if "pe_backend_codes" in dec:  # a profile that names each event's backend itself (−1: the rules above)
+        given = dec["pe_backend_codes"]
+        backends += list(dec["pe_backends"])
+        backend = np.where(given >= 0, 4 + given, backend).astype(np.int8)
+        source[given >= 0] = 2
     timing = np.zeros(n, dtype=np.int8)
     timing[xnn_op] = 1  # XNNPACK lays per-op start times end to end from the delegate call's start
     timing |= _contiguous_children(dop, parent, start, end, dur_valid).astype(np.int8)
@@ -284,7 +291,7 @@ def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None =
         "parent": pl.Series(parent).set(pl.Series(~has_parent), None) if n else pl.Series([], dtype=pl.Int64),
         "depth": depth,
         "delegate_backend": pl.Series(backends, dtype=cat).gather(backend),
-        "backend_source": pl.Series(["", "inferred"], dtype=cat).gather(source),
+        "backend_source": pl.Series(["", "inferred", "profile"], dtype=cat).gather(source),
         "timing_source": pl.Series(TIMING_SOURCES, dtype=cat).gather(timing),
         "op_types": pl.repeat(None, n, dtype=pl.List(pl.Categorical), eager=True),
         "module_path": pl.repeat(None, n, dtype=cat, eager=True),

@@ -1,8 +1,8 @@
 """Which reader a profile goes to — decided here once, so that no command tests file suffixes. A known name
 decides (``.etdump``/``.etdp``, ``.csv``, either with ``.gz``: the file is then opened once, by its reader,
 which checks the content); any other name is decided by the content — an ETDump by its FlatBuffers
-identifier, a timeline CSV by its header's ``name`` and ``duration_ms`` columns, both looked for inside gzip
-as well. The format is recorded on the :class:`~edgeprof.model.Profile` the reader gives (``Profile.format``),
+identifier, a timeline CSV by its header's ``name`` and ``duration_ms`` columns, an ONNX Runtime profile by its
+JSON trace events of ``cat`` ``Session``/``Node``, each looked for inside gzip as well. The format is recorded on the :class:`~edgeprof.model.Profile` the reader gives (``Profile.format``),
 and commands read it there. Adding a profile format means a detector and a reader here."""
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from pathlib import Path
 
 from ..conventions import FORMAT_ETDUMP as ETDUMP
 from ..conventions import FORMAT_KERNEL_CSV as KERNEL_CSV
+from ..conventions import FORMAT_ORT_JSON as ORT_JSON
 from ..conventions import FORMAT_TIMELINE_CSV as TIMELINE_CSV
 from ..conventions import FORMAT_XNNPACK_LOG as XNNPACK_LOG
 from ..errors import InputError
 from .runfolder import ETDUMP_SUFFIXES
-EXPECTED = "a profile (an ETDump .etdump/.etdp or a timeline CSV *_all_runs_timeline.csv, either may be gzip-compressed)"
+EXPECTED = ("a profile (an ETDump .etdump/.etdp, a timeline CSV *_all_runs_timeline.csv or an ONNX Runtime profile "
+            "JSON, each may be gzip-compressed)")
 _HEAD = 4096
 
 
@@ -44,9 +46,10 @@ def _timeline_header(head: bytes) -> bool:
 
 
 def profile_format(path) -> str:
-    """``etdump`` or ``timeline_csv`` for a profile file; an input error naming what the file is otherwise.
-    A folder is left to the ETDump reader (which says what it is)."""
+    """``etdump``, ``timeline_csv`` or ``ort_json`` for a profile file; an input error naming what the file is
+    otherwise. A folder is left to the ETDump reader (which says what it is)."""
     from ..files import is_dir
+    from .ort_profile import looks_like_ort
     from .sniff import kind, wrong_kind
 
     path = Path(path)
@@ -61,6 +64,8 @@ def profile_format(path) -> str:
         return ETDUMP
     if k == "text" and _timeline_header(head):
         return TIMELINE_CSV
+    if k == "json" and looks_like_ort(head):
+        return ORT_JSON
     raise InputError(path, wrong_kind(path, EXPECTED, head[:64]))
 
 
@@ -89,10 +94,15 @@ def kernel_input_format(path) -> str:
 
 def read_profile(path, *, allow_empty: bool = False):
     """The file as a :class:`~edgeprof.model.Profile`, through the reader of its format."""
-    if profile_format(path) == TIMELINE_CSV:
+    fmt = profile_format(path)
+    if fmt == TIMELINE_CSV:
         from .timeline_csv import read_timeline_csv
 
         return read_timeline_csv(path)
+    if fmt == ORT_JSON:
+        from .ort_profile import read_ort_profile
+
+        return read_ort_profile(path)
     from .etdump_read import read_etdump
 
     return read_etdump(path, allow_empty=allow_empty)

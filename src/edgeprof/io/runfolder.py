@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conventions import fit_name
+from ..conventions import ORT_TAILS, fit_name, profile_stem
 from .. import access
 from .traces import trace_stem
 
@@ -46,7 +46,8 @@ def find_etdumps(inputs) -> list[Path]:
     for item in inputs:
         p = Path(item)
         if is_dir(p):
-            found = sorted(f for f in p.rglob("*") if f.suffix in ETDUMP_SUFFIXES and is_file(f)
+            found = sorted(f for f in p.rglob("*") if (f.suffix in ETDUMP_SUFFIXES or f.name.endswith(ORT_TAILS))
+                           and is_file(f)
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
         else:
             found = [p]
@@ -71,7 +72,7 @@ def is_timeline_csv(path: Path) -> bool:
 
 def timeline_model_name(path: Path) -> str:
     """The model a kit file is named after: ``<model>_exec_all_runs_timeline.csv`` → ``<model>``."""
-    return path.stem.replace("_exec" + TIMELINE_TAIL[:-4], "")
+    return profile_stem(path).replace("_exec" + TIMELINE_TAIL[:-4], "")
 
 
 def comparison_stem(baseline: str, candidate: str) -> str:
@@ -81,7 +82,7 @@ def comparison_stem(baseline: str, candidate: str) -> str:
 
 def output_prefix(etdump: Path) -> str:
     """The kit's CSV prefix: ``<stem>_exec``, or ``<stem>_xtrace`` for ``*_xtrace`` ETDumps."""
-    stem = etdump.stem
+    stem = profile_stem(etdump)
     return stem[: -len("_xtrace")] + "_xtrace" if stem.endswith("_xtrace") else stem + "_exec"
 
 
@@ -121,7 +122,7 @@ _KIT_EXPERIMENT = re.compile(r"^(.+)_((%s)_[^/]+)$" % "|".join(PLATFORMS))
 
 def name_base(path: Path) -> str:
     """A launch file's name without the kit's suffixes: ``x_t4_l2.etdump``, ``x_t4_exec_all_runs_timeline.csv`` → ``x``."""
-    stem = (etdump_of_timeline(path) if is_timeline_csv(path) else path).stem
+    stem = profile_stem(etdump_of_timeline(path) if is_timeline_csv(path) else path)
     m = _THREADS.search(stem)
     return (stem[: m.start()] if m else stem) or stem
 
@@ -133,7 +134,7 @@ def describe(path: Path) -> RunFile:
     model ``gpt_xnn``, experiment ``mac_sme2_on``, platform ``mac``)."""
     if is_timeline_csv(path):
         path = etdump_of_timeline(path)
-    stem = path.stem
+    stem = profile_stem(path)
     m = _THREADS.search(stem)
     threads = int(m.group(1)) if m else None
     launch = int(m.group(2)) if m and m.group(2) else None

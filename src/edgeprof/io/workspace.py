@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conventions import FORMAT_ETDUMP
+from ..conventions import FORMAT_ETDUMP, PROFILE_TAILS
 from ..errors import ETRecordError, UsageError
 from ..model import ETRecordInfo, Profile
 from . import runfolder, traces
@@ -86,7 +86,7 @@ class LatencySeries:
     @property
     def timeline_stem(self) -> str:
         """The stem the Arm kit names derived files after (``<stem>_exec_all_runs_timeline``)."""
-        if self.path.suffix in ETDUMP_SUFFIXES:
+        if self.path.suffix in ETDUMP_SUFFIXES or self.path.name.endswith(PROFILE_TAILS):
             return runfolder.output_prefix(self.path) + "_all_runs_timeline"
         return self.path.stem
 

@@ -1,0 +1,54 @@
+"""What ETDump tracing costs a collection (``edgeprof run --overhead-check``): each configuration's launches with
+ETDump against its launches without, launch-aware where the runtime reports per-run times."""
+
+from __future__ import annotations
+
+
+def overhead_of(records: list[dict], seed: int) -> dict | None:
+    """ETDump's cost per run: each configuration's runs with ETDump vs its launches without, launch-aware."""
+    import numpy as np
+
+    from ..analysis.compare import Arm, compare_latency
+
+    out = []
+    keys = sorted({(r["experiment"], r["threads"]) for r in records if r.get("overhead")})
+    for exp, t in keys:
+        def series(overhead: bool):
+            vals = []
+            for r in records:
+                if r["experiment"] == exp and r["threads"] == t and bool(r.get("overhead")) == overhead \
+                        and r["status"] == "ok":
+                    m = r["metrics"]
+                    if m.get("wall_ms"):
+                        vals.append(np.asarray(m["wall_ms"], dtype=float))
+                    elif m.get("runner_total_ms") and m.get("runner_executions"):
+                        vals.append(np.array([m["runner_total_ms"] / m["runner_executions"]]))
+            return vals
+
+        off, on = series(True), series(False)
+        if not off or not on:
+            continue
+        per_run = all(v.size > 1 for v in off + on)
+        entry = {"experiment": exp, "threads": t, "launches_without": len(off), "launches_with": len(on),
+                 "median_ms_without": float(np.median(np.concatenate(off))),
+                 "median_ms_with": float(np.median(np.concatenate(on)))}
+        if per_run:
+            r = compare_latency(Arm("without ETDump", off), Arm("with ETDump", on), seed=seed, warmup=0,
+                                threshold=0.0)
+            s, lo, hi = r["speedup"]["estimate"], r["speedup"]["ci_low"], r["speedup"]["ci_high"]
+            entry.update(overhead_percent=(1 / s - 1) * 100 if s else None,
+                         ci_percent=[(1 / hi - 1) * 100, (1 / lo - 1) * 100] if lo and hi else None,
+                         method=r["ci"]["method"] if r.get("ci") else None)
+        else:  # runner-reported averages: one number per launch, no interval
+            entry.update(overhead_percent=(entry["median_ms_with"] / entry["median_ms_without"] - 1) * 100,
+                         ci_percent=None, method="ratio of launch averages (the runner reports no per-run times)")
+        out.append(entry)
+    if not out:
+        return None
+    parts = [f"{e['experiment']} t{e['threads']}: {e['overhead_percent']:+.1f} %"
+             + (f" [{e['ci_percent'][0]:+.1f}, {e['ci_percent'][1]:+.1f}]" if e.get("ci_percent") else "")
+             for e in out if e.get("overhead_percent") is not None]
+    how = ("host wall time per run" if all(e.get("ci_percent") is not None for e in out)
+           else "time per run, with vs without ETDump")
+    return {"per_configuration": out,
+            "statement": f"ETDump tracing overhead ({how}, with vs without ETDump): " + "; ".join(parts)}

@@ -1,0 +1,126 @@
+"""`edgeprof run model.onnx` through the real ONNX Runtime (the `ort` extra): interleaved launches of two models at
+two thread counts, each launch's profile checked against the runtime's own events and the worker's wall clock, and
+the folder taken by analyze, compare, report and ingest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from testdata import DATA
+
+from edgeprof.collect.worker_ort import timed_events
+
+ORT_MODELS = DATA / "ort"
+
+try:
+    import onnxruntime  # noqa: F401
+except ImportError:
+    if os.environ.get("EDGEPROF_REQUIRE_ORT"):
+        raise
+    pytest.skip("the ort extra is not installed", allow_module_level=True)
+
+
+def _ep(*args, check: bool = True):
+    r = subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True, timeout=600)
+    assert not check or r.returncode == 0, r.stderr
+    return r
+
+
+def _runs_us(path: Path) -> list[int]:
+    ev = json.loads(path.read_text())
+    return [e["dur"] for e in sorted(ev, key=lambda e: e["ts"]) if e["cat"] == "Session" and e["name"] == "model_run"]
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ortrun") / "runs"
+    _ep("run", ORT_MODELS / "cnn.onnx", ORT_MODELS / "cnn_int8.onnx", "--runs", 6, "--warmup", 2, "--threads", "1,2",
+        "--launches", 2, "--out", out, "--no-progress")
+    return out, json.loads((out / "manifest.json").read_text())
+
+
+def test_every_launch_is_recorded_with_its_runtime_and_providers(collected):
+    out, manifest = collected
+    results = manifest["results"]
+    assert manifest["status"] == "complete" and len(results) == 2 * 2 * 2
+    assert all(r["status"] == "ok" for r in results)
+    assert {e["runtime"] for e in manifest["config"]["experiments"]} == {"onnxruntime"}
+    assert all(e["providers"] == ["CPUExecutionProvider"] for e in manifest["config"]["experiments"])
+    for r in results:
+        m = r["metrics"]
+        assert m["providers"] == ["CPUExecutionProvider"] and m["versions"]["onnxruntime"]
+        assert m["threads"] == r["threads"] and len(m["wall_ms"]) == 6
+        profile = out / m["etdump_rel"]
+        assert profile.name.endswith(f"_t{r['threads']}_l{r['launch']}.ort.json")
+        runs = _runs_us(profile)
+        assert len(runs) == 6  # the 2 warm-up runs are not in the file
+        assert m["latency_ms"] == [d / 1000 for d in runs]  # read back through the reader: the runtime's events
+        # each model_run lies inside the worker's own clock around session.run (1 µs of rounding allowed)
+        assert all(w * 1000 + 1 >= d for w, d in zip(m["wall_ms"], runs))
+    # launches interleaved: each round runs every configuration once before any runs twice
+    order = manifest["config"]["launch_order"]
+    assert len(order) == 8 and all(label.endswith("launch 1") for label in order[:4])
+
+
+def test_the_folder_goes_through_every_command(collected, tmp_path):
+    out, _ = collected
+    _ep("analyze", out, "--quiet")
+    assert len(list(out.rglob("*_exec_all_runs_timeline.csv"))) == 8
+    doc = json.loads(_ep("compare", out, "--baseline", "cnn", "--candidate", "cnn_int8", "--threads", 1, "--json").stdout)
+    assert doc["baseline"]["count"] + doc["candidate"]["count"] >= 2 * 2 * 5
+    assert doc["regime"] == "multi-launch"
+    _ep("report", out, "-b", "cnn", "-c", "cnn_int8", "--threads", 2, "--out", tmp_path / "r.md")
+    assert "cnn_int8" in (tmp_path / "r.md").read_text()
+    r = _ep("ingest", out, "--threads", 1, "--store", tmp_path / "h.duckdb", "--commit", "c1")
+    assert "4 launch(es) added" in r.stdout + r.stderr
+
+
+def test_a_provider_this_build_lacks_fails_the_launch_clearly(tmp_path):
+    r = _ep("run", ORT_MODELS / "cnn.onnx", "--runs", 2, "--warmup", 0, "--launches", 1, "--providers",
+            "OpenVINOExecutionProvider", "--out", tmp_path / "o", "--no-progress", check=False)
+    assert r.returncode == 1
+    m = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert m["results"][0]["status"] == "crashed"
+    assert "OpenVINOExecutionProvider not in this onnxruntime build" in m["results"][0]["output_tail"]
+    assert m["config"]["experiments"][0]["providers"] == ["OpenVINOExecutionProvider", "CPUExecutionProvider"]
+
+
+def test_providers_are_for_onnx_models_and_are_named_properly(tmp_path):
+    pte = DATA / "pte" / "tel_xnnq8.pte"
+    r = _ep("run", pte, "--providers", "OpenVINOExecutionProvider", "--out", tmp_path / "p", "--dry-run", check=False)
+    assert r.returncode == 2 and "providers apply to ONNX models" in r.stderr
+    r = _ep("run", ORT_MODELS / "cnn.onnx", "--providers", "openvino", "--dry-run", check=False)
+    assert r.returncode == 2 and "execution provider names such as OpenVINOExecutionProvider" in r.stderr
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'runs = 3\n[[experiment]]\nname = "ov"\nmodel = "{ORT_MODELS / "cnn.onnx"}"\n'
+                   'providers = ["OpenVINOExecutionProvider"]\n')
+    r = _ep("run", "--config", cfg, "--dry-run")
+    assert "edgeprof.collect.worker_ort" in r.stdout and "--providers OpenVINOExecutionProvider,CPUExecutionProvider" in r.stdout
+
+
+def test_without_onnxruntime_the_message_names_the_extra(monkeypatch, tmp_path):
+    import importlib
+
+    from edgeprof.errors import UsageError
+
+    api_run = importlib.import_module("edgeprof.api.run")
+
+    monkeypatch.setattr(api_run, "_has", lambda m: m != "onnxruntime")
+    with pytest.raises(UsageError, match=r"pip install 'edgeprof\[ort\]'"):
+        api_run.run([ORT_MODELS / "cnn.onnx"], out=tmp_path / "x")
+
+
+def test_warm_up_runs_are_cut_from_the_profile_and_nothing_else():
+    load = {"cat": "Session", "name": "session_initialization", "ts": 0, "dur": 5}
+    runs = [{"cat": "Session", "name": "model_run", "ts": t, "dur": 8} for t in (10, 20, 30, 40)]
+    nodes = [{"cat": "Node", "name": f"n{t}_kernel_time", "ts": t + 1, "dur": 3} for t in (10, 20, 30, 40)]
+    events = [load, *runs, *nodes]
+    kept = timed_events(events, 2)
+    assert kept == [load, runs[2], runs[3], nodes[2], nodes[3]]
+    assert timed_events(events, 0) == events
+    assert timed_events(events, 9) == [load]
