@@ -45,7 +45,12 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
     result = run_breakdown(prof, taxonomy=taxonomy_of(taxonomy), top=top, name=name)
     result.update(input=str(path), etrecord_status=prof.etrecord.status if prof.etrecord else "absent",
                   experiment=ws.describe(path).experiment, warnings=list(prof.warnings))
-    if program is not None:
+    if program is not None and str(program).lower().endswith(".onnx"):
+        from ..io.onnx_model import read_onnx
+        from .program import join_with_onnx
+
+        result["program"] = join_with_onnx(prof, read_onnx(program))
+    elif program is not None:
         from ..io.pte import read_pte
         from .program import join_with_program
 

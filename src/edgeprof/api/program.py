@@ -50,6 +50,21 @@ def _attach(doc: dict, path) -> None:
     doc["etrecord"] = str(path)
 
 
+def join_with_onnx(profile, model: dict) -> dict:
+    """A profile (ONNX Runtime's) joined with the ONNX model (:func:`~edgeprof.io.onnx_model.read_onnx`) it ran, node
+    by node name; the time of nodes the runtime fused or renamed is reported apart (``unmatched``)."""
+    from ..analysis.breakdown import summary_split
+    from ..analysis.onnx_cost import by_node_name, category_rates, program_view
+    from ..analysis.pte_join import join_program
+
+    summary, costs = program_view(model)
+    matched, unmatched = by_node_name(profile, model)
+    out = join_program(matched, summary, costs, method="main")
+    out.update(evidence="ort_json+onnx", unmatched=unmatched,
+               category_rates=category_rates(model, summary_split(profile)["categories_ms"]))
+    return out
+
+
 def join_with_program(profile, pte) -> dict:
     """A profile joined with the program (a read :class:`~edgeprof.pte_model.PteProgram`) it ran."""
     from ..analysis.pte_cost import instruction_costs

@@ -98,7 +98,8 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
 @click.option("--no-write", is_flag=True, help="Do not write the files.")
 @click.option("--program", type=click.Path(path_type=str), default=None,
               help="The .pte that ran: adds achieved GFLOP/s and GB/s per instruction and category, and the XNNPACK "
-                   "node mix behind each delegate call.")
+                   "node mix behind each delegate call; or the .onnx an ONNX Runtime profile ran (per node by name, "
+                   "and per category; needs the ort extra).")
 @click.option("--json", "as_json", is_flag=True, help="Print the breakdown(s) as JSON on stdout.")
 @run_guarded
 def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top, model_name, fmt, output_dir, no_write,

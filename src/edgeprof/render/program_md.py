@@ -55,6 +55,16 @@ def program_join_markdown(j: dict, level: int = 4) -> str:
     out.append(table(["category", "ms/run", "GFLOP/s", "instructions", "weight share"],
                      [[c["category"], f"{c['ms_per_run']:.4g}", _g(c["gflops"]), c["instructions"],
                        f"{c['weight_share_pct']:.1f} %"] for c in j["categories"]]))
+    if j.get("unmatched", {}).get("nodes"):
+        u = j["unmatched"]
+        out += ["", f"{u['nodes']} profiled node(s) have no node of that name in the model (fused or renamed by "
+                    f"ONNX Runtime's graph optimizer): {u['ms_per_run']:.4g} ms per run, e.g. "
+                    + ", ".join(code(n) for n in u["names"][:5]) + "."]
+    if j.get("category_rates"):
+        out += ["", "By category, the model's FLOPs against the profile's time (whatever was fused):", "",
+                table(["category", "ms/run", "GFLOP", "GFLOP/s"],
+                      [[c["category"], f"{c['ms_per_run']:.4g}", _g(c["flops"] / 1e9 if c["flops_known"] else None),
+                        _g(c["gflops"])] for c in j["category_rates"]])]
     top = sorted(j["instructions"], key=lambda r: -r["ms_per_run"])[:15]
     out += ["", table(["#", "instruction", "ms/run", "GFLOP/s", "GB/s", "FLOP/B", "weights", "XNNPACK nodes"],
                       [[r["index"], cell(r["name"]), f"{r['ms_per_run']:.4g}", _g(r["gflops"]), _g(r["gbps"]),

@@ -103,7 +103,7 @@ def _text(v, what: str) -> str:
 
 def breakdown(path: str, program: str | None = None) -> dict:
     """Where the time goes in one profile: categories, operators, portable vs delegated, graph breaks; with
-    program (a .pte) the work per instruction. Read-only."""
+    program (a .pte, or the .onnx of an ONNX Runtime profile) the work per instruction. Read-only."""
     from .. import api
 
     return _doc(api.breakdown(_path(path), program=_path(program, "program")))
@@ -204,7 +204,7 @@ ARGS = {
     "run_dir": "a run folder inside the roots whose experiments baseline/candidate name",
     "threshold": "the smallest change that matters, as 2% or 0.02 (default 2 %)",
     "metric": "history: median_ms, mean_ms, p90_ms, category:NAME or op:NAME; compare: median, mean, p90 or p99",
-    "program": "the .pte the profile was recorded from (adds work per instruction)",
+    "program": "the .pte (or .onnx) the profile was recorded from (adds work per instruction)",
     "costplan": "an ane-costplan JSON report of the same model (adds the plan-vs-profile cross-check)",
     "phases": "run ranges naming the phases, such as 0:1=prefill,1:=decode",
     "store": "a history store inside the roots: a .duckdb file or a Parquet folder",

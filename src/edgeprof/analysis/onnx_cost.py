@@ -1,0 +1,142 @@
+"""FLOPs and bytes per node of an ONNX model (pure, from :func:`edgeprof.io.onnx_model.read_onnx`'s node list),
+in the conventions of :mod:`edgeprof.analysis.pte_cost` (one multiply-add = 2 FLOPs; ``macs`` kept apart):
+
+==============================================  ================================================================
+``Conv``, ``ConvInteger``, ``QLinearConv``      MACs = numel(out) · (C_in / group) · prod(kernel)  (+ numel(out) with bias)
+``ConvTranspose``                               MACs = numel(in) · (C_out / group) · prod(kernel)
+``Gemm``, ``QGemm``                             MACs = M · N · K  (+ M · N with C)
+``MatMul``, ``MatMulInteger``, ``QLinearMatMul``  MACs = numel(out) · K  (K: A's last dimension)
+elementwise, activations, pooling               numel(out)  (Exp, Erf, Gelu, Sigmoid, Tanh, Softmax: 4 · numel)
+``LayerNormalization``, ``BatchNormalization``  8 · numel(out)
+copies, reshapes, transposes, casts, gathers    0
+anything else, or a shape inference left open   not known (None), never guessed
+==============================================  ================================================================
+
+Bytes: activations read (inputs that are not initializers), weights (initializers) and written (outputs), from
+element size × shape; a tensor of unknown shape counts 0 and marks the byte figures incomplete.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from ..taxonomy import classify
+
+_CONV = {"Conv", "ConvInteger", "QLinearConv"}
+_GEMM = {"Gemm", "QGemm"}
+_MATMUL = {"MatMul", "MatMulInteger", "QLinearMatMul"}
+_TRANSCENDENTAL = {"Exp", "Log", "Erf", "Gelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "HardSigmoid", "HardSwish",
+                   "Softplus", "Mish", "Sin", "Cos"}
+_NORM = {"LayerNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization"}
+_ZERO = {"DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING"}
+
+
+def _known(t) -> bool:
+    return t is not None and t["shape"] is not None and all(isinstance(d, int) for d in t["shape"])
+
+
+def _bytes(t) -> int:
+    return prod(t["shape"]) * t["itemsize"] if _known(t) and t["itemsize"] else 0
+
+
+def node_cost(node: dict) -> dict:
+    """``{"macs", "flops", "weight_bytes", "act_read", "written", "bytes_complete"}`` of one node."""
+    ins, outs = node["inputs"], node["outputs"]
+    present = [t for t in ins if t is not None]
+    out = {"weight_bytes": sum(_bytes(t) for t in present if t["weight"]),
+           "act_read": sum(_bytes(t) for t in present if not t["weight"]),
+           "written": sum(_bytes(t) for t in outs if t is not None),
+           "bytes_complete": all(_known(t) and t["itemsize"] for t in [*present, *[o for o in outs if o]])}
+    out.update(macs=0, flops=None)
+    y = outs[0] if outs else None
+    if not _known(y):
+        return out
+    n_out = prod(y["shape"])
+    op = node["op"]
+    try:
+        if op in _CONV:
+            w = ins[3] if op == "QLinearConv" else ins[1]
+            x = ins[0]
+            macs = n_out * (x["shape"][1] // node["attrs"].get("group", 1)) * prod(w["shape"][2:])
+            bias = (len(ins) > (8 if op == "QLinearConv" else 2)) and ins[-1] is not None and op == "Conv"
+            out.update(macs=macs, flops=2 * macs + (n_out if bias else 0))
+        elif op == "ConvTranspose":
+            x, w = ins[0], ins[1]
+            macs = prod(x["shape"]) * w["shape"][1] * prod(w["shape"][2:])
+            out.update(macs=macs, flops=2 * macs)
+        elif op in _GEMM:
+            a = ins[0]["shape"] if op == "Gemm" else ins[0]["shape"]
+            k = a[0] if node["attrs"].get("transA", 0) else a[1]
+            macs = n_out * k
+            has_c = len(ins) > (2 if op == "Gemm" else 6) and ins[2 if op == "Gemm" else 6] is not None
+            out.update(macs=macs, flops=2 * macs + (n_out if has_c else 0))
+        elif op in _MATMUL:
+            macs = n_out * ins[0]["shape"][-1]
+            out.update(macs=macs, flops=2 * macs)
+        elif op in _TRANSCENDENTAL:
+            out["flops"] = 4 * n_out
+        elif op in _NORM:
+            out["flops"] = 8 * n_out
+        else:
+            cat = classify(op).category
+            if cat in _ZERO:
+                out["flops"] = 0
+            elif cat in ("ELEMENTWISE", "ACTIVATION", "POOL", "REDUCTION"):
+                out["flops"] = n_out
+    except (TypeError, IndexError, KeyError, ZeroDivisionError):
+        out.update(macs=0, flops=None)
+    return out
+
+
+def program_view(model: dict) -> tuple[dict, list[dict]]:
+    """(summary, costs) shaped as :func:`edgeprof.analysis.pte_join.join_program` reads a program's: one
+    instruction per node of the graph ``main``."""
+    summary = {"file": model["file"], "methods": ["main"],
+               "instructions": [{"index": n["index"], "name": n["op"], "plan": "main", "kind": "kernel",
+                                 "node": n["name"]} for n in model["nodes"]]}
+    costs = [{"index": n["index"], "plan": "main", **node_cost(n)} for n in model["nodes"]]
+    return summary, costs
+
+
+def by_node_name(profile, model: dict):
+    """(profile, unmatched): the profile with each ONNX Runtime node event's ``instruction_id`` set to the index of
+    the model's node of the same name (``module_path``), −1 where none has it — ONNX Runtime's graph optimizer
+    fuses and renames nodes (``FusedConv``, NCHWc reorders), whose time is then reported as unmatched: ``{"nodes",
+    "ms_per_run", "names"}`` of those."""
+    import dataclasses
+
+    import polars as pl
+
+    from ..conventions import ms
+
+    index = {n["name"]: n["index"] for n in model["nodes"]}
+    ev = profile.events
+    names = ev["module_path"].cast(pl.String)
+    new = pl.Series("instruction_id", [index.get(s, -1) if s is not None else i
+                                       for s, i in zip(names.to_list(), ev["instruction_id"].to_list())], dtype=pl.Int32)
+    out = dataclasses.replace(profile, events=ev.with_columns(new))
+    calls = out.execute_events().filter(pl.col("kind").cast(pl.String).is_in(["operator_call", "delegate_call"])
+                                        & (pl.col("instruction_id") < 0))
+    left = sorted(set(calls["module_path"].cast(pl.String).to_list()))
+    return out, {"nodes": len(left), "names": left[:20],
+                 "ms_per_run": ms(float(calls["duration_ns"].sum() or 0)) / max(profile.n_runs, 1)}
+
+
+def category_rates(model: dict, categories_ms: dict) -> list[dict]:
+    """Per operator category: the model's FLOPs (its nodes by op type) against the profile's time in that category
+    per run — achieved GFLOP/s that holds whatever nodes the runtime fused (a fused ``FusedConv`` is still CONV
+    time; the activation folded into it leaves ACTIVATION with FLOPs and no time, so no rate)."""
+    flops: dict[str, int] = {}
+    known: dict[str, bool] = {}
+    for n in model["nodes"]:
+        cat = classify(n["op"]).category
+        f = node_cost(n)["flops"]
+        flops[cat] = flops.get(cat, 0) + (f or 0)
+        known[cat] = known.get(cat, True) and f is not None
+    rows = []
+    for cat in sorted(set(flops) | {c for c in categories_ms if c.isupper()}):
+        t = categories_ms.get(cat, 0.0)
+        f = flops.get(cat)
+        rows.append({"category": cat, "flops": f, "flops_known": known.get(cat, False), "ms_per_run": t,
+                     "gflops": f / t / 1e6 if f and t > 0 and known.get(cat) else None})
+    return sorted(rows, key=lambda r: -r["ms_per_run"])
