@@ -101,6 +101,7 @@ ESTIMATE_TOOL = "edgeprof-coreml-estimate"  # the ``tool`` of an anemll-profileâ
 FORMAT_ETDUMP = "etdump"  # a Profile's format (io/readers decides it), also the evidence name of its figures
 FORMAT_TIMELINE_CSV = "timeline_csv"
 FORMAT_ORT_JSON = "ort_json"  # an ONNX Runtime profile (SessionOptions.enable_profiling): io/ort_profile
+FORMAT_LITERT_OPS = "litert_ops"  # LiteRT benchmark_model op profiling (averages, not runs): io/litert_profile
 FORMAT_XNNPACK_LOG = "xnnpack_log"  # kernel evidence: an XNNPACK log (registrations), or the kernel table CSV
 FORMAT_KERNEL_CSV = "kernel_csv"
 
@@ -115,6 +116,7 @@ EVIDENCE_NAMES = {
     "etdump": "ETDump timeline",
     "timeline_csv": "timeline CSV",
     "ort_json": "ONNX Runtime profile",
+    "litert_ops": "LiteRT op profile",
     "ops_stats": "ops-stats CSV",
     "metrics_json": "metrics JSON",
     "xnntrace": "xnntrace log",
@@ -156,8 +158,10 @@ def op_type(name: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems
-ORT_TAILS = (".ort.json.gz", ".ort.json")  # the names `edgeprof run` gives ONNX Runtime profiles (found in folders)
-PROFILE_TAILS = ORT_TAILS + (".json.gz", ".json")  # an ONNX Runtime profile's names
+# the launch files `edgeprof run` writes besides ETDumps, found in run folders: ONNX Runtime's profile, and the
+# per-run latencies of a LiteRT launch (a timeline CSV of Method::execute rows)
+LAUNCH_TAILS = (".ort.json.gz", ".ort.json", ".litert.csv")
+PROFILE_TAILS = LAUNCH_TAILS + (".json.gz", ".json")  # names whose format suffix is more than the last dot
 
 
 def profile_stem(path) -> str:

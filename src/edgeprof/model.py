@@ -80,6 +80,7 @@ class Profile:
     format: str = FORMAT_ETDUMP  # which reader made it: FORMAT_ETDUMP or FORMAT_TIMELINE_CSV (edgeprof.io.readers)
     # when set, the events hold an id into these lists (column op_types_id) instead of the lists (op_types)
     op_type_lists: list | None = None
+    aggregate_runs: int | None = None  # set: one average run over this many (LiteRT op profiles; 0 = not said)
 
     # -- sizes ---------------------------------------------------------------------------------------
     @property

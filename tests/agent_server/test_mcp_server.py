@@ -152,15 +152,20 @@ def test_every_argument_is_described_and_the_options_people_use_are_there(root):
     assert len(doc["result"]["baseline"]["launches"]) == 2
 
 
-def test_tools_read_onnx_runtime_profiles(root):
+def test_tools_read_onnx_runtime_and_litert_profiles(root):
     for name in ("cnn_cpu_t1_l1.ort.json", "cnn_cpu_t2_l1.ort.json.gz", "tfm_mixed_ov_t1_l1.ort.json.gz"):
         shutil.copy(DATA / "ort" / name, root / name)
+    shutil.copy(DATA / "litert" / "cnn_xnnpack_benchmark.log", root / "op_profile.log")
     _, _, out = _run(root, [
         ("compare", {"baseline": "cnn_cpu_t1_l1.ort.json", "candidate": "cnn_cpu_t2_l1.ort.json.gz"}),
         ("breakdown", {"path": "tfm_mixed_ov_t1_l1.ort.json.gz"}),
         ("latency", {"path": "cnn_cpu_t1_l1.ort.json"}),
+        ("breakdown", {"path": "op_profile.log"}),
+        ("latency", {"path": "op_profile.log"}),
     ])
-    assert not any(is_error for is_error, _, _ in out)
+    assert not any(is_error for is_error, _, _ in out[:4])
+    assert out[3][1]["result"]["portable_hotspots"][0]["operator"] == "TILE"
+    assert out[4][0] and "per-op averages over 50 run(s)" in out[4][2] and "\n" not in out[4][2].strip()
     cli = _cli("compare", root / "cnn_cpu_t1_l1.ort.json", root / "cnn_cpu_t2_l1.ort.json.gz", "--json")
     assert out[0][1]["result"]["speedup"] == cli["speedup"] and out[0][1]["result"]["verdict"] == cli["verdict"]
     bd = out[1][1]["result"]

@@ -71,8 +71,12 @@ MENTIONS = {  # prose naming a command (and maybe an option) in passing, not a c
 NOT_HERE = {"edgeprof coreml plan MODEL --out plan.json": "macOS only (Core ML's MLComputePlan)"}
 # run with --dry-run: the Python-runtime collection runs for real once (the README's collection example, in
 # full); this one's 12 launches are checked as planned
-DRY = {"edgeprof run toycnn_portable.pte toycnn_xnn.pte --runs 20 --warmup 2 --threads 1,2 --launches 3 --report"}
+DRY = {"edgeprof run toycnn_portable.pte toycnn_xnn.pte --runs 20 --warmup 2 --threads 1,2 --launches 3 --report",
+       # ONNX Runtime's pip build has no OpenVINO provider (onnxruntime-openvino is another package): planned only
+       "edgeprof run model.onnx --providers OpenVINOExecutionProvider"}
 HAS_RUN = importlib.util.find_spec("executorch") is not None
+HAS_ORT = importlib.util.find_spec("onnxruntime") is not None
+HAS_LITERT = importlib.util.find_spec("ai_edge_litert") is not None
 
 
 def _command_path(args: list[str]) -> str:
@@ -155,6 +159,10 @@ def sandbox(tmp_path_factory):
         shutil.copy2(sb / EX / "artifacts" / "toycnn_portable.pte", sb / "toycnn_portable.pte")
         shutil.copy2(sb / EX / "artifacts" / "toycnn_xnnpack_fp32.pte", sb / "toycnn_xnn.pte")
         shutil.copy2(sb / EX / "artifacts" / "toycnn_xnnpack_fp32.pte", sb / "mobilenet.pte")
+        for src, name in (("cnn.onnx", "cnn.onnx"), ("cnn_int8.onnx", "cnn_int8.onnx"), ("cnn.onnx", "model.onnx")):
+            shutil.copy2(DATA / "ort" / src, sb / name)
+        for name in ("cnn_xnnpack_benchmark.log", "cnn_cpu_ops.csv", "cnn.tflite"):
+            shutil.copy2(DATA / "litert" / name, sb / name)
         (sb / "mac_config.json").write_text(json.dumps({
             "model": "model.pte", "output_root": "out_cfg/runs/mac",
             "experiments": [{"name": n, "runner_path": "cmake-out/mac-arm64/executor_runner", "mode": "timing",
@@ -247,10 +255,12 @@ def _run_line(line: str, sandbox):
 @pytest.mark.parametrize("line", LINES)
 def test_readme_command_runs(line, sandbox):
     if _command_path(shlex.split(line)[1:]) == "run" and "--runner" not in line and "--config" not in line \
-            and "--dry-run" not in line and not HAS_RUN:
-        if os.environ.get("EDGEPROF_REQUIRE_RUN"):
-            raise RuntimeError("EDGEPROF_REQUIRE_RUN is set but executorch is not installed")
-        pytest.skip("the Python-runtime collection needs the run extra")
+            and "--dry-run" not in line and line not in DRY:
+        extra = "ORT" if ".onnx" in line else "LITERT" if ".tflite" in line else "RUN"
+        if not {"ORT": HAS_ORT, "LITERT": HAS_LITERT, "RUN": HAS_RUN}[extra]:
+            if os.environ.get(f"EDGEPROF_REQUIRE_{extra}"):
+                raise RuntimeError(f"EDGEPROF_REQUIRE_{extra} is set but its runtime is not installed")
+            pytest.skip(f"the collection needs the {extra.lower()} extra")
     sb, args, r = _run_line(line, sandbox)
     assert r.exit_code == 0, (line, args, r.output)
     _check_writes(args, sb, r)

@@ -145,6 +145,9 @@ def summarise_file(ws: Workspace, path: Path, taxonomy) -> tuple[str, dict]:
     from ..analysis.launch_summary import launch_record, summarise
 
     prof = ws.profile(path, keep=False)
+    from ..io.litert_profile import require_runs
+
+    require_runs(prof, path)  # a history keeps runs, not averages
     rec = launch_record(summarise(prof, taxonomy))
     rec["launch"]["taxonomy_version"] = taxonomy.version
     return prof.sha256, rec

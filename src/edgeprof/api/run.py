@@ -72,18 +72,22 @@ def _check(cfg, dry_run: bool) -> list[str]:
                                  "logging (runner = PATH); the Python runtime's XNNPACK does not log")
             if e.cpu_affinity:
                 raise UsageError(f"experiment {e.name}: cpu_affinity applies to Android devices (taskset there)")
-            if e.runtime == "onnxruntime":
-                if not _has("onnxruntime") and not dry_run:
-                    raise UsageError("edgeprof run of an ONNX model needs onnxruntime: pip install 'edgeprof[ort]'")
-                continue
-            if e.providers:
+            if e.providers and e.runtime != "onnxruntime":
                 raise UsageError(f"experiment {e.name}: providers apply to ONNX models (ONNX Runtime's execution providers)")
+            if e.delegate and e.runtime != "litert":
+                raise UsageError(f"experiment {e.name}: delegate applies to LiteRT models (.tflite)")
+            if e.runtime in _EXTRA:
+                module, extra = _EXTRA[e.runtime]
+                if not _has(module) and not dry_run:
+                    raise UsageError(f"edgeprof run of a {e.model.suffix} model needs {module}: "
+                                     f"pip install 'edgeprof[{extra}]'")
+                continue
             missing = [m for m in ("executorch", "torch") if not _has(m)]
             if missing and not dry_run:
                 raise UsageError("edgeprof run with the ExecuTorch Python runtime needs " + " and ".join(missing)
                                  + ": pip install 'edgeprof[run]' (on CPU-only machines install torch's CPU wheel first)")
-        elif e.runtime == "onnxruntime":
-            raise UsageError(f"experiment {e.name}: an ONNX model runs in ONNX Runtime here (runner = \"python\")")
+        elif e.runtime in _EXTRA:
+            raise UsageError(f"experiment {e.name}: a {e.model.suffix} model runs in its runtime here (runner = \"python\")")
         elif not is_file(e.runner):
             raise InputError(e.runner, f"no such runner binary (experiment {e.name})")
         elif e.kind == "external" and not (Path(e.runner).stat().st_mode & 0o111):
@@ -195,7 +199,9 @@ def _executorch(cfg, machines: dict) -> dict:
 
 
 _PYTHON_RUNNERS = {"executorch": "python -m edgeprof.collect.worker (ExecuTorch Python runtime)",
-                   "onnxruntime": "python -m edgeprof.collect.worker_ort (ONNX Runtime)"}
+                   "onnxruntime": "python -m edgeprof.collect.worker_ort (ONNX Runtime)",
+                   "litert": "python -m edgeprof.collect.worker_litert (LiteRT)"}
+_EXTRA = {"onnxruntime": ("onnxruntime", "ort"), "litert": ("ai_edge_litert", "litert")}  # module, extra
 
 
 def _experiment_doc(e) -> dict:
@@ -203,7 +209,8 @@ def _experiment_doc(e) -> dict:
 
     return {"name": e.name, "model": str(e.model), "model_sha256": file_hash(e.model)["sha256"],
             "runner_path": _PYTHON_RUNNERS[e.runtime] if e.kind == "python" else e.runner, "runtime": e.runtime,
-            "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
+            "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None,
+            "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
             "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),
             "cpu_affinity": e.cpu_affinity}
@@ -241,8 +248,7 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
         w = lr.worker
         metrics.update(wall_ms=w.get("wall_ms"), load_ms=w.get("load_ms"), threads_in_effect=w.get("threads"),
                        inputs=w.get("inputs"), versions=w.get("versions"))
-        if w.get("providers"):
-            metrics["providers"] = w["providers"]
+        metrics.update({k: w[k] for k in ("providers", "delegate", "delegated") if k in w})  # runtime facts
         if w.get("threads") != launch.threads:
             warnings.append(f"asked for {launch.threads} thread(s), the runtime runs {w.get('threads')}")
     if lr.runner_total_ms is not None:

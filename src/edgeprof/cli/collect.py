@@ -28,6 +28,8 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, warn
 @click.option("--providers", default=None,
               help="ONNX models: ONNX Runtime execution providers in priority order, e.g. OpenVINOExecutionProvider "
                    "(the CPU provider is added last) [default: CPU only].")
+@click.option("--delegate", type=click.Choice(["xnnpack", "none"]), default=None,
+              help="LiteRT models: its XNNPACK delegate (default) or none (the builtin CPU kernels only).")
 @click.option("--mode", type=click.Choice(["timing", "xnntrace"]), default=None,
               help="timing (ETDump) or xnntrace (one run with XNNPACK logging; external runners).")
 @click.option("--timeout", type=click.FloatRange(0.1, 7 * 86400), default=None,
@@ -45,10 +47,11 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, warn
 @click.option("--verbose", is_flag=True, help="Print each command as it runs (stderr).")
 @run_guarded
 def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runner, device, cpu_affinity, providers,
-            mode, timeout, out, force, dry_run, overhead_check, make_report, as_json, progress, verbose):
-    """Profile .pte models here (ExecuTorch Python runtime or an executor_runner) or on an Android device, or .onnx
-    models in ONNX Runtime, and write the run folder the analysis reads:
-    out_<model>/runs/<platform>/<experiment>/<model>_<experiment>_t<T>_l<k>.etdump (.ort.json for ONNX),
+            delegate, mode, timeout, out, force, dry_run, overhead_check, make_report, as_json, progress, verbose):
+    """Profile .pte models here (ExecuTorch Python runtime or an executor_runner) or on an Android device, .onnx
+    models in ONNX Runtime or .tflite models in LiteRT, and write the run folder the analysis reads:
+    out_<model>/runs/<platform>/<experiment>/<model>_<experiment>_t<T>_l<k>.etdump (.ort.json for ONNX; for
+    LiteRT .litert.csv, the runs' times: its Python package has no op profiler),
     manifest.json and metrics.json (the Arm kit's schema, plus each launch's environment).
 
     Each launch is its own process; the launches of all configurations are interleaved in a seeded order, so
@@ -62,6 +65,7 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
     edgeprof run model.pte --runner cmake-out/executor_runner --threads 1,4
     edgeprof run model.pte --runner android/executor_runner --device adb:R5CX1234 --cpu-affinity 0x80
     edgeprof run model.onnx --threads 1,2 --runs 50 --launches 3        (pip install 'edgeprof[ort]')
+    edgeprof run model.tflite --delegate none                            (pip install 'edgeprof[litert]')
     edgeprof run model.pte --dry-run
     """
     from .. import api
@@ -70,7 +74,7 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
 
     given = dict(runs=runs, warmup=warmup, threads=threads, launches=launches,
                  seed=seed, inputs=inputs, runner=runner, device=device, cpu_affinity=cpu_affinity, mode=mode,
-                 timeout=timeout, providers=providers)
+                 timeout=timeout, providers=providers, delegate=delegate)
     bar = terminal.progress_bar(enabled=progress and not dry_run if progress is not None else None, label="run",
                                 eta=True)
     with bar:

@@ -12,6 +12,7 @@ Runtime's for an ``.onnx``) or the path of an ``executor_runner``-style binary (
 --cpu_threads --etdump_path``). ``device = "adb:SERIAL"`` runs that binary on an Android device through adb.
 ``providers`` (ONNX models): the execution providers of the session, in priority order (``["OpenVINOExecutionProvider"]``;
 the CPU provider is always added last, as ONNX Runtime's fallback) — each list an experiment of its own.
+``delegate`` (LiteRT models): ``xnnpack`` (LiteRT's default) or ``none`` (its builtin CPU kernels only).
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ PYTHON = "python"
 DEFAULTS = {"runs": 100, "warmup": 10, "threads": (1,), "launches": 3, "timeout": 600.0, "seed": 0}
 _TOP = {"model", "output_root", "platform", "runs", "warmup", "threads", "launches", "timeout", "seed", "inputs",
         "device", "cpu_affinity", "experiments", "experiment", "analysis", "runner", "runner_path", "mode",
-        "extra_args", "description", "providers"}
+        "extra_args", "description", "providers", "delegate"}
 _EXP = {"name", "model", "runner", "runner_path", "quiet_runner", "mode", "runs", "warmup", "threads", "launches",
-        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers"}
+        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers", "delegate"}
 CPU_PROVIDER = "CPUExecutionProvider"
+RUNTIMES = {".onnx": "onnxruntime", ".tflite": "litert"}
+DELEGATES = ("xnnpack", "none")  # LiteRT: its default XNNPACK delegate, or the builtin CPU kernels only
 _PROVIDER = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}ExecutionProvider$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 _MASK = re.compile(r"^(0x[0-9a-fA-F]{1,16}|[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?)*)$")
@@ -52,6 +55,7 @@ class Experiment:
     cpu_affinity: str | None = None    # Android: taskset mask
     device: str | None = None          # Android serial (adb -s)
     providers: tuple[str, ...] = ()    # ONNX Runtime execution providers, in priority order (CPU added last)
+    delegate: str | None = None        # LiteRT: xnnpack (its default) or none
 
     @property
     def kind(self) -> str:
@@ -60,8 +64,8 @@ class Experiment:
 
     @property
     def runtime(self) -> str:
-        """``onnxruntime`` for an ``.onnx`` model, else ``executorch``."""
-        return "onnxruntime" if self.model.suffix.lower() == ".onnx" else "executorch"
+        """``onnxruntime`` for an ``.onnx`` model, ``litert`` for a ``.tflite``, else ``executorch``."""
+        return RUNTIMES.get(self.model.suffix.lower(), "executorch")
 
     @property
     def session_providers(self) -> tuple[str, ...]:
@@ -113,6 +117,13 @@ def parse_providers(v, where: str, path) -> tuple[str, ...]:
     return tuple(vals)
 
 
+def parse_delegate(v, where: str, path) -> str | None:
+    if v is None or v in DELEGATES:
+        return v
+    msg = f"{where}: one of {', '.join(DELEGATES)}, got {v!r}"
+    raise InputError(path, msg) if path is not None else UsageError(msg)
+
+
 def _str(v, where: str, path, limit: int = 4096) -> str:
     if not isinstance(v, str) or not v or len(v) > limit or "\x00" in v:
         raise InputError(path, f"{where}: must be a non-empty string")
@@ -160,7 +171,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
     if not isinstance(exps, list) or not exps:
         raise InputError(path, "experiments: give a list of experiments (each with a name)")
     top = {k: doc[k] for k in ("runs", "warmup", "threads", "launches", "timeout", "mode", "extra_args",
-                               "cpu_affinity", "device", "runner", "runner_path", "model", "providers") if k in doc}
+                               "cpu_affinity", "device", "runner", "runner_path", "model", "providers", "delegate")
+           if k in doc}
     out, names = [], set()
     for i, e in enumerate(exps):
         where = f"experiments[{i}]"
@@ -203,7 +215,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
             launches=_int(merged.get("launches", DEFAULTS["launches"]), f"{where}.launches", path, 1, 1000),
             timeout=float(timeout), extra_args=tuple(extra), cpu_affinity=mask,
             device=parse_device(_str(device, f"{where}.device", path), f"{where}.device", path) if device else None,
-            providers=parse_providers(merged.get("providers", []), f"{where}.providers", path)))
+            providers=parse_providers(merged.get("providers", []), f"{where}.providers", path),
+            delegate=parse_delegate(merged.get("delegate"), f"{where}.delegate", path)))
     pairs = []
     analysis = doc.get("analysis", {})
     if not isinstance(analysis, dict):
@@ -244,18 +257,21 @@ def from_models(models, *, runner: str = PYTHON, device: str | None = None) -> C
         exps.append(Experiment(name=name, model=p.absolute(), runner=_runner(runner, None),
                                device=parse_device(device, "--device", None) if device else None))
     if not exps:
-        raise UsageError("give a model (.pte or .onnx) or --config FILE")
+        raise UsageError("give a model (.pte, .onnx or .tflite) or --config FILE")
     return CollectionConfig(experiments=exps)
 
 
 def override(cfg: CollectionConfig, **given) -> CollectionConfig:
     """Command-line values (those not None) replace the configuration's, for every experiment."""
-    exp_keys = {"runs", "warmup", "threads", "launches", "timeout", "mode", "cpu_affinity", "device", "providers"}
+    exp_keys = {"runs", "warmup", "threads", "launches", "timeout", "mode", "cpu_affinity", "device", "providers",
+                "delegate"}
     per = {k: v for k, v in given.items() if k in exp_keys and v is not None}
     if "threads" in per:
         per["threads"] = tuple(per["threads"])
     if "providers" in per:
         per["providers"] = parse_providers(per["providers"], "--providers", None)
+    if "delegate" in per:
+        per["delegate"] = parse_delegate(per["delegate"], "--delegate", None)
     if "device" in per:
         per["device"] = parse_device(per["device"], "--device", None)
     exps = [replace(e, **per) for e in cfg.experiments]

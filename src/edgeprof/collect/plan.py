@@ -2,7 +2,8 @@
 interleaved — each round runs every configuration once, in a seeded random order — so drift over the session
 hits every arm alike. Files follow the Arm kit's layout with the launch index added:
 ``<run_dir>/<experiment>/<model>_<experiment>_t<T>_l<k>.etdump`` (``<experiment>_t<T>_l<k>`` when the model
-file is named like the experiment; ``….ort.json`` for an ONNX model, ONNX Runtime's profile), its ``_latency.log``
+file is named like the experiment; ``….ort.json`` for an ONNX model, ONNX Runtime's profile; ``….litert.csv`` for a
+LiteRT model, its runs' latencies), its ``_latency.log``
 and, in xnntrace mode, ``_xnntrace.log``.
 
 ``--overhead-check`` adds launches without ETDump (``…_l<k>_noetdump_latency.log``) to the first rounds.
@@ -17,6 +18,7 @@ from pathlib import Path
 from .config import CollectionConfig, Experiment
 
 OVERHEAD_LAUNCHES = 2  # per configuration, with --overhead-check
+_PROFILE_TAIL = {"onnxruntime": ".ort.json", "litert": ".litert.csv"}  # what each runtime's launch records
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Launch:
         """The profile this launch records: an ETDump, or ONNX Runtime's profile for an ONNX model."""
         if not self.etdump_on or self.experiment.mode != "timing":
             return None
-        return self.folder / (self.stem + (".ort.json" if self.experiment.runtime == "onnxruntime" else ".etdump"))
+        return self.folder / (self.stem + _PROFILE_TAIL.get(self.experiment.runtime, ".etdump"))
 
     @property
     def log(self) -> Path:

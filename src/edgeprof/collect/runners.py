@@ -1,7 +1,7 @@
 """How one launch runs, per kind of runner: the commands, their environment and where their output goes.
 
-* ``python`` — ``python -m edgeprof.collect.worker`` (the ExecuTorch Python runtime), or ``…worker_ort`` (ONNX
-  Runtime, for an ``.onnx`` model), in a process of its own.
+* ``python`` — ``python -m edgeprof.collect.worker`` (the ExecuTorch Python runtime), ``…worker_ort`` (ONNX
+  Runtime, for an ``.onnx`` model) or ``…worker_litert`` (LiteRT, for a ``.tflite``), in a process of its own.
 * ``external`` — an ``executor_runner``-style binary, as the Arm kit's ``perf_runner.py`` runs it: a warm-up
   process (``--num_executions W``; a failure only warns), then the timed process (``--num_executions N
   --cpu_threads T --etdump_path …``) with ``XNN_LOG_LEVEL=0``, its stdout and stderr in ``_latency.log``;
@@ -80,12 +80,15 @@ def _python(launch: Launch, sh, ctx: Context) -> LaunchRun:
     e = launch.experiment
     result = launch.folder / f".{launch.stem}{'' if launch.etdump_on else '_noetdump'}.worker.json"
     ort = e.runtime == "onnxruntime"
-    argv = [ctx.python, "-m", "edgeprof.collect.worker_ort" if ort else "edgeprof.collect.worker", "--model", e.model,
+    worker = {"onnxruntime": "worker_ort", "litert": "worker_litert"}.get(e.runtime, "worker")
+    argv = [ctx.python, "-m", f"edgeprof.collect.{worker}", "--model", e.model,
             "--runs", e.runs, "--warmup", e.warmup, "--threads", launch.threads, "--seed", ctx.seed, "--result", result,
             "--inputs-dir", ctx.run_dir / "inputs"]
     argv += ["--etdump", launch.etdump] if launch.etdump else ["--no-etdump"]
     if ort:
         argv += ["--providers", ",".join(e.session_providers)]
+    if e.runtime == "litert":
+        argv += ["--delegate", e.delegate or "xnnpack"]
     if ctx.inputs is not None:
         argv += ["--inputs", ctx.inputs]
     run = LaunchRun()

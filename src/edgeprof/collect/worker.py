@@ -138,7 +138,8 @@ def arguments(prog: str, argv=None):
     ap.add_argument("--inputs-dir")
     ap.add_argument("--result", required=True)
     ap.add_argument("--method", default="forward")
-    ap.add_argument("--providers", default="")
+    ap.add_argument("--providers", default="")  # ONNX Runtime
+    ap.add_argument("--delegate", default="xnnpack")  # LiteRT
     return ap.parse_args(argv)
 
 

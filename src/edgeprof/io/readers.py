@@ -2,7 +2,8 @@
 decides (``.etdump``/``.etdp``, ``.csv``, either with ``.gz``: the file is then opened once, by its reader,
 which checks the content); any other name is decided by the content — an ETDump by its FlatBuffers
 identifier, a timeline CSV by its header's ``name`` and ``duration_ms`` columns, an ONNX Runtime profile by its
-JSON trace events of ``cat`` ``Session``/``Node``, each looked for inside gzip as well. The format is recorded on the :class:`~edgeprof.model.Profile` the reader gives (``Profile.format``),
+JSON trace events of ``cat`` ``Session``/``Node``, a LiteRT op profile by its ``Run Order`` tables (or its
+``BenchmarkProfilingData`` protobuf), each looked for inside gzip as well. The format is recorded on the :class:`~edgeprof.model.Profile` the reader gives (``Profile.format``),
 and commands read it there. Adding a profile format means a detector and a reader here."""
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from pathlib import Path
 
 from ..conventions import FORMAT_ETDUMP as ETDUMP
 from ..conventions import FORMAT_KERNEL_CSV as KERNEL_CSV
+from ..conventions import FORMAT_LITERT_OPS as LITERT_OPS
 from ..conventions import FORMAT_ORT_JSON as ORT_JSON
 from ..conventions import FORMAT_TIMELINE_CSV as TIMELINE_CSV
 from ..conventions import FORMAT_XNNPACK_LOG as XNNPACK_LOG
 from ..errors import InputError
 from .runfolder import ETDUMP_SUFFIXES
-EXPECTED = ("a profile (an ETDump .etdump/.etdp, a timeline CSV *_all_runs_timeline.csv or an ONNX Runtime profile "
-            "JSON, each may be gzip-compressed)")
+EXPECTED = ("a profile (an ETDump .etdump/.etdp, a timeline CSV *_all_runs_timeline.csv, an ONNX Runtime profile "
+            "JSON or a LiteRT op profile, each may be gzip-compressed)")
 _HEAD = 4096
 
 
@@ -46,9 +48,11 @@ def _timeline_header(head: bytes) -> bool:
 
 
 def profile_format(path) -> str:
-    """``etdump``, ``timeline_csv`` or ``ort_json`` for a profile file; an input error naming what the file is
-    otherwise. A folder is left to the ETDump reader (which says what it is)."""
+    """``etdump``, ``timeline_csv``, ``ort_json`` or ``litert_ops`` for a profile file; an input error naming what
+    the file is otherwise. A folder is left to the ETDump reader (which says what it is)."""
     from ..files import is_dir
+    from .litert_profile import looks_like_litert
+    from .litert_proto import proto_head
     from .ort_profile import looks_like_ort
     from .sniff import kind, wrong_kind
 
@@ -56,16 +60,20 @@ def profile_format(path) -> str:
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(ETDUMP_SUFFIXES) or is_dir(path):
         return ETDUMP
-    if name.endswith(".csv"):
+    if name.endswith(".csv"):  # a LiteRT op-profile CSV is handed over by the timeline reader, still read once
         return TIMELINE_CSV
     head = _head(path)
     k = kind(head)[0]
     if k == "etdump":
         return ETDUMP
+    if looks_like_litert(head):
+        return LITERT_OPS
     if k == "text" and _timeline_header(head):
         return TIMELINE_CSV
     if k == "json" and looks_like_ort(head):
         return ORT_JSON
+    if proto_head(head):
+        return LITERT_OPS
     raise InputError(path, wrong_kind(path, EXPECTED, head[:64]))
 
 
@@ -103,6 +111,10 @@ def read_profile(path, *, allow_empty: bool = False):
         from .ort_profile import read_ort_profile
 
         return read_ort_profile(path)
+    if fmt == LITERT_OPS:
+        from .litert_profile import read_litert_profile
+
+        return read_litert_profile(path)
     from .etdump_read import read_etdump
 
     return read_etdump(path, allow_empty=allow_empty)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conventions import ORT_TAILS, fit_name, profile_stem
+from ..conventions import LAUNCH_TAILS, fit_name, profile_stem
 from .. import access
 from .traces import trace_stem
 
@@ -46,7 +46,7 @@ def find_etdumps(inputs) -> list[Path]:
     for item in inputs:
         p = Path(item)
         if is_dir(p):
-            found = sorted(f for f in p.rglob("*") if (f.suffix in ETDUMP_SUFFIXES or f.name.endswith(ORT_TAILS))
+            found = sorted(f for f in p.rglob("*") if (f.suffix in ETDUMP_SUFFIXES or f.name.endswith(LAUNCH_TAILS))
                            and is_file(f)
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
         else:

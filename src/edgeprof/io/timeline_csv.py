@@ -32,6 +32,7 @@ def read_timeline_csv(path):
     import polars as pl
 
     from .etdump import build_profile
+    from .litert_profile import looks_like_litert
     from ..files import read_regular
 
     path = Path(path)
@@ -40,6 +41,10 @@ def read_timeline_csv(path):
         from .sniff import gunzip
 
         data = gunzip(data, path, MAX_CSV_BYTES, "timeline CSV")
+    if looks_like_litert(data[:4096]):  # LiteRT's op profile written as CSV (--op_profiling_output_mode=csv)
+        from .litert_profile import profile_of_bytes
+
+        return profile_of_bytes(data, path)
     try:
         head = pl.read_csv(io.BytesIO(data), n_rows=0)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:

@@ -299,6 +299,9 @@ class Workspace:
             import numpy as np
 
             prof = self.profile(path)
+            from .litert_profile import require_runs
+
+            require_runs(prof, path)  # an op profile of averages has no runs to put in a series
             warnings = list(prof.warnings)
             if path.suffix == ".csv" and prof.latency_source != "method_execute":
                 warnings.append("no Method::execute rows: per-run latency is the sum of each run's top-level events")

@@ -1,0 +1,77 @@
+"""One launch in LiteRT: ``python -m edgeprof.collect.worker_litert --model M.tflite …`` (the ``litert`` extra).
+
+Runs in a process of its own: an ``ai_edge_litert`` ``Interpreter`` with ``num_threads = --threads`` and, with
+``--delegate none``, only LiteRT's builtin CPU kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``; the default applies
+its XNNPACK delegate); ``--warmup`` then ``--runs`` calls of ``invoke()`` on one input, each timed with
+``time.perf_counter``. LiteRT's Python package has no op profiler, so what a launch records is its runs' times:
+``--etdump`` (``<stem>.litert.csv``) is a timeline CSV with one ``Method::execute`` row per run (``duration_ms``,
+``run_index``, ``start_us`` from the first run), which every command reads as it reads the Arm kit's timelines;
+per-operator times come from LiteRT's ``benchmark_model --enable_op_profiling`` (:mod:`edgeprof.io.litert_profile`).
+What the launch did goes to ``--result`` as JSON.
+
+Inputs as the ExecuTorch worker's (:func:`edgeprof.collect.worker.inputs_for`), from the interpreter's input details.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from .worker import arguments, digest, inputs_for, versions_of, write_result
+
+
+def main(argv=None) -> int:
+    a = arguments("python -m edgeprof.collect.worker_litert", argv)
+    t_import = time.perf_counter()
+    try:
+        from ai_edge_litert import interpreter as lite
+    except ImportError:
+        print("edgeprof worker: LiteRT models need ai-edge-litert: pip install 'edgeprof[litert]'", file=sys.stderr)
+        return 2
+    import numpy as np
+
+    import_s = time.perf_counter() - t_import
+    resolver = (lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if a.delegate == "none"
+                else lite.OpResolverType.AUTO)
+    t0 = time.perf_counter()
+    it = lite.Interpreter(model_path=a.model, num_threads=a.threads, experimental_op_resolver_type=resolver)
+    it.allocate_tensors()
+    load_ms = (time.perf_counter() - t0) * 1e3
+    details = it.get_input_details()
+    sig = [(np.dtype(d["dtype"]).name, tuple(int(x) for x in d["shape"])) for d in details]
+    got = inputs_for(a, sig)
+    if got is None:
+        return 2
+    arrays, source = got
+    for d, x in zip(details, arrays):
+        it.set_tensor(d["index"], x.astype(d["dtype"], copy=False))
+    for _ in range(a.warmup):
+        it.invoke()
+    starts, wall = [], []
+    t_first = time.perf_counter()
+    for _ in range(a.runs):
+        s = time.perf_counter()
+        it.invoke()
+        wall.append((time.perf_counter() - s) * 1e3)
+        starts.append((s - t_first) * 1e6)
+    if a.etdump and not a.no_etdump:
+        tmp = a.etdump + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("name,duration_ms,run_index,start_us,kind\n")
+            for k, (ms_, st) in enumerate(zip(wall, starts)):
+                f.write(f"Method::execute,{ms_!r},{k},{st!r},framework\n")
+        os.replace(tmp, a.etdump)
+    ops = sorted({o["op_name"] for o in it._get_ops_details()})
+    report = {"wall_ms": wall, "load_ms": load_ms, "import_s": import_s, "threads": a.threads,
+              "threads_requested": a.threads, "warmup": a.warmup, "runs": a.runs, "etdump": a.etdump,
+              "delegate": a.delegate, "delegated": "DELEGATE" in ops, "op_types": ops,
+              "inputs": {"source": source, "sha256": digest(arrays),
+                         "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
+              "versions": versions_of("ai-edge-litert", "numpy"), "pid": os.getpid()}
+    write_result(a.result, report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
