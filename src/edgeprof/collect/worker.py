@@ -143,6 +143,20 @@ def arguments(prog: str, argv=None):
     return ap.parse_args(argv)
 
 
+def import_runtime(module: str, what: str, extra: str):
+    """(the runtime's module, seconds its import took), or None — said on stderr — when it is not installed."""
+    import importlib
+
+    t0 = time.perf_counter()
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        print(f"edgeprof worker: {what} models need {module.split('.')[0]}: pip install 'edgeprof[{extra}]'",
+              file=sys.stderr)
+        return None
+    return mod, time.perf_counter() - t0
+
+
 def versions_of(*dists: str) -> dict:
     from importlib.metadata import version
 

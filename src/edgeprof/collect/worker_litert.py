@@ -18,20 +18,17 @@ import os
 import sys
 import time
 
-from .worker import arguments, digest, inputs_for, versions_of, write_result
+from .worker import arguments, digest, import_runtime, inputs_for, versions_of, write_result
 
 
 def main(argv=None) -> int:
     a = arguments("python -m edgeprof.collect.worker_litert", argv)
-    t_import = time.perf_counter()
-    try:
-        from ai_edge_litert import interpreter as lite
-    except ImportError:
-        print("edgeprof worker: LiteRT models need ai-edge-litert: pip install 'edgeprof[litert]'", file=sys.stderr)
+    got = import_runtime("ai_edge_litert.interpreter", "LiteRT", "litert")
+    if got is None:
         return 2
+    lite, import_s = got
     import numpy as np
 
-    import_s = time.perf_counter() - t_import
     resolver = (lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if a.delegate == "none"
                 else lite.OpResolverType.AUTO)
     t0 = time.perf_counter()

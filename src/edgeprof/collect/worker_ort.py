@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from .worker import arguments, digest, inputs_for, versions_of, write_result
+from .worker import arguments, digest, import_runtime, inputs_for, versions_of, write_result
 
 # ONNX tensor element types → numpy dtype names
 DTYPES = {"tensor(float)": "float32", "tensor(float16)": "float16", "tensor(double)": "float64",
@@ -48,13 +48,10 @@ def timed_events(events: list, warmup: int) -> list:
 
 def main(argv=None) -> int:
     a = arguments("python -m edgeprof.collect.worker_ort", argv)
-    t_import = time.perf_counter()
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        print("edgeprof worker: ONNX models need onnxruntime: pip install 'edgeprof[ort]'", file=sys.stderr)
+    got = import_runtime("onnxruntime", "ONNX", "ort")
+    if got is None:
         return 2
-    import_s = time.perf_counter() - t_import
+    ort, import_s = got
     providers = [p for p in a.providers.split(",") if p] or ["CPUExecutionProvider"]
     missing = [p for p in providers if p not in ort.get_available_providers()]
     if missing:

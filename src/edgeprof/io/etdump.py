@@ -143,6 +143,33 @@ def add_counts(a: dict, b: dict) -> dict:
     return {k: (a[k] + b[k]) if k != "invalid" else [x + y for x, y in zip(a[k], b[k])] for k in a}
 
 
+def events_only(run_names: list[str], pe_run, name_codes, dd_codes, names: list[str], instruction, start, end,
+                **extra) -> dict:
+    """The decoded columns of a profile that holds profiling events only (a timeline CSV, another runtime's
+    profile), for :func:`build_profile`: ``names`` serve as both the event names and the delegate debug id strings
+    (``name_codes``/``dd_codes`` index them, −1 for none); ``extra`` adds the optional columns (``pe_kind``,
+    ``pe_backend_codes``/``pe_backends``, ``pe_invalid``)."""
+    n = len(pe_run)
+    empty = np.empty(0, dtype=np.int64)
+    return {
+        "version": 0, "run_names": list(run_names), "run_bundled_input_index": np.full(len(run_names), -1, dtype=np.int32),
+        "allocator_run": empty, "allocator_names": [], "n_runs": len(run_names),
+        "n_empty_events": 0, "n_ambiguous_events": 0, "invalid_utf8": 0,
+        "pe_run": np.asarray(pe_run, dtype=np.int64), "pe_seq": np.arange(n, dtype=np.int64),
+        "pe_name_codes": np.asarray(name_codes, dtype=np.int32), "pe_names": names,
+        "pe_dd_str_codes": np.asarray(dd_codes, dtype=np.int32), "pe_dd_strs": names,
+        "pe_chain": np.zeros(n, dtype=np.int32), "pe_instruction": np.asarray(instruction, dtype=np.int32),
+        "pe_dd_int": np.full(n, -1, dtype=np.int32), "pe_meta": (np.empty(0, np.uint8), np.zeros(n + 1, np.int64)),
+        "pe_start": np.asarray(start, dtype=np.uint64), "pe_end": np.asarray(end, dtype=np.uint64),
+        "ae_run": empty, "ae_seq": empty, "ae_allocator": np.empty(0, np.int32), "ae_size": np.empty(0, np.uint64),
+        "de_run": empty, "de_seq": empty, "de_chain": np.empty(0, np.uint64), "de_instruction": np.empty(0, np.int32),
+        "de_dd_int": np.empty(0, np.int32), "de_dd_str": [], "de_name": [],
+        "de_value": {"value_type": np.empty(0, np.int16), "is_output": np.empty(0, bool), "int_value": np.empty(0),
+                     "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
+        **extra,
+    }
+
+
 def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None = None):
     """Turn decoded columns into a :class:`~edgeprof.model.Profile`. ``counts_out`` receives the counts its
     warnings are made of (:func:`read_warnings`)."""

@@ -209,7 +209,7 @@ def profile_of_bytes(data: bytes, path):
 
 def _profile(t: dict, path, data: bytes):
     from ..model import KINDS
-    from .etdump import build_profile
+    from .etdump import build_profile, events_only
 
     warnings = []
     strings: dict[str, int] = {}
@@ -268,27 +268,11 @@ def _profile(t: dict, path, data: bytes):
     invoke_us = _num(invoke[0], "avg", path) * 1000 if invoke else None
     e2e = t["inference_us"] or invoke_us or t["timings"].get("avg") or t["timings"].get("curr") or ops_us
     rows.append((first, code(METHOD_EXECUTE), -1, -1, 0.0, max(e2e, ops_us), -1, None, -1))
-    n = len(rows)
     col = list(zip(*rows))
-    uniq = list(strings)
-    empty = np.empty(0, dtype=np.int64)
-    us = lambda j: np.rint(np.array(col[j], dtype=np.float64) * 1000).astype(np.uint64)  # noqa: E731
-    dec = {
-        "version": 0, "run_names": (["Default"] if first else []) + ["Execute"],
-        "run_bundled_input_index": np.full(first + 1, -1, dtype=np.int32), "allocator_run": empty, "allocator_names": [],
-        "n_runs": first + 1, "n_empty_events": 0, "n_ambiguous_events": 0, "invalid_utf8": 0,
-        "pe_run": np.array(col[0], dtype=np.int64), "pe_seq": np.arange(n, dtype=np.int64),
-        "pe_name_codes": np.array(col[1], dtype=np.int32), "pe_names": uniq, "pe_dd_str_codes": np.array(col[2], dtype=np.int32),
-        "pe_dd_strs": uniq, "pe_chain": np.zeros(n, dtype=np.int32), "pe_instruction": np.array(col[3], dtype=np.int32),
-        "pe_dd_int": np.full(n, -1, dtype=np.int32), "pe_meta": (np.empty(0, np.uint8), np.zeros(n + 1, np.int64)),
-        "pe_start": us(4), "pe_end": us(5), "pe_kind": np.array(col[6], dtype=np.int8),
-        "pe_backend_codes": np.array(col[8], dtype=np.int32), "pe_backends": list(backends),
-        "ae_run": empty, "ae_seq": empty, "ae_allocator": np.empty(0, np.int32), "ae_size": np.empty(0, np.uint64),
-        "de_run": empty, "de_seq": empty, "de_chain": np.empty(0, np.uint64), "de_instruction": np.empty(0, np.int32),
-        "de_dd_int": np.empty(0, np.int32), "de_dd_str": [], "de_name": [],
-        "de_value": {"value_type": np.empty(0, np.int16), "is_output": np.empty(0, bool), "int_value": np.empty(0),
-                     "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
-    }
+    us = [np.rint(np.array(col[j], dtype=np.float64) * 1000).astype(np.uint64) for j in (4, 5)]
+    dec = events_only((["Default"] if first else []) + ["Execute"], col[0], col[1], col[2], list(strings), col[3], *us,
+                      pe_kind=np.array(col[6], dtype=np.int8), pe_backend_codes=np.array(col[8], dtype=np.int32),
+                      pe_backends=list(backends))
     import polars as pl
 
     prof = build_profile(dec, path, file_size=len(data))

@@ -146,6 +146,7 @@ def _columns(runs: list, loads: list, nodes: list) -> tuple[dict, tuple, int]:
     """The decoded columns :func:`~edgeprof.io.etdump.build_profile` takes: a load/init block (when the profile
     has loading or initialization events), then one block per ``model_run``, each node as a wrapper and its op."""
     from ..model import KINDS
+    from .etdump import events_only
 
     runs.sort()
     r_start = np.array([s for s, _ in runs])
@@ -185,29 +186,11 @@ def _columns(runs: list, loads: list, nodes: list) -> tuple[dict, tuple, int]:
                 rows.append((first + r, code(DELEGATE_CALL), -1, instr, ts, end, k_dcall, b, node, op))
             pos += 1
         rows.append((first + r, code(METHOD_EXECUTE), -1, -1, runs[r][0], runs[r][0] + runs[r][1], -1, -1, None, None))
-    n = len(rows)
-    col = list(zip(*rows)) if rows else [()] * 10
-    i32 = lambda j: np.array(col[j], dtype=np.int32)  # noqa: E731
-    us = lambda j: np.rint(np.array(col[j], dtype=np.float64) * 1000).astype(np.uint64)  # noqa: E731
-    uniq = list(strings)
-    empty = np.empty(0, dtype=np.int64)
-    n_blocks = first + len(runs)
-    dec = {
-        "version": 0, "run_names": (["Default"] if loads else []) + ["Execute"] * len(runs),
-        "run_bundled_input_index": np.full(n_blocks, -1, dtype=np.int32),
-        "allocator_run": empty, "allocator_names": [], "n_runs": n_blocks,
-        "n_empty_events": 0, "n_ambiguous_events": 0, "invalid_utf8": 0,
-        "pe_run": np.array(col[0], dtype=np.int64), "pe_seq": np.arange(n, dtype=np.int64),
-        "pe_name_codes": i32(1), "pe_names": uniq, "pe_dd_str_codes": i32(2), "pe_dd_strs": uniq,
-        "pe_chain": np.zeros(n, dtype=np.int32), "pe_instruction": i32(3), "pe_dd_int": np.full(n, -1, dtype=np.int32),
-        "pe_meta": (np.empty(0, np.uint8), np.zeros(n + 1, np.int64)), "pe_start": us(4), "pe_end": us(5),
-        "pe_kind": np.array(col[6], dtype=np.int8), "pe_backend_codes": i32(7), "pe_backends": list(providers),
-        "ae_run": empty, "ae_seq": empty, "ae_allocator": np.empty(0, np.int32), "ae_size": np.empty(0, np.uint64),
-        "de_run": empty, "de_seq": empty, "de_chain": np.empty(0, np.uint64), "de_instruction": np.empty(0, np.int32),
-        "de_dd_int": np.empty(0, np.int32), "de_dd_str": [], "de_name": [],
-        "de_value": {"value_type": np.empty(0, np.int16), "is_output": np.empty(0, bool), "int_value": np.empty(0),
-                     "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
-    }
+    col = list(zip(*rows))
+    us = [np.rint(np.array(col[j], dtype=np.float64) * 1000).astype(np.uint64) for j in (4, 5)]
+    dec = events_only((["Default"] if loads else []) + ["Execute"] * len(runs), col[0], col[1], col[2], list(strings),
+                      col[3], *us, pe_kind=np.array(col[6], dtype=np.int8),
+                      pe_backend_codes=np.array(col[7], dtype=np.int32), pe_backends=list(providers))
     return dec, (list(col[8]), list(col[9])), outside
 
 

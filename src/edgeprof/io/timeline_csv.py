@@ -31,7 +31,7 @@ MAX_CSV_BYTES = 64 << 30  # the read is bounded by the file's size; this only re
 def read_timeline_csv(path):
     import polars as pl
 
-    from .etdump import build_profile
+    from .etdump import build_profile, events_only
     from .litert_profile import looks_like_litert
     from ..files import read_regular
 
@@ -109,22 +109,8 @@ def read_timeline_csv(path):
     run_names = []
     for r in runs_sorted.tolist():
         run_names.append(blocks[int(np.argmax(run_idx == r))] if blocks else "Execute")
-    empty_i64 = np.empty(0, dtype=np.int64)
-    dec = {
-        "version": 0, "run_names": [b or "Execute" for b in run_names],
-        "run_bundled_input_index": np.full(len(runs_sorted), -1, dtype=np.int32),
-        "allocator_run": empty_i64, "allocator_names": [], "n_runs": len(runs_sorted),
-        "n_empty_events": 0, "n_ambiguous_events": 0, "invalid_utf8": 0,
-        "pe_run": run_data, "pe_seq": np.arange(n, dtype=np.int64), "pe_name_codes": name_codes, "pe_names": uniq,
-        "pe_chain": np.zeros(n, dtype=np.int32), "pe_instruction": instr, "pe_dd_int": np.full(n, -1, dtype=np.int32),
-        "pe_dd_str_codes": dd_codes, "pe_dd_strs": uniq, "pe_meta": (np.empty(0, np.uint8), np.zeros(n + 1, np.int64)),
-        "pe_start": start.astype(np.uint64), "pe_end": (start + dur).astype(np.uint64), "pe_invalid": bad,
-        "ae_run": empty_i64, "ae_seq": empty_i64, "ae_allocator": np.empty(0, np.int32), "ae_size": np.empty(0, np.uint64),
-        "de_run": empty_i64, "de_seq": empty_i64, "de_chain": np.empty(0, np.uint64), "de_instruction": np.empty(0, np.int32),
-        "de_dd_int": np.empty(0, np.int32), "de_dd_str": [], "de_name": [],
-        "de_value": {"value_type": np.empty(0, np.int16), "is_output": np.empty(0, bool), "int_value": np.empty(0),
-                     "float_value": np.empty(0), "bool_value": np.empty(0, np.int8), "tensors": []},
-    }
+    dec = events_only([b or "Execute" for b in run_names], run_data, name_codes, dd_codes, uniq, instr,
+                      start.astype(np.uint64), (start + dur).astype(np.uint64), pe_invalid=bad)
     prof = build_profile(dec, path, file_size=len(data))
     prof.format = FORMAT_TIMELINE_CSV
     prof.sha256 = hashlib.sha256(data).hexdigest()
