@@ -114,3 +114,19 @@ def test_not_an_onnx_model_is_one_line(tmp_path):
     with pytest.raises(InputError) as e:
         read_onnx(bad)
     assert str(e.value).startswith(str(bad)) and "\n" not in str(e.value)
+
+
+def test_with_the_optimizer_off_every_node_joins_by_name():
+    path = "cnn_noopt_parallel_cpu_t1_l1.ort.json.gz"
+    j = breakdown(ORT / path, program=ORT / "cnn.onnx")["program"]
+    assert j["matched"] == j["program_instructions"] == 18 and j["unmatched"]["nodes"] == 0
+    runs = sum(1 for e in json.loads(gzip.decompress((ORT / path).read_bytes())) if e["name"] == "model_run")
+    per_node: dict[str, int] = {}
+    for e in _profile_nodes(path):
+        per_node[e["name"].removesuffix("_kernel_time")] = per_node.get(e["name"].removesuffix("_kernel_time"), 0) + e["dur"]
+    names = {n["index"]: n["name"] for n in read_onnx(ORT / "cnn.onnx")["nodes"]}
+    for row in j["instructions"]:
+        assert row["ms_per_run"] == pytest.approx(per_node[names[row["index"]]] / runs / 1000, abs=1e-12)
+    conv0 = next(r for r in j["instructions"] if names[r["index"]] == "/block0/conv/Conv")
+    flops = 2 * 16 * 64 * 64 * 27 + 16 * 64 * 64
+    assert conv0["gflops"] == pytest.approx(flops / conv0["ms_per_run"] / 1e6)

@@ -83,3 +83,18 @@ def test_delegate_is_for_litert_models(tmp_path):
     assert r.returncode == 2 and "delegate applies to LiteRT models" in r.stderr
     r = _ep("run", MODEL, "--delegate", "none", "--runs", 2, "--dry-run")
     assert "edgeprof.collect.worker_litert" in r.stdout and "--delegate none" in r.stdout
+
+
+def test_every_op_of_the_converted_models_has_a_category():
+    from edgeprof.taxonomy import classify
+
+    ops = set()
+    for name in ("cnn", "cnn_int8", "tfm"):
+        for resolver in (lite.OpResolverType.AUTO, lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES):
+            it = lite.Interpreter(model_path=str(DATA / "litert" / f"{name}.tflite"), experimental_op_resolver_type=resolver)
+            it.allocate_tensors()
+            ops |= {o["op_name"] for o in it._get_ops_details()}
+    assert len(ops) >= 20 and "DELEGATE" in ops
+    for op in ops:
+        c = classify(op)
+        assert (c.source, c.category != "OTHER") == ("litert", True) or (op, c.subtype) == ("DELEGATE", "delegated-subgraph"), op
