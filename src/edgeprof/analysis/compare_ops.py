@@ -9,8 +9,8 @@ and, separately, across the top operators; a line is called faster or slower onl
 with launch-level intervals too, and the bottleneck-shift rule uses them.
 Operators are matched by their type (the name without XNNPACK's ``#N``); types found in one profile
 only are paired as *renamed* when the same operator and microkernel appears with other dtypes
-(``Fully Connected (NC, F32) GEMM`` → ``Fully Connected (NC, PF32) GEMM``), else reported as added or
-removed.
+(``Fully Connected (NC, F32) GEMM`` → ``Fully Connected (NC, PF32) GEMM``) — several of one family pair in
+the order of their names, whatever order the profiles list them in — else reported as added or removed.
 """
 
 from __future__ import annotations
@@ -256,8 +256,9 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
     def cols(tabs, sizes, key):
         return [t.get(key, np.zeros(n)) for t, n in zip(tabs, sizes)]
 
-    keys_b = list(dict.fromkeys(k for t in ops_b for k in t))
-    keys_c = list(dict.fromkeys(k for t in ops_c for k in t))
+    # sorted: which operators pair never depends on the order the profiles listed them in
+    keys_b = sorted({k for t in ops_b for k in t})
+    keys_c = sorted({k for t in ops_c for k in t})
     both = [k for k in keys_b if k in keys_c]
     only_b = [k for k in keys_b if k not in keys_c]
     only_c = [k for k in keys_c if k not in keys_b]
@@ -283,7 +284,7 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
         rows.append({"baseline_operator": kb, "candidate_operator": kc, "match": "same" if kb == kc else "renamed",
                      "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
                      "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None, "_cols": (xb, xc)})
-    rows.sort(key=lambda r: -max(r["baseline_ms"], r["candidate_ms"]))
+    rows.sort(key=lambda r: (-max(r["baseline_ms"], r["candidate_ms"]), r["baseline_operator"]))
     shown = rows[:top]
     tested = []
     for r in shown:
@@ -305,9 +306,9 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
         "matched_total": len(rows),
         "renamed": [{"baseline": a, "candidate": b} for a, b in renamed],
         "removed": sorted(({"operator": k, "baseline_ms": ms(mean_of(cols(ops_b, nb, k)))} for k in only_b),
-                          key=lambda r: -r["baseline_ms"])[:top],
+                          key=lambda r: (-r["baseline_ms"], r["operator"]))[:top],
         "added": sorted(({"operator": k, "candidate_ms": ms(mean_of(cols(ops_c, nc, k)))} for k in only_c),
-                        key=lambda r: -r["candidate_ms"])[:top],
+                        key=lambda r: (-r["candidate_ms"], r["operator"]))[:top],
         "removed_total": len(only_b),
         "added_total": len(only_c),
         "method": (f"matched by operator type; the top {top} by time: launch-level interval of the 10 %-trimmed mean "

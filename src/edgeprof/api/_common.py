@@ -46,6 +46,13 @@ def taxonomy_of(taxonomy):
     return read_taxonomy(taxonomy)
 
 
+def checked_threshold(threshold, upper: float = 1.0) -> float:
+    """The verdict threshold δ of every command (compare, plan, report, history): a fraction in [0, ``upper``)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < upper:
+        raise UsageError(f"threshold must be a fraction in [0, {upper:g}), got {threshold!r}")
+    return float(threshold)
+
+
 def as_list(inputs) -> list:
     if isinstance(inputs, (str, os.PathLike)):
         return [inputs]

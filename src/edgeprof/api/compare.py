@@ -16,7 +16,7 @@ from ..conventions import profile_stem
 from ..io.runfolder import comparison_stem
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
-from ._common import as_list, taxonomy_of, workspace
+from ._common import as_list, checked_threshold, taxonomy_of, workspace
 from .results import Comparison
 
 SME2_NOTE = "the SME2-off input is the baseline whatever the order given"
@@ -158,8 +158,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     from ..analysis.compare import Arm, arm_selection, compare_latency
     from ..conventions import metric_name
 
-    if not 0 <= threshold < 1:
-        raise UsageError(f"threshold must be in [0, 1), got {threshold}")
+    threshold = checked_threshold(threshold)
     if not 0.5 < level < 1:
         raise UsageError(f"level must be in (0.5, 1), got {level}")
     if launch_cv not in (None, "auto") and not (isinstance(launch_cv, (int, float)) and 0 <= launch_cv < 2):

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from ..errors import UsageError
+from ._common import checked_threshold
 from .results_history import ExportResult, HistoryResult
 
 SERIES_KEYS = ("model", "experiment", "device", "threads")
@@ -105,8 +106,7 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     from ..store.backends import open_store
 
     kind, name = _metric(metric)
-    if threshold < 0:
-        raise UsageError("--threshold must not be negative")
+    threshold = checked_threshold(threshold, upper=10.0)
     where, params = _where({"model": model, "experiment": experiment, "device": device, "threads": threads,
                             "branch": branch})
     with open_store(store, lock_timeout=lock_timeout) as st:

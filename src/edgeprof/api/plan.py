@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..conventions import parse_fraction, profile_stem
 from ..io.workspace import Workspace
-from ._common import as_list, common_root, workspace
+from ._common import as_list, checked_threshold, common_root, workspace
 from .results import PlanResult
 
 
@@ -49,6 +49,8 @@ def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: 
     import numpy as np
 
     from ..analysis import noise as nz
+
+    threshold = checked_threshold(threshold)
     from ..analysis.selection import select_runs
     from ..analysis.launches import design, log_median_stats
     from .compare import launch_noise
