@@ -14,6 +14,6 @@ mutation:
 mutation-survivors:
 	$(PY) tools/mutation/run.py --survivors
 
-# the seeded sample CI runs (tests/core/test_mutation.py): 5 mutants per core module, fails below 85 % killed
+# the sample CI runs: 100 mutants at random from all non-equivalent core mutants, seeded by the commit; fails below 85 %
 mutation-sample:
-	$(PY) tools/mutation/run.py --sample 5 --seed 20
+	$(PY) tools/mutation/run.py --sample 100

@@ -1,18 +1,21 @@
-"""The mutation tool (tools/mutation): its operators on a known source and the list of equivalent mutants kept
-current. The seeded sample of the core modules (at least 85 % of its mutants killed) is the slow tier: `.ci/run`
-runs it after the test suite (`python tools/mutation/run.py --sample 5 --seed 20`)."""
+"""The mutation tool (tools/mutation): its operators on a known source, the list of equivalent mutants kept current
+and each with a reason, and the CI sample drawn at random from every non-equivalent mutant. The sample (at least
+85 % of its mutants killed, pooled) is the slow tier: `.ci/run` runs it after the test suite
+(`python tools/mutation/run.py --sample 100`, seeded by the commit)."""
 
 from __future__ import annotations
 
 import ast
 import sys
+
+import pytest
 from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "mutation"))
 from mutants import mutants, mutated_source  # noqa: E402
-from run import CORE, EQUIVALENT, STRING_RULES, load_equivalent, module_path  # noqa: E402
+from run import CORE, EQUIVALENT, STRING_RULES, load_equivalent, module_path, sample_pool, wilson  # noqa: E402
 
 SOURCE = '''
 """doc"""
@@ -68,3 +71,37 @@ def test_a_mutant_s_pytest_collects_the_suite():
                         "addopts=", "tests/core/test_mutation.py"], cwd=ROOT, env={**os.environ, **ENV},
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "INTERNALERROR" not in r.stdout + r.stderr, r.stdout[-1500:] + r.stderr[-1500:]
+
+
+def test_the_sample_draws_from_every_non_equivalent_mutant():
+    allm = {m: mutants(m, module_path(m).read_text(), strings=m in STRING_RULES) for m in CORE}
+    equivalent = load_equivalent()
+    a = sample_pool(allm, equivalent, 100, 7)
+    assert len(a) == 100 and len({x.key for x in a}) == 100
+    assert not {x.key for x in a} & set(equivalent)
+    assert [x.key for x in sample_pool(allm, equivalent, 100, 7)] == [x.key for x in a]  # the seed decides
+    assert {x.key for x in sample_pool(allm, equivalent, 100, 8)} != {x.key for x in a}
+    # over many seeds every module is drawn about in proportion to its mutants (no module kept out)
+    drawn = {m: 0 for m in CORE}
+    for seed in range(40):
+        for x in sample_pool(allm, equivalent, 100, seed):
+            drawn[x.module] += 1
+    pool = sum(len(v) for v in allm.values()) - len(equivalent)
+    for m in CORE:
+        share = sum(x.key not in equivalent for x in allm[m]) / pool
+        assert abs(drawn[m] / 4000 - share) <= 0.02 + 0.25 * share, m
+
+
+def test_the_interval_of_the_kill_rate_is_wilsons():
+    from scipy.stats import binomtest
+
+    for k, n in ((95, 100), (85, 100), (100, 100), (0, 10)):
+        lo, hi = wilson(k, n)
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert (lo, hi) == (pytest.approx(ci.low, abs=1e-6), pytest.approx(ci.high, abs=1e-6))
+
+
+def test_every_equivalent_label_gives_a_reason_a_reviewer_can_check():
+    for key, reason in load_equivalent().items():
+        assert len(reason) >= 25, (key, reason)  # a sentence that says why, not a tag
+        assert not reason.lower().startswith(("equivalent", "same", "n/a", "todo")), (key, reason)

@@ -267,8 +267,12 @@ def _reach(by_line: dict) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--modules", help="comma-separated modules (default: the core modules)")
-    ap.add_argument("--sample", type=int, help="this many mutants per module (seeded), known equivalents left out")
-    ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument("--sample", type=int, help="this many mutants in all, drawn at random from every non-equivalent "
+                    "mutant of the modules (the CI sample: seeded by the commit, the seed printed)")
+    ap.add_argument("--seed", default="commit", help="the sample's seed: a number, or 'commit' (from git HEAD)")
+    ap.add_argument("--time-budget", type=float, default=None,
+                    help="minutes a full run may take: mutants not run for longest go first, the rest waits for the "
+                         "next run (results accumulate)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--min-kill", type=float, default=0.85, help="fail when a kill rate is below this")
     ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/mutation.md for a "
@@ -287,9 +291,6 @@ def main(argv=None) -> int:
 
     modules = args.modules.split(",") if args.modules else CORE
     equivalent = load_equivalent()
-    known = set()
-    if args.sample and SURVIVORS.exists():  # the sample guards what the full run killed: known survivors stay out
-        known = {row.split("\t")[0] for row in SURVIVORS.read_text().splitlines()[1:] if row}
     sources = {m: module_path(m).read_text() for m in modules}
     allm = {m: mutants(m, sources[m], strings=m in STRING_RULES) for m in modules}
     results_file = WORK / "results.json"
@@ -306,15 +307,20 @@ def main(argv=None) -> int:
     if args.resume and (WORK / "partial.json").exists():
         done = json.loads((WORK / "partial.json").read_text())
     todo: list[Mutant] = []
-    for m in modules:
-        pool = allm[m]
-        if args.sample:
-            rng = random.Random(f"{args.seed}:{m}")
-            pool = [x for x in pool if x.key not in equivalent and x.key not in known]
-            pool = rng.sample(pool, min(args.sample, len(pool)))
-        elif args.survivors:
-            pool = [x for x in pool if not is_killed(previous.get(x.key, {}).get("status", "survived"))]
-        todo += [x for x in pool if (x.key not in equivalent or args.sample) and x.key not in done]
+    if args.sample:
+        seed = sample_seed(args.seed)
+        todo = [x for x in sample_pool(allm, equivalent, args.sample, seed) if x.key not in done]
+        print(f"sample: {len(todo)} of the {sum(len(v) for v in allm.values()) - len(equivalent)} non-equivalent "
+              f"mutants of {len(modules)} modules, seed {seed}" + (f" (commit {commit_id()})" if args.seed == "commit"
+                                                                      else ""), flush=True)
+    else:
+        for m in modules:
+            pool = allm[m]
+            if args.survivors:
+                pool = [x for x in pool if not is_killed(previous.get(x.key, {}).get("status", "survived"))]
+            # listed equivalents run too: one that a test kills is no equivalent, and fails the run until relabelled
+            todo += [x for x in pool if x.key not in done]
+        todo.sort(key=lambda x: previous.get(x.key, {}).get("run_at", 0.0))  # never run, or run longest ago, first
 
     old_tests = set()
     if args.new_tests_only:  # tests of the previous map whose file has not changed since: they ran already
@@ -341,11 +347,17 @@ def main(argv=None) -> int:
             (WORK / "partial.json").write_text(json.dumps(results, ensure_ascii=False))
             print(f"  {len(results)}/{len(todo) + len(done)} mutants, {time.perf_counter() - t_start:.0f} s", flush=True)
 
+    deadline = t_start + 60 * args.time_budget if args.time_budget else None
     while queue or running:
+        if deadline is not None and time.perf_counter() > deadline and queue:
+            print(f"time budget spent: {len(queue)} mutant(s) left for the next run", flush=True)
+            queue.clear()
+            continue
         while queue and free:
             mut = queue.pop(0)
             tests, reached, spent = select_tests(mut, lines, durations, args.budget, skip=old_tests)
-            rec = {"module": mut.module, "line": mut.line, "scope": mut.scope, "edit": mut.edit, "tests": reached}
+            rec = {"module": mut.module, "line": mut.line, "scope": mut.scope, "edit": mut.edit, "tests": reached,
+                   "run_at": time.time()}
             if old_tests and not tests:  # no new test reaches it: the previous outcome stands
                 rec = dict(previous.get(mut.key, rec))
                 finish(rec, mut.key)
@@ -398,11 +410,45 @@ def main(argv=None) -> int:
         killed = sum(r["killed"] for r in rows)
         run = sum(r["run"] for r in rows)
         rate = killed / run if run else 1.0
-        print(f"sample: {killed}/{run} killed = {100 * rate:.1f} % (target {100 * args.min_kill:.0f} %)")
+        lo, hi = wilson(killed, run)
+        print(f"sample: {killed}/{run} killed = {100 * rate:.1f} % (95 % interval {100 * lo:.1f}–{100 * hi:.1f} %; "
+              f"target {100 * args.min_kill:.0f} % pooled)")
         return 0 if rate >= args.min_kill else 1
     for r in low:
         print(f"below target: {r['module']} {100 * r['rate']:.1f} %")
-    return 1 if low else 0
+    mislabelled = [k for k in equivalent if is_killed(results.get(k, {}).get("status", ""))]
+    for k in mislabelled:
+        print(f"listed as equivalent but killed (relabel it in {EQUIVALENT.name}): {k}")
+    return 1 if low or mislabelled else 0
+
+
+def commit_id() -> str:
+    r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return r.stdout.strip()[:12] if r.returncode == 0 else "unknown"
+
+
+def sample_seed(seed: str) -> int:
+    """A number as given, or one derived from the commit (each commit's CI draws its own sample)."""
+    if seed != "commit":
+        return int(seed)
+    c = commit_id()
+    return int(c[:8], 16) if c != "unknown" else 0
+
+
+def sample_pool(allm: dict, equivalent: dict, n: int, seed: int) -> list:
+    """``n`` mutants drawn at random (``seed``) from every non-equivalent mutant of the modules, in a stable order."""
+    pool = sorted((x for ms in allm.values() for x in ms if x.key not in equivalent), key=lambda x: x.key)
+    return random.Random(seed).sample(pool, min(n, len(pool)))
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a proportion k/n."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, c - h), min(1.0, c + h)
 
 
 def add_core_modules(allm: dict, sources: dict) -> None:
