@@ -169,3 +169,22 @@ def test_per_launch_answers_are_cached_on_the_values_not_the_array():
     m["masses"].append(1.0)
     assert modes(two)["multimodal"] and len(modes(two)["masses"]) == 2
     assert not modes(two, mass=0.6)["multimodal"]      # the options are part of the key
+
+
+def test_load_time_in_a_default_block_that_also_executes(tmp_path):
+    """A runtime that writes load, init and the first execute into one Default block: that block is run 0, and its
+    load and init times are still the load and init times (not unknown)."""
+    from etdump_builder import PE, Run, build
+
+    runs = [Run("Default", [PE("Program::load_method", 0, 5_000_000, -1, -1), PE("Method::init", 100, 2_000_100, 0, -1),
+                            PE("Method::execute", 6_000_000, 9_000_000, -1, -1)]),
+            Run("Execute", [PE("Method::execute", 10_000_000, 13_000_000, -1, -1)])]
+    p = tmp_path / "d.etdp"
+    p.write_bytes(build(runs))
+    prof = load_etdump(p)
+    assert prof.n_runs == 2 and prof.latency_ms().tolist() == [3.0, 3.0]
+    assert framework_times_ms(prof) == {"load_method_ms": 5.0, "method_init_ms": 2.0}
+    # and with no load/init event at all, nothing is made up
+    q = tmp_path / "e.etdp"
+    q.write_bytes(build([Run("Execute", [PE("Method::execute", 0, 10, -1, -1)])]))
+    assert framework_times_ms(load_etdump(q)) == {"load_method_ms": None, "method_init_ms": None}

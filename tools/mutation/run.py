@@ -278,6 +278,8 @@ def main(argv=None) -> int:
     ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/mutation.md for a "
                     "full run, nothing for a sample)")
     ap.add_argument("--survivors", action="store_true", help="run only the previous run's survivors again")
+    ap.add_argument("--equivalents", action="store_true",
+                    help="run only the mutants listed as equivalent: each one a test kills is named (relabel it)")
     ap.add_argument("--new-tests-only", action="store_true",
                     help="with --survivors: run only tests that are new or in test files changed since the previous "
                          "test map (a survivor's outcome can only change through them)")
@@ -318,6 +320,8 @@ def main(argv=None) -> int:
             pool = allm[m]
             if args.survivors:
                 pool = [x for x in pool if not is_killed(previous.get(x.key, {}).get("status", "survived"))]
+            if args.equivalents:
+                pool = [x for x in pool if x.key in equivalent]
             # listed equivalents run too: one that a test kills is no equivalent, and fails the run until relabelled
             todo += [x for x in pool if x.key not in done]
         todo.sort(key=lambda x: previous.get(x.key, {}).get("run_at", 0.0))  # never run, or run longest ago, first

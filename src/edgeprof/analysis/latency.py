@@ -16,8 +16,10 @@ from .stats import by_values
 
 
 def framework_times_ms(profile: Profile) -> dict:
-    """Load/init times from the Default block (``Program::load_method``, ``Method::init``) in ms."""
-    ev = profile.events.filter((pl.col("run_index") < 0) & (pl.col("kind") == "framework"))
+    """Load/init times (``Program::load_method``, ``Method::init``) in ms: from the load/init block, or from the
+    first run when the runtime wrote them in the same block as the first execute (a ``Default`` block holding
+    load, init and execute is that run); None when there is no such event or none with a valid time."""
+    ev = profile.events.filter(pl.col("kind") == "framework")
     out = {}
     for name, key in ((LOAD_METHOD, "load_method_ms"), (METHOD_INIT, "method_init_ms")):
         d = ev.filter(pl.col("name") == name)["duration_ns"]
