@@ -198,8 +198,11 @@ def _annotate(prof, nodes: list, ops: list) -> None:
     """Each node's name as its ``module_path`` and its op type as its ``op_types``."""
     import polars as pl
 
+    import numpy as np
+
     cat = pl.Categorical
-    prof.events = prof.events.with_columns(
-        pl.Series("op_types", [None if o is None else [o] for o in ops], dtype=pl.List(cat)),
-        pl.Series("module_path", nodes, dtype=cat))
+    distinct: dict = {}
+    codes = np.array([distinct.setdefault(o, len(distinct)) for o in ops], dtype=np.int64)
+    lists = pl.Series("op_types", [None if o is None else [o] for o in distinct], dtype=pl.List(cat))
+    prof.events = prof.events.with_columns(lists.gather(codes), pl.Series("module_path", nodes, dtype=cat))
 
