@@ -1,0 +1,79 @@
+"""Every slice of `trace` on real ONNX Runtime profiles against the runtime's own events: one slice per event
+(the run, each node's wrapper and op, load and init), at the event's time from the first event (µs) and for its
+duration, on its run's track, with its name, kind, backend and category; the tracks and `otherData` as stated.
+A slice or argument the trace gains without a check here fails the test."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+from testdata import DATA
+
+from edgeprof.taxonomy import classify
+
+ORT = DATA / "ort"
+
+
+def _events(name: str) -> list[dict]:
+    raw = (ORT / name).read_bytes()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+
+def _expected(name: str) -> list[tuple]:
+    """(track, name, kind, backend, ts µs, dur µs) of every slice, from the runtime's JSON."""
+    ev = _events(name)
+    origin = min(e["ts"] for e in ev if e.get("ph", "X") == "X" and e["cat"] in ("Session", "Node"))
+    out = []
+    loads = {"model_loading_uri": "Program::load_method", "session_initialization": "Method::init"}
+    for e in ev:
+        if e["cat"] == "Session" and e["name"] in loads:
+            out.append((0, loads[e["name"]], "framework", "framework", e["ts"] - origin, e["dur"]))
+    runs = sorted((e["ts"], e["dur"]) for e in ev if e["cat"] == "Session" and e["name"] == "model_run")
+    for r, (t0, d0) in enumerate(runs):
+        out.append((r + 1, "Method::execute", "framework", "framework", t0 - origin, d0))
+        for e in ev:
+            if e["cat"] == "Node" and t0 <= e["ts"] and e["ts"] + e["dur"] <= t0 + d0:
+                cpu = e["args"]["provider"] == "CPUExecutionProvider"
+                backend = "portable" if cpu else e["args"]["provider"]
+                op = e["args"]["op_name"]
+                out.append((r + 1, op, "kernel" if cpu else "delegate_op", backend, e["ts"] - origin, e["dur"]))
+                out.append((r + 1, "OPERATOR_CALL" if cpu else "DELEGATE_CALL", "operator_call" if cpu else
+                            "delegate_call", backend, e["ts"] - origin, e["dur"]))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("name", ["cnn_cpu_t1_l1.ort.json", "cnn_mixed_ov_t1_l1.ort.json.gz"])
+def test_every_slice_is_a_runtime_event(name, tmp_path):
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "trace", str(ORT / name), "--out", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert sorted(doc) == ["otherData", "traceEvents"]
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    meta = [e for e in doc["traceEvents"] if e["ph"] == "M"]
+    assert len(slices) + len(meta) == len(doc["traceEvents"])
+    got = sorted((e["tid"], e["name"], e["args"]["kind"], e["args"]["delegate_backend"], e["ts"], e["dur"])
+                 for e in slices)
+    assert got == _expected(name)
+    for e in slices:
+        assert set(e) == {"name", "cat", "ph", "pid", "tid", "ts", "dur", "args"} and e["cat"] == e["args"]["kind"]
+        a = e["args"]
+        assert set(a) <= {"kind", "category", "timing_source", "delegate_backend", "event_index", "run_index",
+                          "instruction_id", "op_types_id", "parent_event_index"}, set(a)
+        assert a["run_index"] == e["tid"] - 1 and a["timing_source"] == "measured"
+        want = classify(e["name"]).category
+        assert a["category"] == want, e["name"]
+        if "op_types_id" in a:
+            assert doc["otherData"]["op_types"][a["op_types_id"]] == [e["name"]] or e["name"] in (
+                "OPERATOR_CALL", "DELEGATE_CALL")
+    names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    runs = len({e["tid"] for e in slices if e["tid"] > 0})
+    assert names == {0: "load & init", **{k: f"run {k - 1}" for k in range(1, runs + 1)}}
+    assert doc["otherData"]["tool"] == "edgeprof" and doc["otherData"]["source"].endswith(name)
+    first = min(e["ts"] for e in _events(name) if e["cat"] in ("Session", "Node"))
+    assert doc["otherData"]["time_origin_ns"] == first * 1000
