@@ -5,7 +5,6 @@ graph segments. A key the document gains without a check here fails the test."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
 import sys
@@ -13,35 +12,23 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from ort_truth import CATEGORY, events, run_of
+from ort_truth import runs as model_runs
 from testdata import DATA
 
 ORT = DATA / "ort"
-# the op types of these recordings, by hand (the taxonomy's table is tested on its own, row by row)
-CATEGORY = {"Conv": "CONV", "FusedConv": "CONV", "QLinearConv": "CONV", "MaxPool": "POOL", "NhwcMaxPool": "POOL",
-            "GlobalAveragePool": "POOL", "QLinearGlobalAveragePool": "POOL", "Gemm": "GEMM", "QGemm": "GEMM",
-            "MatMul": "GEMM", "FusedMatMul": "GEMM", "Softmax": "ACTIVATION", "QLinearSoftmax": "ACTIVATION",
-            "Hardmax": "ACTIVATION", "QuickGelu": "ACTIVATION", "Sigmoid": "ACTIVATION", "QLinearSigmoid": "ACTIVATION",
-            "Resize": "RESIZE", "Flatten": "RESHAPE", "Reshape": "RESHAPE", "ReorderOutput": "DATA_MOVEMENT",
-            "ReorderInput": "DATA_MOVEMENT", "Transpose": "DATA_MOVEMENT", "QLinearMul": "ELEMENTWISE",
-            "Mul": "ELEMENTWISE", "QuantizeLinear": "QUANT", "DequantizeLinear": "QUANT",
-            "OpenVINO-EP-subgraph_1": "OTHER", "OpenVINO-EP-subgraph_2": "OTHER"}
-
-
-def _events(name: str) -> list[dict]:
-    raw = (ORT / name).read_bytes()
-    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
 
 
 def _truth(name: str) -> dict:
-    ev = _events(name)
-    runs = sorted((e["ts"], e["dur"]) for e in ev if e["cat"] == "Session" and e["name"] == "model_run")
+    ev = events(name)
+    runs = model_runs(ev)
     n = len(runs)
     by_op, by_cat, by_backend, count = defaultdict(float), defaultdict(float), defaultdict(float), defaultdict(int)
     per_run_nodes = [[] for _ in runs]
     for e in ev:
         if e["cat"] != "Node":
             continue
-        r = next(i for i, (t, d) in enumerate(runs) if t <= e["ts"] and e["ts"] + e["dur"] <= t + d)
+        r = run_of(e, runs)
         op, prov = e["args"]["op_name"], e["args"]["provider"]
         backend = "portable" if prov == "CPUExecutionProvider" else prov
         by_op[(op, backend)] += e["dur"] / 1000 / n
