@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 from scipy import stats
+from summary_oracle import check_summary
 from testdata import DATA
 
 ORT = DATA / "ort"
@@ -43,16 +44,7 @@ def doc():
 
 
 def _summary(s: dict, runs: list[np.ndarray]) -> None:
-    x = np.concatenate(runs)
-    assert s["count"] == x.size
-    for key, want in (("mean_ms", x.mean()), ("median_ms", np.median(x)), ("min_ms", x.min()), ("max_ms", x.max()),
-                      ("std_dev_ms", x.std(ddof=1)), ("cv_percent", 100 * x.std(ddof=1) / x.mean()),
-                      ("iqr_ms", stats.iqr(x)), ("mad_ms", stats.median_abs_deviation(x)),
-                      ("sigma_mad_ms", stats.median_abs_deviation(x, scale="normal")),
-                      ("trimmed_mean_5_ms", stats.trim_mean(x, 0.05)), ("trimmed_mean_10_ms", stats.trim_mean(x, 0.10))):
-        assert s[key] == pytest.approx(want, rel=1e-5, abs=1e-6), key
-    for p, v in s["percentiles"].items():
-        assert v == pytest.approx(np.percentile(x, int(p[1:])), rel=1e-5), p
+    check_summary(s, np.concatenate(runs))
     assert len(s["launches"]) == len(runs)
     for launch, r in zip(s["launches"], runs):
         assert launch["runs"] == r.size + 1 and launch["warmup_dropped"] == 1

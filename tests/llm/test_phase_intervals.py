@@ -5,20 +5,12 @@ axis (a collapse to a fraction of a percent) or from too few resamples fails her
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import numpy as np
-import polars as pl
 import pytest
 from scipy import stats
 
 from edgeprof.analysis.phases import analyze_phases, tokens_per_second
 from edgeprof.api import phases
-from edgeprof.io.etdump_read import read_etdump
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "llm"
 
 
 def _scipy_median_ci(v: np.ndarray) -> tuple[float, float]:
@@ -28,17 +20,9 @@ def _scipy_median_ci(v: np.ndarray) -> tuple[float, float]:
 
 
 @pytest.fixture(scope="module")
-def recording(tmp_path_factory):
-    d = tmp_path_factory.mktemp("llm")
-    et = d / "llm_kv_xnn.G2S64.etdp"
-    et.write_bytes(gzip.decompress((DATA / "llm_kv_xnn.G2S64.etdp.gz").read_bytes()))
-    (d / "llm_kv_xnn.G2S64.runs.json").write_text((DATA / "llm_kv_xnn.G2S64.runs.json").read_text())
-    order = json.loads((d / "llm_kv_xnn.G2S64.runs.json").read_text())
-    ev = read_etdump(et).events
-    ms = ev.filter((pl.col("name") == "Method::execute") & (pl.col("run_index") >= 0)).sort("run_index")[
-        "duration_ns"].to_numpy() / 1e6
-    decode = ms[[i for i, o in enumerate(order) if o["method"] == "decode"]]
-    return et, decode
+def recording(llm_recording):
+    et, ms, order, _ = llm_recording
+    return et, ms[[i for i, o in enumerate(order) if o["method"] == "decode"]]
 
 
 def test_tokens_per_second_interval_is_scipys_on_the_real_decode_steps(recording):

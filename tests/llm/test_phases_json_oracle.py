@@ -6,33 +6,17 @@ test_phase_intervals.py. A key the document gains without a check here fails the
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import numpy as np
-import polars as pl
 import pytest
 from scipy import stats
 
 from edgeprof.api import phases
-from edgeprof.io.etdump_read import read_etdump
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "llm"
 
 
 @pytest.fixture(scope="module")
-def case(tmp_path_factory):
-    d = tmp_path_factory.mktemp("llm")
-    et = d / "llm_kv_xnn.G2S64.etdp"
-    et.write_bytes(gzip.decompress((DATA / "llm_kv_xnn.G2S64.etdp.gz").read_bytes()))
-    (d / "llm_kv_xnn.G2S64.runs.json").write_text((DATA / "llm_kv_xnn.G2S64.runs.json").read_text())
-    order = json.loads((d / "llm_kv_xnn.G2S64.runs.json").read_text())
-    ev = read_etdump(et).events
-    ms = ev.filter((pl.col("name") == "Method::execute") & (pl.col("run_index") >= 0)).sort("run_index")[
-        "duration_ns"].to_numpy() / 1e6
-    init = ev.filter((pl.col("run_index") < 0) & pl.col("name").is_in(["Program::load_method", "Method::init"]))
-    return phases(et).data, ms, order, float(init["duration_ns"].sum()) / 1e6, et
+def case(llm_recording):
+    et, ms, order, init_ms = llm_recording
+    return phases(et).data, ms, order, init_ms, et
 
 
 def _ols_slope(y, pos, run):
