@@ -234,3 +234,18 @@ def test_every_keyword_rule_has_a_labelled_example():
     from edgeprof import taxonomy as t
     used = {classify(n).rule for n in KEYWORD_EXAMPLES}
     assert {p for p, _ in t._KEYWORDS} <= used
+
+
+def test_fused_subgraphs_of_providers_and_delegates_are_named_as_such():
+    """An execution provider's or a delegate's fused subgraph is one op whose inner ops the profile does not list."""
+    from edgeprof.taxonomy import OpClass
+
+    for name in ("OpenVINO-EP-subgraph_3", "TfLiteXNNPackDelegate", "TfLiteGpuDelegateV2", "DELEGATE",
+                 "TRTKernel_graph_main_123_0", "CoreMLExecutionProvider_CoreML_8891_0_0"):
+        assert classify(name) == OpClass("OTHER", "delegated-subgraph", op=name, source="subgraph",
+                                         rule="fused subgraph"), name
+    # an ONNX type and a LiteRT builtin: their own tables, named so in source and rule
+    assert classify("QLinearConv") == OpClass("CONV", "conv", op="QLinearConv", source="onnx", rule="ONNX QLinearConv")
+    assert classify("DEPTHWISE_CONV_2D") == OpClass("CONV", "depthwise", op="DEPTHWISE_CONV_2D", source="litert",
+                                                    rule="LITERT DEPTHWISE_CONV_2D")
+    assert classify("OpenVINO-EP-subgraph").category == "OTHER" and classify("OpenVINO-EP-subgraph").source != "subgraph"
