@@ -129,3 +129,26 @@ def test_every_key_has_a_check(case):
     assert sorted(b) == sorted(KEYS), "a key of the breakdown needs its check here"
     for key, check in KEYS.items():
         assert check(b, t, name, out) is not False, key
+
+
+def test_the_program_key_against_the_onnx_model(tmp_path):
+    """`breakdown --program model.onnx`: the `program` key, against the model read with onnx and the profile."""
+    import onnx
+
+    name = "cnn_cpu_t1_l1.ort.json"
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "breakdown", str(ORT / name), "--program", str(ORT / "cnn.onnx"),
+                        "--json", "--no-write"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (b,) = json.loads(r.stdout)["breakdowns"]
+    p, t = b["program"], _truth(name)
+    nodes = [n.name or n.op_type for n in onnx.load(str(ORT / "cnn.onnx")).graph.node]
+    profiled = {e["name"].removesuffix("_kernel_time") for e in events(name) if e["cat"] == "Node"}
+    assert p["program_instructions"] == len(nodes) and p["profile_instructions"] == len(profiled)
+    assert p["matched"] == len(profiled & set(nodes)) and p["unmatched"]["nodes"] == len(profiled - set(nodes))
+    assert sorted(p["unmatched"]["names"]) == sorted(profiled - set(nodes))[:len(p["unmatched"]["names"])]
+    assert p["evidence"] == "ort_json+onnx" and p["program"].endswith("cnn.onnx")
+    for row in p["category_rates"]:  # GFLOP/s = FLOPs per run / time per run, the time the profile's own
+        assert row["ms_per_run"] == pytest.approx(t["by_cat"][row["category"]], abs=1e-4)
+        if row["flops_known"] and row["ms_per_run"] > 0 and row["flops"]:
+            assert row["gflops"] == pytest.approx(row["flops"] / row["ms_per_run"] / 1e6, rel=1e-5)
+    # the FLOPs per node: tests/analysis/test_onnx_cost.py::test_flops_of_the_cnn_by_hand

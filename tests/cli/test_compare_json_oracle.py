@@ -164,3 +164,22 @@ def test_every_key_has_a_check(doc):
     for key, check in KEYS.items():
         if callable(check):
             assert check(d, b, c) is not False, key
+
+
+def test_the_written_file_and_the_verdict_an_incomparable_pair_would_have(tmp_path):
+    """Another model at another thread count: `verdict` is not_comparable and `verdict_if_comparable` the verdict
+    the rule gives the interval; the file `written` names holds the document printed."""
+    import shutil
+
+    names = ["cnn_cpu_t1_l1.ort.json", "tfm_cpu_t2_l1.ort.json.gz", "tfm_cpu_t2_l2.ort.json.gz"]
+    for n in names:
+        shutil.copy(ORT / n, tmp_path / n)
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "compare", "-b", names[0], "-c", names[1], "-c", names[2],
+                        "--json"], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["verdict"] == "not_comparable" and d["comparability"]["critical_differences"] == ["threads"]
+    assert d["verdict_if_comparable"] == _rule(d["ci"]["low"], d["ci"]["high"], d["threshold"])
+    written = tmp_path / d["written"]
+    assert written.name.endswith("_robust_comparison.json") and json.loads(written.read_text()) == {
+        k: v for k, v in d.items() if k != "written"}

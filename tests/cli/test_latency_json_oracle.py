@@ -106,3 +106,20 @@ def test_every_key_has_a_check(case):
         if callable(check):
             got = check(r, x)
             assert got is not False, key
+
+
+def test_the_written_file_holds_the_report_printed(tmp_path):
+    import shutil
+
+    shutil.copy(FILE, tmp_path / FILE.name)
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "latency", FILE.name, "--json"], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (rep,) = json.loads(r.stdout)["reports"]
+    saved = json.loads((tmp_path / rep["written"]).read_text())
+    assert rep["written"].endswith("_robust_stats.json")
+    assert saved["latencies_ms"] == rep["latencies_ms"] == pytest.approx(list(np.array(
+        [e["dur"] for e in sorted(json.loads(gzip.decompress(FILE.read_bytes())), key=lambda e: e["ts"])
+         if e["name"] == "model_run"]) / 1000))
+    assert {k: v for k, v in saved.items() if k not in ("kind", "schema_version")} == {
+        k: v for k, v in rep.items() if k not in ("written", "kind")}

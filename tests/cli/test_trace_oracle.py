@@ -77,3 +77,27 @@ def test_every_slice_is_a_runtime_event(name, tmp_path):
     assert doc["otherData"]["tool"] == "edgeprof" and doc["otherData"]["source"].endswith(name)
     first = min(e["ts"] for e in _events(name) if e["cat"] in ("Session", "Node"))
     assert doc["otherData"]["time_origin_ns"] == first * 1000
+
+
+TRACE_KEYS = {  # `trace --json`: the summary of what was written, against the runtime's events
+    "adjusted": lambda d, exp: d["adjusted"] == 0,  # no overlapping slice needed moving
+    "input": lambda d, exp: d["input"].endswith("cnn_cpu_t1_l1.ort.json"),
+    "kind": lambda d, exp: d["kind"] == "trace",
+    "runs": lambda d, exp: d["runs"] == sorted({t - 1 for t, *_ in exp if t > 0}),
+    "schema_version": lambda d, exp: d["schema_version"] == 1,
+    "skipped_no_duration": lambda d, exp: d["skipped_no_duration"] == 0,
+    "slices": lambda d, exp: d["slices"] == len(exp),
+    "tracks": lambda d, exp: d["tracks"] == len({t for t, *_ in exp}),
+    "written": lambda d, exp: d["written"].endswith("t.json"),
+}
+
+
+def test_every_key_of_the_trace_summary_has_a_check(tmp_path):
+    name = "cnn_cpu_t1_l1.ort.json"
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "trace", str(ORT / name), "--out", str(tmp_path / "t.json"),
+                        "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert sorted(d) == sorted(TRACE_KEYS), "a key of the trace summary needs its check here"
+    for key, check in TRACE_KEYS.items():
+        assert check(d, _expected(name)) is not False, key

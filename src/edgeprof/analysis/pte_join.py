@@ -8,7 +8,6 @@ instruction is its ``OPERATOR_CALL``/``DELEGATE_CALL`` event per run (mean over 
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 from ..conventions import ms
@@ -60,7 +59,7 @@ def join_program(profile: Profile, summary: dict, costs: list[dict], method: str
     for k in cats.values():
         k["gflops"] = k["flops"] / k["ms_per_run"] / 1e6 if k["flops_known"] and k["ms_per_run"] > 0 else None
     matched = len(rows)
-    timed = int(np.count_nonzero([v is not None for v in per.values()]))
+    timed = sum(1 for k, v in per.items() if k is not None and k >= 0 and v is not None)  # the unknown id is no instruction
     return {"program": summary["file"], "method": method, "instructions": rows,
             "categories": sorted(cats.values(), key=lambda k: -k["ms_per_run"]),
             "matched": matched, "profile_instructions": timed, "program_instructions": len(instr),

@@ -60,7 +60,7 @@ def join_with_onnx(profile, model: dict) -> dict:
     summary, costs = program_view(model)
     matched, unmatched = by_node_name(profile, model)
     out = join_program(matched, summary, costs, method="main")
-    out.update(evidence="ort_json+onnx", unmatched=unmatched,
+    out.update(evidence="ort_json+onnx", unmatched=unmatched, profile_instructions=out["matched"] + unmatched["nodes"],
                category_rates=category_rates(model, summary_split(profile)["categories_ms"]))
     return out
 
