@@ -40,7 +40,7 @@ def _truth(name: str) -> dict:
     unattributed = float(np.mean([d / 1000 - sum(x[3] for x in nodes) / 1000
                                   for (_, d), nodes in zip(runs, per_run_nodes)]))
     return {"n": n, "by_op": by_op, "by_cat": by_cat, "by_backend": by_backend, "count": count, "e2e": e2e,
-            "unattributed": unattributed, "run0": sorted(per_run_nodes[0])}
+            "unattributed": unattributed, "run0": sorted(per_run_nodes[0]), "per_run": per_run_nodes}
 
 
 @pytest.fixture(scope="module", params=["cnn_cpu_t2_l1.ort.json.gz", "cnn_mixed_ov_t1_l1.ort.json.gz",

@@ -105,3 +105,26 @@ def test_every_equivalent_label_gives_a_reason_a_reviewer_can_check():
     for key, reason in load_equivalent().items():
         assert len(reason) >= 25, (key, reason)  # a sentence that says why, not a tag
         assert not reason.lower().startswith(("equivalent", "same", "n/a", "todo")), (key, reason)
+
+
+def test_the_committed_ledger_carries_results_to_a_fresh_checkout(tmp_path, monkeypatch):
+    """A full run's outcomes are written to the committed ledger as well as the local cache, and a checkout
+    without the cache (CI, a new machine) reads them back: successive full runs accumulate."""
+    import run
+
+    monkeypatch.setattr(run, "WORK", tmp_path / "cache")
+    monkeypatch.setattr(run, "LEDGER", tmp_path / "results.tsv.gz")
+    results = {"m:f:`<` → `<=`:abcd:0": {"status": "killed", "ran": 3, "tests": 9, "run_at": 1764720000.4,
+                                        "seconds": 1.5, "module": "m"},
+               "m:f:`1` → `2`:abcd:0": {"status": "survived", "ran": 9, "tests": 9, "run_at": 1764720001.0,
+                                       "seconds": 4.25}}
+    run.save_results(results)
+    (tmp_path / "cache" / "results.json").unlink()  # a fresh checkout: the ledger only
+    back = run.load_results()
+    assert set(back) == set(results)
+    for k, r in results.items():
+        assert {f: back[k][f] for f in run.LEDGER_FIELDS} == {**{f: r[f] for f in run.LEDGER_FIELDS},
+                                                             "run_at": round(r["run_at"])}
+    first = (tmp_path / "results.tsv.gz").read_bytes()
+    run.save_results(back)
+    assert (tmp_path / "results.tsv.gz").read_bytes() == first  # byte-stable: a rerun with no change is no diff

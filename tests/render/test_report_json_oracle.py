@@ -175,3 +175,36 @@ def test_markdown_latency_speedup_and_category_cells_against_independent_figures
         for cell, v in zip(row[1:3], (r["baseline_ms"], r["candidate_ms"])):
             assert float(cell) == pytest.approx(v, rel=5e-4, abs=5e-7) and len(cell.replace("0.", "").lstrip("0")) <= 4
         assert row[4] == f"{r['baseline_share']:.1f} → {r['candidate_share']:.1f}"
+
+
+def test_a_configuration_of_several_launches_pools_their_steady_runs(tmp_path):
+    """Three real ONNX Runtime launches per arm: each configuration's latency and categories are those of every
+    launch's steady runs one after the other (each launch's warm-up left out), computed here from the JSON by hand;
+    two arms of one experiment carry the comparison's names in every table."""
+    from collections import defaultdict
+
+    from ort_truth import CATEGORY, events, run_of
+    from ort_truth import runs as model_runs
+
+    arms = {"baseline": [f"cnn_cpu_t1_l{k}.ort.json" + ("" if k == 1 else ".gz") for k in (1, 2, 3)],
+            "candidate": [f"cnn_cpu_t2_l{k}.ort.json.gz" for k in (1, 2, 3)]}
+    args = [x for role, fs in arms.items() for f in fs for x in (f"--{role}", str(DATA / "ort" / f))]
+    doc = edgeprof("report", *args, "--out", "r.md", cwd=tmp_path)
+    assert [c["name"] for c in doc["configs"]] == ["cnn_cpu (baseline)", "cnn_cpu (candidate)"]
+    assert doc["comparison"]["baseline"]["name"] == "cnn_cpu (baseline)"
+    for c, (role, names) in zip(doc["configs"], arms.items(), strict=True):
+        lat, by_cat, n = [], defaultdict(float), 0
+        for name, used in zip(names, c["runs_used"]["launches"], strict=True):
+            ev = events(name)
+            spans = model_runs(ev)
+            keep = range(used["first"], len(spans))
+            lat += [spans[i][1] / 1000 for i in keep]
+            n += len(keep)
+            for e in ev:
+                if e["cat"] == "Node" and run_of(e, spans) in keep:
+                    by_cat[CATEGORY[e["args"]["op_name"]]] += e["dur"] / 1000
+        assert c["latency"]["latencies_ms"] == pytest.approx(lat, abs=1e-9) and c["breakdown"]["runs"] == n == 27
+        got = {r["line"]: r["avg_ms"] for r in c["breakdown"]["categories"] if r["kind"] == "category"}
+        assert got == pytest.approx({k: v / n for k, v in by_cat.items()}, abs=2e-6)
+    md = (tmp_path / "r.md").read_text()
+    assert "| cnn_cpu (baseline) | 27 |" in md and "| cnn_cpu (candidate) | 27 |" in md

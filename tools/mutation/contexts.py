@@ -34,9 +34,11 @@ def pytest_runtest_protocol(item, nextitem):
     cov = coverage.Coverage.current()
     if cov is not None:
         cov.switch_context(item.nodeid)
+    os.environ["EDGEPROF_MUTATION_CONTEXT"] = item.nodeid  # the processes the test starts record under it too
     t0 = time.perf_counter()
     yield
     _durations[item.nodeid] = time.perf_counter() - t0
+    os.environ.pop("EDGEPROF_MUTATION_CONTEXT", None)
     if cov is not None:
         cov.switch_context("")
 

@@ -17,6 +17,7 @@ than per module; a 200-line mutator that runs every mutant in a fresh interprete
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -44,7 +45,11 @@ CORE = [
 ]
 STRING_RULES = {"edgeprof.taxonomy", "edgeprof.kernel_names"}  # modules whose string constants are rules
 TESTS = ["tests/io", "tests/analysis", "tests/core", "tests/coreml/test_static.py", "tests/cli/test_compare_launches.py",
-         "tests/cli/test_seed_000.py", "tests/cli/test_seed_003.py", "tests/render", "tests/api/test_results.py"]
+         "tests/cli/test_seed_000.py", "tests/cli/test_seed_003.py", "tests/render", "tests/api/test_results.py",
+         "tests/llm", *(f"tests/cli/test_{n}.py" for n in (  # the oracles of the commands' outputs
+             "analysis_summary_oracle", "breakdown_csv_oracle", "breakdown_json_oracle", "collections_json_oracle",
+             "compare_json_oracle", "kernels_json_oracle", "kit_csv_oracle", "latency_json_oracle", "plan_json_oracle",
+             "trace_oracle"))]
 # timing, packaging and the mutation tool itself (its sample would run inside its own test map)
 EXCLUDE_TESTS = ["tests/core/test_layout.py", "tests/core/test_mutation.py",
                  "tests/analysis/test_noise_corpus.py"]  # resampling the real-noise corpus: far over any mutant's budget
@@ -52,6 +57,10 @@ WORK = ROOT / ".mutation"
 EQUIVALENT = HERE / "equivalent.tsv"
 WEIGHTS = HERE / "map_weights.json"  # seconds per test file in a past map, to split a fresh map evenly
 SURVIVORS = ROOT / "docs" / "mutation_survivors.tsv"  # written by a full run: the mutants no test kills yet
+# every mutant's last outcome, committed: full runs on fresh machines (CI, a new checkout) continue where the last
+# one stopped instead of starting over (.mutation/ is a local cache of the same)
+LEDGER = HERE / "results.tsv.gz"
+LEDGER_FIELDS = ("status", "ran", "tests", "run_at", "seconds")
 TEST_BUDGET = 6.0   # seconds of (mapped) test time per mutant; the fastest tests reaching the line first
 ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
 
@@ -88,10 +97,12 @@ def build_map(modules: list[str], tests: list[str], jobs: int = 1) -> tuple[dict
     WORK.mkdir(exist_ok=True)
     data_file, durations = WORK / "coverage", WORK / "durations.json"
     previous = json.loads(durations.read_text()) if durations.exists() else {}
-    for p in (data_file, durations, *WORK.glob("coverage.*"), *WORK.glob("durations.*.json")):
+    for p in (data_file, durations, *WORK.glob("coverage.*"), *WORK.glob("subcov.*"), *WORK.glob("durations.*.json")):
         p.unlink(missing_ok=True)
     include = ",".join(str(module_path(m)) for m in modules)
-    env = dict(os.environ, **ENV, PYTHONPATH=str(HERE))
+    # tests that run `python -m edgeprof` are mapped to the lines that process runs (subcov/sitecustomize.py)
+    env = dict(os.environ, **ENV, PYTHONPATH=os.pathsep.join([str(HERE / "subcov"), str(HERE)]),
+               EDGEPROF_MUTATION_SUBCOV=str(WORK / "subcov"), EDGEPROF_MUTATION_INCLUDE=include)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = ""  # the map run keeps hypothesis' plugin, as the suite does
     t0 = time.perf_counter()
     procs = []
@@ -113,7 +124,7 @@ def build_map(modules: list[str], tests: list[str], jobs: int = 1) -> tuple[dict
         sys.exit("the tests fail without any mutant; fix them first:\n" + "\n".join(failed))
     import coverage
     combined = coverage.CoverageData(basename=str(data_file))
-    parts = sorted(WORK.glob("coverage.*"))
+    parts = sorted(WORK.glob("coverage.*")) + sorted(WORK.glob("subcov.*"))
     for part in parts:
         d = coverage.CoverageData(basename=str(part))
         d.read()
@@ -295,11 +306,10 @@ def main(argv=None) -> int:
     equivalent = load_equivalent()
     sources = {m: module_path(m).read_text() for m in modules}
     allm = {m: mutants(m, sources[m], strings=m in STRING_RULES) for m in modules}
-    results_file = WORK / "results.json"
-    previous = json.loads(results_file.read_text()) if results_file.exists() else {}
+    previous = load_results()
 
     if args.report_only:
-        results = json.loads(results_file.read_text())
+        results = previous
         add_core_modules(allm, sources)
         rows = summarize(CORE, allm, results, equivalent, sample=False)
         print_table(rows)
@@ -400,7 +410,7 @@ def main(argv=None) -> int:
     if not args.sample:  # results accumulate across runs (keys are stable); the report covers every core module
         merged = dict(previous)
         merged.update(results)
-        results_file.write_text(json.dumps(merged, indent=1, ensure_ascii=False))
+        save_results(merged)
         results = merged
         modules = CORE
         add_core_modules(allm, sources)
@@ -425,6 +435,32 @@ def main(argv=None) -> int:
     for k in mislabelled:
         print(f"listed as equivalent but killed (relabel it in {EQUIVALENT.name}): {k}")
     return 1 if low or mislabelled else 0
+
+
+def load_results() -> dict:
+    """The last outcome of each mutant: the local cache, else the committed ledger."""
+    cache = WORK / "results.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    if not LEDGER.exists():
+        return {}
+    out = {}
+    for line in gzip.decompress(LEDGER.read_bytes()).decode().splitlines()[1:]:
+        key, status, ran, tests, run_at, seconds = line.split("\t")
+        out[key] = {"status": status, "ran": int(ran) if ran else None, "tests": int(tests) if tests else 0,
+                    "run_at": float(run_at), "seconds": float(seconds) if seconds else None}
+    return out
+
+
+def save_results(results: dict) -> None:
+    WORK.mkdir(exist_ok=True)
+    (WORK / "results.json").write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    rows = ["key\t" + "\t".join(LEDGER_FIELDS)]
+    for key in sorted(results):
+        r = results[key]
+        rows.append("\t".join([key, *("" if r.get(f) is None else str(round(r[f]) if f == "run_at" else r[f])
+                                       for f in LEDGER_FIELDS)]))
+    LEDGER.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(), mtime=0))
 
 
 def commit_id() -> str:

@@ -132,7 +132,8 @@ def contrasts_of(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: flo
         (yb, vb), (yc, vc) = b_stats[TAIL], c_stats[TAIL]
         nm = noise.for_metric(TAIL)
         ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
-        share = [float(np.mean(np.sin(y) ** 2)) for y in (yb, yc)]
+        # back from the arcsine scale; rounded, so that 5 slow runs in 100 are the 5 % they are (not 4.99…9 %)
+        share = [round(float(np.mean(np.sin(y) ** 2)), 12) for y in (yb, yc)]
         more = ct["high"] < 0 and share[1] >= TAIL_MATERIAL
         out[TAIL] = {"baseline_share": share[0], "candidate_share": share[1], "p_value": ct["p_value"],
                      "verdict": "slower" if more else "no significant change", "_ct": ct}

@@ -176,6 +176,9 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
                            "from event names")
     comparison = None
     pair = [c for c in configs if c["role"] in ("baseline", "candidate")]
+    if len(pair) == 2 and pair[0]["name"] == pair[1]["name"]:  # the comparison's arm names, in every table too
+        for c in pair:
+            c["name"] = c["latency"]["name"] = c["breakdown"]["name"] = f"{c['name']} ({c['role']})"
     if len(pair) == 2:
         b, c = pair
         comparison = compare(b["files"], c["files"], baseline_name=b["name"], candidate_name=c["name"],

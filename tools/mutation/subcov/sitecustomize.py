@@ -1,0 +1,25 @@
+"""Coverage in the `python -m edgeprof` processes a test starts, while the mutation tool maps tests to lines: the
+lines such a process runs are recorded under the test that started it (its node id comes in
+$EDGEPROF_MUTATION_CONTEXT, set by contexts.py), so a test that checks a command's output is mapped to the code
+behind it. On the path only during the map (tools/mutation/run.py); inert without its variables."""
+
+import os
+
+_ctx, _data = os.environ.get("EDGEPROF_MUTATION_CONTEXT"), os.environ.get("EDGEPROF_MUTATION_SUBCOV")
+if _ctx and _data:
+    import atexit
+
+    import coverage
+
+    _cov = coverage.Coverage(data_file=_data, data_suffix=True, context=_ctx, config_file=False,
+                             include=[p for p in os.environ.get("EDGEPROF_MUTATION_INCLUDE", "").split(",") if p] or None)
+    # silent: a process that runs none of the measured code (a faked device's script) says nothing about it
+    _cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-imported", "module-not-measured",
+                                              "already-imported", "couldnt-parse", "no-ctracer"])
+    _cov.start()
+
+    def _save() -> None:
+        _cov.stop()
+        _cov.save()
+
+    atexit.register(_save)
