@@ -266,3 +266,14 @@ def test_a_filter_keeps_exactly_the_kernels_whose_name_holds_it():
     names = set(registered(OFF)) | set(registered(ON))
     assert d["filter_op"] == "IGEMM"
     assert sorted(r["kernel_name"] for r in d["kernels"]) == sorted(n for n in names if "igemm" in n)
+
+
+@pytest.mark.parametrize("text, lines", [("", 0), ("hello\n", 1), ("a\nb\nc", 3)])
+def test_the_line_count_of_logs_without_kernels(tmp_path, text, lines):
+    """An empty log has 0 lines, not 1; a cut-off last line counts (warned, not an error)."""
+    log = tmp_path / "x_xnntrace.log"
+    log.write_text(text)
+    (d,) = edgeprof("kernels", str(log), "--json", "--no-write")["logs"]
+    assert d["log"]["lines"] == lines == len(text.splitlines()) and d["kernels"] == []
+    assert d["warnings"] == ["no 'Using … microkernel' lines: XNNPACK logs kernels only when built with "
+                             "XNN_LOG_LEVEL ≥ 4"]

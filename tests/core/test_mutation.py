@@ -128,3 +128,21 @@ def test_the_committed_ledger_carries_results_to_a_fresh_checkout(tmp_path, monk
     first = (tmp_path / "results.tsv.gz").read_bytes()
     run.save_results(back)
     assert (tmp_path / "results.tsv.gz").read_bytes() == first  # byte-stable: a rerun with no change is no diff
+
+
+def test_the_most_focused_tests_run_first_within_the_budget():
+    """A unit test of the mutated function (few lines of the module) runs before the module's own tests that read
+    whole files (many lines), so a budget spent on the broad ones cannot crowd it out; slow tests go last."""
+    import run
+    from mutants import Mutant
+
+    f = str(run.module_path("edgeprof.io.etdump").resolve())
+    broad = [f"tests/io/test_etdump_reader.py::t{i}" for i in range(50)]
+    focused = "tests/io/test_durations.py::boundary"
+    slow = "tests/io/test_durations.py::slow"
+    lines = {f: {10: [*broad, focused, slow], **{ln: broad for ln in range(11, 200)}}}
+    durations = {**{t: 0.1 for t in broad}, focused: 0.2, slow: 5.0}
+    m = Mutant("edgeprof.io.etdump", 0, 10, 10, "duration_problems", "`>=` → `>`", "k")
+    chosen, reached, spent = run.select_tests(m, lines, durations, budget=2.0)
+    assert chosen[0] == focused and slow not in chosen and reached == 52
+    assert spent <= 2.0 < spent + 0.1 and chosen[1:] == sorted(broad)[:len(chosen) - 1]  # filled up, in name order

@@ -233,10 +233,11 @@ def preload() -> None:
 
 def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
                  skip: set = frozenset()) -> tuple[list[str], int, float]:
-    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the module's
-    own test files first, then the most focused (fewest lines of this module executed: unit tests before
-    simulations and whole commands), then the fastest; a test taking over a quarter of the budget goes after the
-    others of its group. A line run only at import (module constants, default arguments) takes the tests of the
+    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the most
+    focused first (fewest lines of this module executed: unit tests of the function before simulations and whole
+    commands — a boundary test of one function is not crowded out by a hundred tests that read whole files), the
+    module's own test files before others of the same focus, then the fastest; a test taking over a quarter of the
+    budget goes after all the others. A line run only at import (module constants, default arguments) takes the tests of the
     whole module and every test of its own test files."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
     ids = set()
@@ -250,7 +251,7 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
     reach = _reach(by_line)
     slow = lambda t: durations.get(t, 1.0) > budget / 4  # noqa: E731  (a slow test goes last: it would eat the budget)
     ranked = sorted((t for t in ids if t not in skip),
-                    key=lambda t: (own(t), slow(t), reach.get(t, 0), durations.get(t, 1.0), t))
+                    key=lambda t: (slow(t), reach.get(t, 0), own(t), durations.get(t, 1.0), t))
     chosen, spent = [], 0.0
     for t in ranked:
         if chosen and spent + durations.get(t, 1.0) > budget:
