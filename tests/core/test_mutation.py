@@ -131,13 +131,14 @@ def test_the_committed_ledger_carries_results_to_a_fresh_checkout(tmp_path, monk
 
 
 def test_the_most_focused_tests_run_first_within_the_budget():
-    """A unit test of the mutated function (few lines of the module) runs before the module's own tests that read
-    whole files (many lines), so a budget spent on the broad ones cannot crowd it out; slow tests go last."""
+    """Among tests of other files than the module's own, a unit test of the mutated function (few lines of the
+    module) runs before tests that read whole files (many lines), so a budget spent on the broad ones cannot crowd
+    it out; slow tests go last."""
     import run
     from mutants import Mutant
 
     f = str(run.module_path("edgeprof.io.etdump").resolve())
-    broad = [f"tests/io/test_etdump_reader.py::t{i}" for i in range(50)]
+    broad = [f"tests/cli/test_whole_commands.py::t{i}" for i in range(50)]
     focused = "tests/io/test_durations.py::boundary"
     slow = "tests/io/test_durations.py::slow"
     lines = {f: {10: [*broad, focused, slow], **{ln: broad for ln in range(11, 200)}}}
@@ -146,3 +147,23 @@ def test_the_most_focused_tests_run_first_within_the_budget():
     chosen, reached, spent = run.select_tests(m, lines, durations, budget=2.0)
     assert chosen[0] == focused and slow not in chosen and reached == 52
     assert spent <= 2.0 < spent + 0.1 and chosen[1:] == sorted(broad)[:len(chosen) - 1]  # filled up, in name order
+
+
+def test_a_constant_read_at_import_gets_every_test_of_its_module():
+    """A module constant's line runs only at import, recorded under whichever tests imported the module first —
+    every `python -m edgeprof` a test starts, since the map follows them. Its mutants take the tests of the whole
+    module (the own tests first), not those few first importers."""
+    import run
+    from mutants import Mutant
+
+    f = str(run.module_path("edgeprof.taxonomy").resolve())
+    src = run.module_path("edgeprof.taxonomy").read_text().splitlines()
+    const = next(i for i, line in enumerate(src, 1) if line.startswith(("EXACT", "_EXACT", "RULES", "_RULES")) or
+                 (line and not line.startswith((" ", "#", "def", "class", "from", "import", '"', ")")) and "=" in line))
+    importers = [f"tests/cli/test_x.py::cmd{i}" for i in range(5)]
+    unit = "tests/core/test_taxonomy.py::test_rule"
+    lines = {f: {const: importers, const + 400: [unit]}}
+    durations = {**{t: 3.0 for t in importers}, unit: 0.1}
+    m = Mutant("edgeprof.taxonomy", 0, const, const, "<module>", "'a' → 'XXaXX'", "k")
+    chosen, reached, _ = run.select_tests(m, lines, durations, budget=6.0)
+    assert chosen[0] == unit and reached == 6

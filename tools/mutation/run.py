@@ -233,11 +233,10 @@ def preload() -> None:
 
 def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
                  skip: set = frozenset()) -> tuple[list[str], int, float]:
-    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the most
-    focused first (fewest lines of this module executed: unit tests of the function before simulations and whole
-    commands — a boundary test of one function is not crowded out by a hundred tests that read whole files), the
-    module's own test files before others of the same focus, then the fastest; a test taking over a quarter of the
-    budget goes after all the others. A line run only at import (module constants, default arguments) takes the tests of the
+    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the module's
+    own test files first, then the most focused (fewest lines of this module executed: unit tests before
+    simulations and whole commands), then the fastest; a test taking over a quarter of the budget goes after the
+    others of its group. A line run only at import (module constants, default arguments) takes the tests of the
     whole module and every test of its own test files."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
     ids = set()
@@ -245,13 +244,17 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
         ids.update(by_line.get(ln, ()))
     stem = m.module.rsplit(".", 1)[-1]
     own = lambda t: 0 if f"test_{stem}" in t.split("::")[0] else 1  # noqa: E731
-    if not ids:  # run at import only (module constants, default arguments): every test of the module, and the
-        # module's own tests that execute none of its lines (a test that reads a constant runs no line of it)
+    src_line = module_path(m.module).read_text().splitlines()[m.line - 1].lstrip() if m.line else ""
+    at_import = m.scope == "<module>" or src_line.startswith(("def ", "async def ", "class "))
+    if not ids or at_import:  # run at import only (module constants, default arguments): every test of the module,
+        # and the module's own tests that execute none of its lines (a test that reads a constant runs no line of
+        # it). Such a line's own contexts are only the tests that happened to import the module first — every
+        # `python -m edgeprof` a test starts, since the map follows them — which say nothing about its value.
         ids = {t for tests in by_line.values() for t in tests} | {t for t in durations if not own(t)}
     reach = _reach(by_line)
     slow = lambda t: durations.get(t, 1.0) > budget / 4  # noqa: E731  (a slow test goes last: it would eat the budget)
     ranked = sorted((t for t in ids if t not in skip),
-                    key=lambda t: (slow(t), reach.get(t, 0), own(t), durations.get(t, 1.0), t))
+                    key=lambda t: (own(t), slow(t), reach.get(t, 0), durations.get(t, 1.0), t))
     chosen, spent = [], 0.0
     for t in ranked:
         if chosen and spent + durations.get(t, 1.0) > budget:
@@ -435,7 +438,7 @@ def main(argv=None) -> int:
               f"target {100 * args.min_kill:.0f} % pooled)")
         return 0 if rate >= args.min_kill else 1
     for r in low:
-        print(f"below target: {r['module']} {100 * r['rate']:.1f} %")
+        print(f"below target: {r['module']} score {100 * r['score']:.1f} %")
     mislabelled = [k for k in equivalent if is_killed(results.get(k, {}).get("status", ""))]
     for k in mislabelled:
         print(f"listed as equivalent but killed (relabel it in {EQUIVALENT.name}): {k}")
