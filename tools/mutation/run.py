@@ -17,6 +17,7 @@ than per module; a 200-line mutator that runs every mutant in a fresh interprete
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -244,7 +245,7 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
         ids.update(by_line.get(ln, ()))
     stem = m.module.rsplit(".", 1)[-1]
     own = lambda t: 0 if f"test_{stem}" in t.split("::")[0] else 1  # noqa: E731
-    src_line = module_path(m.module).read_text().splitlines()[m.line - 1].lstrip() if m.line else ""
+    src_line = _source_lines(m.module)[m.line - 1].lstrip() if m.line else ""
     at_import = m.scope == "<module>" or src_line.startswith(("def ", "async def ", "class "))
     if not ids or at_import:  # run at import only (module constants, default arguments): every test of the module,
         # and the module's own tests that execute none of its lines (a test that reads a constant runs no line of
@@ -262,6 +263,12 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
         chosen.append(t)
         spent += durations.get(t, 1.0)
     return chosen, len(ids), spent
+
+
+@functools.lru_cache(maxsize=None)
+def _source_lines(module: str) -> list[str]:
+    """A module's source lines, read once per run (select_tests asks for every mutant)."""
+    return module_path(module).read_text().splitlines()
 
 
 _REACH: dict[int, dict] = {}
