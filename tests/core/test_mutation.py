@@ -167,3 +167,37 @@ def test_a_constant_read_at_import_gets_every_test_of_its_module():
     m = Mutant("edgeprof.taxonomy", 0, const, const, "<module>", "'a' → 'XXaXX'", "k")
     chosen, reached, _ = run.select_tests(m, lines, durations, budget=6.0)
     assert chosen[0] == unit and reached == 6
+
+
+def test_a_slow_test_of_the_own_files_does_not_crowd_out_the_fast_ones():
+    """A module's own test files may reach a line only through slow whole-recording tests while twenty fast unit
+    tests elsewhere reach it too: the fast ones run first and a slow test that no longer fits is passed over —
+    the selection does not end at it (it once did: one 3 s own test was all a 6 s budget ran)."""
+    import run
+    from mutants import Mutant
+
+    f = str(run.module_path("edgeprof.analysis.launches").resolve())
+    own_slow = ["tests/analysis/test_launches.py::real_a", "tests/analysis/test_launches.py::real_b"]
+    fast = [f"tests/analysis/test_compare_rules.py::t{i:02d}" for i in range(20)]
+    lines = {f: {73: [*own_slow, *fast]}}
+    durations = {own_slow[0]: 3.0, own_slow[1]: 12.0, **{t: 0.01 for t in fast}}
+    m = Mutant("edgeprof.analysis.launches", 0, 73, 73, "log_quantile_stats", "`>` → `>=`", "k")
+    chosen, reached, spent = run.select_tests(m, lines, durations, budget=6.0)
+    assert chosen[:20] == sorted(fast) and chosen[20:] == [own_slow[0]] and reached == 22
+    assert abs(spent - 3.2) < 1e-9
+
+
+def test_the_own_files_and_the_others_take_turns():
+    """A reader's own test files can hold a hundred fast whole-file tests reaching a line whose boundary test lives
+    in another file: the two groups take turns, so the boundary test runs second, not after the budget is gone."""
+    import run
+    from mutants import Mutant
+
+    f = str(run.module_path("edgeprof.io.etdump").resolve())
+    own_tests = [f"tests/io/test_etdump.py::whole{i:03d}" for i in range(100)]
+    boundary = "tests/io/test_durations.py::boundary"
+    lines = {f: {60: [*own_tests, boundary], **{ln: own_tests for ln in range(61, 300)}}}
+    durations = {**{t: 0.1 for t in own_tests}, boundary: 0.1}
+    m = Mutant("edgeprof.io.etdump", 0, 60, 60, "duration_problems", "`>=` → `>`", "k")
+    chosen, reached, _ = run.select_tests(m, lines, durations, budget=2.05)
+    assert chosen[:2] == [own_tests[0], boundary] and len(chosen) == 20 and reached == 101

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
+import itertools
 import json
 import os
 import random
@@ -234,11 +235,14 @@ def preload() -> None:
 
 def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
                  skip: set = frozenset()) -> tuple[list[str], int, float]:
-    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time: the module's
-    own test files first, then the most focused (fewest lines of this module executed: unit tests before
-    simulations and whole commands), then the fastest; a test taking over a quarter of the budget goes after the
-    others of its group. A line run only at import (module constants, default arguments) takes the tests of the
-    whole module and every test of its own test files."""
+    """The tests that execute the mutant's lines, within ``budget`` seconds of their recorded time. Fast tests
+    come first (a test taking over a quarter of the budget goes after every faster one: one slow test of the
+    module's own files must not eat the budget twenty fast ones elsewhere would use). Within each, the module's
+    own test files and the other files take turns (own first), so neither crowds out the other — a boundary test
+    of a reader's duration rule lives in its own file, not the reader's — each ranked most focused first (fewest
+    lines of this module executed: unit tests before simulations and whole commands), then fastest. A test that does not fit in what is left is passed over, and the
+    faster ones after it still run. A line run only at import (module constants, default arguments) takes the
+    tests of the whole module and every test of its own test files."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
     ids = set()
     for ln in range(m.line, m.end_line + 1):
@@ -254,12 +258,16 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
         ids = {t for tests in by_line.values() for t in tests} | {t for t in durations if not own(t)}
     reach = _reach(by_line)
     slow = lambda t: durations.get(t, 1.0) > budget / 4  # noqa: E731  (a slow test goes last: it would eat the budget)
-    ranked = sorted((t for t in ids if t not in skip),
-                    key=lambda t: (own(t), slow(t), reach.get(t, 0), durations.get(t, 1.0), t))
+    ranked = []
+    for is_slow in (False, True):
+        group = sorted((t for t in ids if t not in skip and slow(t) == is_slow),
+                       key=lambda t: (reach.get(t, 0), durations.get(t, 1.0), t))
+        own_files, elsewhere = [t for t in group if own(t) == 0], [t for t in group if own(t) == 1]
+        ranked += [t for pair in itertools.zip_longest(own_files, elsewhere) for t in pair if t is not None]
     chosen, spent = [], 0.0
     for t in ranked:
         if chosen and spent + durations.get(t, 1.0) > budget:
-            break
+            continue  # a test that does not fit leaves room for the faster ones after it
         chosen.append(t)
         spent += durations.get(t, 1.0)
     return chosen, len(ids), spent

@@ -113,12 +113,14 @@ def trimmed_stats(columns: list[np.ndarray], trim: float = TRIM) -> tuple[np.nda
     """Per launch: log of the ``trim``-trimmed mean of a per-run time and its sampling variance (the winsorized
     variance over (1 − 2·trim)²·n, by the delta method); None when a launch's trimmed mean is not positive — a
     line absent from most of a launch's runs (a sub-µs op that shows up as rare spikes) cannot be tested."""
+    if not 0 <= trim < 0.5:
+        raise ValueError(f"trim must be in [0, 0.5), not {trim}")
     y, v = [], []
     for x in columns:
         x = np.sort(np.asarray(x, dtype=float))
         n = x.size
-        g = int(math.floor(trim * n))
-        core = x[g:n - g] if n - 2 * g > 0 else x
+        g = int(math.floor(trim * n))  # < n/2: the core keeps at least one run
+        core = x[g:n - g]
         m = float(core.mean())
         if m <= 0 or np.count_nonzero(x) * 2 < n:
             return None
