@@ -74,6 +74,11 @@ class CorruptETDumpError(InputError):
     """The file claims to be an ETDump but an offset or length points outside the buffer."""
 
 
+class DebugBufferError(InputError):
+    """An ETDump's debug buffer cannot give the tensors its DebugEvents describe (truncated, another recording's,
+    an unknown scalar type, a name that does not match the ETDump)."""
+
+
 class NoRunsError(InputError):
     """The ETDump holds no Execute run, so there is nothing to analyse."""
 

@@ -10,7 +10,8 @@ from ..model import Profile
 
 
 def load_etdump(path, etrecord=None, *, strict_etrecord: bool = False, method: str | None = None,
-                allow_empty: bool = False, warn: bool = True, find_etrecord: bool = False) -> Profile:
+                allow_empty: bool = False, warn: bool = True, find_etrecord: bool = False,
+                debug_buffer=None) -> Profile:
     """Read an ETDump (``.etdump``/``.etdp``) into a :class:`~edgeprof.model.Profile` (every run).
 
     ``etrecord``: a path to attach op types and backend names; ``find_etrecord=True`` looks for it as the
@@ -19,10 +20,15 @@ def load_etdump(path, etrecord=None, *, strict_etrecord: bool = False, method: s
     :class:`~edgeprof.errors.ETRecordError`). Problems with the ETDump itself raise
     :class:`~edgeprof.errors.InputError` subclasses naming the file and byte offset; ``allow_empty`` returns a
     profile even when it has no run to analyse.
+
+    ``debug_buffer``: the debug buffer of a recording made with one (else ``<stem>.bin`` beside the ETDump is used
+    when present; ``False``: not read). Its tensors are then ``prof.debug_data``: one list of numpy arrays per row
+    of ``prof.debug_events`` (per run and debug event), bounds-checked against the buffer
+    (:class:`~edgeprof.errors.DebugBufferError` names the byte offset of a tensor the buffer cannot hold).
     """
     ws = Workspace(etrecord=etrecord, strict_etrecord=strict_etrecord, method=method,
                    discover_etrecord=find_etrecord, allow_empty=allow_empty)
-    prof = ws.profile(path)
+    prof = ws.profile(path) if debug_buffer is False else ws.debug_profile(path, debug_buffer)
     if warn:
         for w in prof.warnings:
             _warnings.warn(f"{prof.source}: {w}", EdgeprofWarning, stacklevel=2)

@@ -257,6 +257,27 @@ class Workspace:
                                                           "module_path", strict=False).equals(
             pb.events.drop("delegate_backend", "backend_source", "op_types", "module_path", strict=False))
 
+    def debug_profile(self, path, buffer=None) -> Profile:
+        """:meth:`profile` with the tensors of its debug events read from its debug buffer (``buffer``, else
+        ``<stem>.bin`` beside it: :mod:`edgeprof.io.debug_buffer`); ``debug_data`` stays None when there is none."""
+        from .debug_buffer import check_stem, debug_tensors, find_debug_buffer, read_debug_buffer
+
+        path = Path(path)
+
+        def make():
+            prof = self.profile(path)
+            buf_path = Path(buffer) if buffer is not None else find_debug_buffer(path)
+            if buf_path is None:
+                return prof
+            if buffer is not None:
+                check_stem(path, buf_path)
+            self.reads["debug_buffer"] += 1
+            buf = read_debug_buffer(buf_path)
+            data = debug_tensors(prof.debug_events, buf, buf_path)
+            return dataclasses.replace(prof, debug_data=data, debug_buffer=str(buf_path), warnings=list(prof.warnings))
+
+        return self._once("debug_profile", (self.key(path), str(buffer)), make)
+
     def valid_profile(self, path, *, etrecord: bool = True) -> Profile:
         """The runs of :meth:`profile` with a valid end-to-end time (the others left out and counted)."""
         return self._once("valid_profile" if etrecord else "valid_profile_read", self.key(path),
