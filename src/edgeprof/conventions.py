@@ -23,7 +23,8 @@ CHECK_JSON_ENV = "EDGEPROF_CHECK_JSON"
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
          "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan",
-         "ingest", "history", "export", "coreml_static", "coreml_diff", "program", "program_diff", "skills", "phases", "phase_comparison")
+         "ingest", "history", "export", "coreml_static", "coreml_diff", "program", "program_diff", "skills", "phases", "phase_comparison",
+         "numerics")
 
 # --------------------------------------------------------------------------------------------------
 # units and numbers: nanoseconds inside, milliseconds in reports and files

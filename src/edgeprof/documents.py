@@ -33,6 +33,7 @@ from .documents_models import (
     ExportDoc,
     HistoryDoc,
     IngestDoc,
+    NumericsDoc,
     PhaseComparisonDoc,
     PhasesDoc,
     ProgramDiffDoc,
@@ -337,5 +338,5 @@ DOCUMENTS: dict[str, tuple[type, ...]] = {
     "plan": (PlanDoc,), "ingest": (IngestDoc,), "history": (HistoryDoc,), "export": (ExportDoc,),
     "coreml_static": (CoremlStaticDoc,), "coreml_diff": (CoremlDiffDoc,), "program": (ProgramDoc,),
     "program_diff": (ProgramDiffDoc,), "skills": (SkillsDoc,), "phases": (PhasesDoc,),
-    "phase_comparison": (PhaseComparisonDoc,),
+    "phase_comparison": (PhaseComparisonDoc,), "numerics": (NumericsDoc,),
 }

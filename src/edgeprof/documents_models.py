@@ -176,3 +176,18 @@ class PhaseComparisonDoc(Document):
     only_in: dict[str, Any]
     phases: list[dict[str, Any]]
     statements: list[str]
+
+
+class NumericsDoc(Document):
+    kind: ClassVar[str] = "numerics"
+    baseline: dict[str, Any]
+    candidate: dict[str, Any]
+    points: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
+    accuracy_lost: dict[str, Any] | None
+    threshold_db: float
+    noise_floor_db: float
+    matched_by: list[str]
+    base_points: int
+    candidate_points: int
+    statements: list[str]

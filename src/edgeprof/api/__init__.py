@@ -24,6 +24,7 @@ from .ingest import ingest
 from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
 from .latency import latency
 from .load import load_etdump
+from .numerics import numerics
 from .phases import compare_phases, phases
 from .plan import plan
 from .program import program, program_diff
@@ -72,7 +73,7 @@ def preload(command: str) -> None:
         importlib.import_module(name)
 
 __all__ = [
-    "Workspace", "ReadOptions", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
+    "numerics", "Workspace", "ReadOptions", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
     "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
     "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
     "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",

@@ -314,6 +314,25 @@ class PhaseReport(Result):
 
 
 @dataclass(frozen=True, init=False)
+class NumericsResult(Result):
+    """Where two programs' results part ways (``edgeprof numerics``): matched points and their metrics."""
+
+    kind: ClassVar[str] = "numerics"
+
+    @property
+    def statements(self) -> list[str]:
+        return self.doc["statements"]
+
+    @property
+    def points(self) -> list[dict]:
+        return self.doc["points"]
+
+    @property
+    def outputs(self) -> list[dict]:
+        return self.doc["outputs"]
+
+
+@dataclass(frozen=True, init=False)
 class PhaseComparison(Result):
     kind: ClassVar[str] = "phase_comparison"
 

@@ -7,7 +7,7 @@ shows the traceback). Commands raise; nothing here calls ``sys.exit`` elsewhere.
 
 from __future__ import annotations
 
-from . import ane, collect, compare, coreml, history, kernels, misc, phases, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
+from . import ane, collect, compare, coreml, history, kernels, misc, numerics, phases, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
 from ._base import main  # noqa: F401 - the console script
 
 __all__ = ["main"]
