@@ -46,14 +46,15 @@ def program_points(events: list[dict]) -> list[dict]:
         group = by_instr[key]
         first = group[0]
         tensors = [t for g in group for t in g["tensors"]]
-        if first["delegate"]:
-            n_out = first.get("num_outs") or len(tensors)
-            n_out = min(n_out, len(tensors))
+        if first["delegate"] and not first.get("num_outs"):  # no ETRecord: inputs and outputs cannot be told apart
+            roles = ["delegate_argument"] * len(tensors)
+        elif first["delegate"]:
+            n_out = min(first["num_outs"], len(tensors))
             roles = ["delegate_input"] * (len(tensors) - n_out) + ["delegate_output"] * n_out
         else:
             roles = ["operator"] * len(tensors)
         for k, (t, role) in enumerate(zip(tensors, roles)):
-            if role == "delegate_input" and any(_same(t, s) for s in seen):
+            if role in ("delegate_input", "delegate_argument") and any(_same(t, s) for s in seen):
                 continue  # the value of an earlier point, passed on
             seen.append(t)
             points.append({"role": role, "instruction": first["instruction"], "index": k, "tensor": t,
@@ -167,11 +168,11 @@ def name_of(p: dict) -> str:
     """A point's name for people: the module path and op of what produced it."""
     if p["role"] == "output":
         return f"model output {p['index']}"
-    where = p["module"] or f"instruction {p['instruction']}"
+    where = p["module"] or ("model" if _module(p) == "" else f"instruction {p['instruction']}")
     if p["role"] == "operator":
         return f"{where} {p['op'] or 'operator'}" + (f" (output {p['index']})" if p["index"] else "")
-    what = "input" if p["role"] == "delegate_input" else "output"
-    return f"{where} {p['backend'] or 'delegate'} call {what}"
+    what = {"delegate_input": "input", "delegate_output": "output"}.get(p["role"], "argument")
+    return f"{where} {p['backend'] or 'delegate'} call (instruction {p['instruction']}) {what} {p['index']}"
 
 
 def span_of(p: dict) -> str:
@@ -182,7 +183,8 @@ def span_of(p: dict) -> str:
         return f"one operator ({p['op'] or 'unknown'}, instruction {p['instruction']})"
     ops = sorted({t.split(".")[1] if t.count(".") >= 2 else t for t in p["op_types"]})
     inside = f": {', '.join(ops[:8])}{'…' if len(ops) > 8 else ''}" if ops else ""
-    side = "its input" if p["role"] == "delegate_input" else "everything it ran"
+    side = {"delegate_input": "its input", "delegate_output": "everything it ran"}.get(
+        p["role"], f"its argument {p['index']} (input or output: no ETRecord says which)")
     return f"a {p['backend'] or 'delegate'} call (instruction {p['instruction']}), {side}{inside}"
 
 

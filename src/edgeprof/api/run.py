@@ -43,6 +43,8 @@ def _plan(models, config, given: dict):
 
     if config is not None and models:
         raise UsageError("give models or --config FILE, not both")
+    if given.get("debug_buffer") is not None:
+        given["debug_buffer"] = cc.parse_size(given["debug_buffer"])
     if isinstance(given.get("threads"), str):
         given["threads"] = cc.parse_threads(given["threads"])
     if config is not None:
@@ -76,6 +78,8 @@ def _check(cfg, dry_run: bool) -> list[str]:
                 raise UsageError(f"experiment {e.name}: providers apply to ONNX models (ONNX Runtime's execution providers)")
             if e.delegate and e.runtime != "litert":
                 raise UsageError(f"experiment {e.name}: delegate applies to LiteRT models (.tflite)")
+            if cfg.debug_buffer and e.runtime != "executorch":
+                raise UsageError(f"experiment {e.name}: --debug-buffer records ExecuTorch programs (.pte) only")
             if e.runtime in _EXTRA:
                 module, extra = _EXTRA[e.runtime]
                 if not _has(module) and not dry_run:
@@ -86,6 +90,8 @@ def _check(cfg, dry_run: bool) -> list[str]:
             if missing and not dry_run:
                 raise UsageError("edgeprof run with the ExecuTorch Python runtime needs " + " and ".join(missing)
                                  + ": pip install 'edgeprof[run]' (on CPU-only machines install torch's CPU wheel first)")
+        elif cfg.debug_buffer:
+            raise UsageError(f"experiment {e.name}: --debug-buffer needs the ExecuTorch Python runtime (runner = \"python\")")
         elif e.runtime in _EXTRA:
             raise UsageError(f"experiment {e.name}: a {e.model.suffix} model runs in its runtime here (runner = \"python\")")
         elif not is_file(e.runner):
@@ -315,7 +321,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
     warnings = _check(cfg, dry_run)
     run_dir = _run_dir(cfg, out)
     launches = schedule(cfg, run_dir, overhead_check=overhead_check)
-    ctx = Context(run_dir=run_dir, seed=cfg.seed, inputs=cfg.inputs)
+    ctx = Context(run_dir=run_dir, seed=cfg.seed, inputs=cfg.inputs, debug_buffer=cfg.debug_buffer)
     if dry_run:
         lines: list[str] = []
         sh = DryRun(lines.append)

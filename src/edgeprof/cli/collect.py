@@ -42,12 +42,17 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, warn
               help="Also run launches without ETDump and state what tracing costs per run.")
 @click.option("--report", "make_report", is_flag=True,
               help="Then analyze the folder and write report.md and report.html in it.")
+@click.option("--debug-buffer", "debug_buffer", default=None, metavar="SIZE",
+              help="Record every run's intermediate tensors too (ExecuTorch Python runtime): a debug buffer of SIZE "
+                   "bytes (4MB, 512KB) holding all timed runs, kept as <stem>.bin beside each ETDump, for "
+                   "`edgeprof numerics`. Warm-up runs are not recorded.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar over launches (default: on a terminal).")
 @click.option("--verbose", is_flag=True, help="Print each command as it runs (stderr).")
 @run_guarded
 def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runner, device, cpu_affinity, providers,
-            delegate, mode, timeout, out, force, dry_run, overhead_check, make_report, as_json, progress, verbose):
+            delegate, mode, timeout, out, force, dry_run, overhead_check, make_report, debug_buffer, as_json, progress,
+            verbose):
     """Profile .pte models here (ExecuTorch Python runtime or an executor_runner) or on an Android device, .onnx
     models in ONNX Runtime or .tflite models in LiteRT, and write the run folder the analysis reads:
     out_<model>/runs/<platform>/<experiment>/<model>_<experiment>_t<T>_l<k>.etdump (.ort.json for ONNX; for
@@ -67,6 +72,7 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
     edgeprof run model.onnx --threads 1,2 --runs 50 --launches 3        (pip install 'edgeprof[ort]')
     edgeprof run model.tflite --delegate none                            (pip install 'edgeprof[litert]')
     edgeprof run model.pte --dry-run
+    edgeprof run fp32.pte int8.pte --runs 1 --warmup 0 --launches 1 --debug-buffer 4MB   (then edgeprof numerics)
     """
     from .. import api
     from ..errors import CheckFailed
@@ -74,7 +80,7 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
 
     given = dict(runs=runs, warmup=warmup, threads=threads, launches=launches,
                  seed=seed, inputs=inputs, runner=runner, device=device, cpu_affinity=cpu_affinity, mode=mode,
-                 timeout=timeout, providers=providers, delegate=delegate)
+                 timeout=timeout, providers=providers, delegate=delegate, debug_buffer=debug_buffer)
     bar = terminal.progress_bar(enabled=progress and not dry_run if progress is not None else None, label="run",
                                 eta=True)
     with bar:

@@ -82,6 +82,7 @@ class CollectionConfig:
     inputs: Path | None = None
     compare_pairs: list[tuple[str, str]] = field(default_factory=list)
     source: str | None = None          # the configuration file, when there is one
+    debug_buffer: int = 0              # bytes of debug buffer per launch (ExecuTorch Python runtime): 0 = none
 
     def experiment(self, name: str) -> Experiment:
         return next(e for e in self.experiments if e.name == name)
@@ -277,6 +278,18 @@ def override(cfg: CollectionConfig, **given) -> CollectionConfig:
     exps = [replace(e, **per) for e in cfg.experiments]
     top = {k: v for k, v in given.items() if k not in exp_keys and v is not None}
     return replace(cfg, experiments=exps, **top)
+
+
+def parse_size(text) -> int:
+    """``--debug-buffer 4MB``: bytes, with an optional KB/MB/GB suffix (powers of 1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B?|B)?\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise UsageError(f"--debug-buffer: a size in bytes such as 4MB or 524288, got {text!r}")
+    unit = (m.group(2) or "B").upper()[0]
+    n = int(m.group(1)) * {"B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[unit]
+    if not 1 <= n <= 4 * 1024**3:
+        raise UsageError(f"--debug-buffer: from 1 byte to 4 GB, got {text!r}")
+    return n
 
 
 def parse_threads(text: str) -> tuple[int, ...]:

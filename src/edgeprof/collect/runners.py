@@ -66,6 +66,7 @@ class Context:
     seed: int
     inputs: Path | None
     python: str = sys.executable
+    debug_buffer: int = 0              # bytes: record intermediate tensors (ExecuTorch Python runtime)
     prepared: set = field(default_factory=set)  # experiments whose model and runner are on the device
 
 
@@ -91,6 +92,8 @@ def _python(launch: Launch, sh, ctx: Context) -> LaunchRun:
         argv += ["--delegate", e.delegate or "xnnpack"]
     if ctx.inputs is not None:
         argv += ["--inputs", ctx.inputs]
+    if ctx.debug_buffer and launch.etdump and worker == "worker":
+        argv += ["--debug-buffer-size", str(ctx.debug_buffer)]
     run = LaunchRun()
     try:
         o = sh.run(argv, out=launch.log, timeout=e.timeout, env={"PYTHONUNBUFFERED": "1"})

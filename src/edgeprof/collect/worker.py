@@ -140,6 +140,7 @@ def arguments(prog: str, argv=None):
     ap.add_argument("--method", default="forward")
     ap.add_argument("--providers", default="")  # ONNX Runtime
     ap.add_argument("--delegate", default="xnnpack")  # LiteRT
+    ap.add_argument("--debug-buffer-size", type=int, default=0)  # ExecuTorch: record intermediate tensors
     return ap.parse_args(argv)
 
 
@@ -176,6 +177,35 @@ def write_result(path: str, report: dict) -> None:
     os.replace(tmp, path)
 
 
+def _debug_buffer_path(etdump: str) -> str:
+    """``…_l1.etdump`` → ``…_l1.bin``: the name ``edgeprof numerics`` looks for beside the ETDump."""
+    from edgeprof.io.debug_buffer import stem_of
+
+    return os.path.join(os.path.dirname(etdump), stem_of(etdump) + ".bin")
+
+
+def _keep_debug_buffer(etdump: str, written: str, dest: str) -> None:
+    """The debug buffer as far as the recording used it (the runtime writes the whole buffer it was given)."""
+    import numpy as np
+
+    from edgeprof.io.debug_buffer import NUMPY_DTYPES
+    from edgeprof.io.etdump_read import read_etdump
+
+    prof = read_etdump(etdump, allow_empty=True)
+    end = 0
+    for metas in prof.debug_events["tensors"].to_list():
+        for m in metas or []:
+            n = int(np.prod(m["sizes"], dtype=np.int64)) * np.dtype(NUMPY_DTYPES.get(m["scalar_type"], np.uint8)).itemsize
+            if m["offset"] >= 0:
+                end = max(end, int(m["offset"]) + n)
+    with open(written, "rb") as f:
+        data = f.read(end)
+    tmp = dest + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, dest)
+
+
 def main(argv=None) -> int:
     a = arguments("python -m edgeprof.collect.worker", argv)
     t_import = time.perf_counter()
@@ -186,8 +216,9 @@ def main(argv=None) -> int:
     # the heap once the ETDump is written (executorch 1.5.1)
     rt._unsafe_reset_threadpool(a.threads)
     threads = int(rt._threadpool_get_thread_count())
+    debug = a.debug_buffer_size if etdump is not None else 0
     t0 = time.perf_counter()
-    program = rt._load_program(a.model, enable_etdump=etdump is not None, debug_buffer_size=0)
+    program = rt._load_program(a.model, enable_etdump=etdump is not None, debug_buffer_size=debug)
     method = program.load_method(a.method)
     load_ms = (time.perf_counter() - t0) * 1e3
     sig = _signature(program.method_meta(a.method))
@@ -196,9 +227,14 @@ def main(argv=None) -> int:
         return 2
     arrays, source = got
     inputs = _to_torch(arrays, sig)
-    for _ in range(a.warmup):
+    if debug and a.warmup:  # the debug buffer is not cleared by writing: warm up in a program that records nothing
+        scratch_method = rt._load_program(a.model, enable_etdump=False, debug_buffer_size=0).load_method(a.method)
+        for _ in range(a.warmup):
+            scratch_method.call(inputs)
+        del scratch_method
+    for _ in range(a.warmup if not debug else 0):
         method.call(inputs)
-    if etdump is not None and a.warmup:  # writing clears the buffer: the ETDump holds the timed runs only
+    if etdump is not None and a.warmup and not debug:  # writing clears the buffer: the ETDump holds the timed runs only
         scratch = etdump + ".warmup.tmp"
         program.write_etdump_result_to_file(scratch, scratch + ".bin")
         for p in (scratch, scratch + ".bin"):
@@ -212,12 +248,15 @@ def main(argv=None) -> int:
     if etdump is not None:
         tmp = etdump + ".tmp"
         program.write_etdump_result_to_file(tmp, tmp + ".bin")
+        if debug and os.path.exists(tmp + ".bin"):
+            _keep_debug_buffer(tmp, tmp + ".bin", _debug_buffer_path(etdump))
         if os.path.exists(tmp + ".bin"):
             os.remove(tmp + ".bin")
         os.replace(tmp, etdump)  # never a half-written ETDump under the final name
     versions = versions_of("executorch", "torch")
     report = {"wall_ms": wall, "load_ms": load_ms, "import_s": import_s, "threads": threads,
               "threads_requested": a.threads, "warmup": a.warmup, "runs": a.runs, "etdump": etdump,
+              "debug_buffer": _debug_buffer_path(etdump) if debug and etdump else None,
               "inputs": {"source": source, "sha256": digest(arrays),
                          "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
               "versions": versions, "pid": os.getpid()}
