@@ -81,9 +81,7 @@ class Profile:
     # when set, the events hold an id into these lists (column op_types_id) instead of the lists (op_types)
     op_type_lists: list | None = None
     aggregate_runs: int | None = None  # set: one average run over this many (LiteRT op profiles; 0 = not said)
-    # read with a debug buffer: the tensors of each row of ``debug_events`` (numpy arrays), and the buffer's path
-    debug_data: list | None = None
-    debug_buffer: str | None = None
+    debug_data: list | None = None  # read with a debug buffer: each debug_events row's numpy tensors (.path: the buffer)
 
     # -- sizes ---------------------------------------------------------------------------------------
     @property

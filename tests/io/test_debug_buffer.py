@@ -35,7 +35,7 @@ def unpacked(tmp_path, name: str):
 def test_the_output_tensor_is_the_programs_forward_output(tmp_path, name):
     etd, _ = unpacked(tmp_path, name)
     prof = edgeprof.load_etdump(etd, warn=False)
-    assert prof.debug_buffer == str(tmp_path / f"{name}.debug.bin")  # found beside the ETDump by its stem
+    assert prof.debug_data.path == str(tmp_path / f"{name}.debug.bin")  # found beside the ETDump by its stem
     outs = [t for k, ts in enumerate(prof.debug_data) if prof.debug_events["is_output"][k] for t in ts]
     want = np.load(NUM / f"{name}.forward.npy")
     assert len(outs) == 1 and outs[0].dtype == want.dtype and outs[0].shape == want.shape
@@ -59,7 +59,7 @@ def test_every_tensor_has_the_dtype_and_shape_its_event_describes(tmp_path):
 
 def test_gzip_compressed_recordings_are_read_as_they_are_kept():
     prof = edgeprof.load_etdump(NUM / "toycnn_xnn.debug.etdp.gz", warn=False)
-    assert prof.debug_buffer.endswith("toycnn_xnn.debug.bin.gz")
+    assert prof.debug_data.path.endswith("toycnn_xnn.debug.bin.gz")
     assert np.array_equal(prof.debug_data[-1][0], np.load(NUM / "toycnn_xnn.forward.npy"))
 
 
@@ -90,7 +90,7 @@ def test_a_buffer_named_for_another_recording_is_refused(tmp_path):
     with pytest.raises(DebugBufferError, match="stems differ"):
         edgeprof.load_etdump(etd, debug_buffer=other, warn=False)
     prof = edgeprof.load_etdump(etd, debug_buffer=buf, warn=False)
-    assert prof.debug_buffer == str(buf)
+    assert prof.debug_data.path == str(buf)
 
 
 def test_unknown_scalar_types_negative_offsets_and_bad_bools_are_refused():

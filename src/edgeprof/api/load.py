@@ -23,7 +23,7 @@ def load_etdump(path, etrecord=None, *, strict_etrecord: bool = False, method: s
 
     ``debug_buffer``: the debug buffer of a recording made with one (else ``<stem>.bin`` beside the ETDump is used
     when present; ``False``: not read). Its tensors are then ``prof.debug_data``: one list of numpy arrays per row
-    of ``prof.debug_events`` (per run and debug event), bounds-checked against the buffer
+    of ``prof.debug_events`` (per run and debug event; ``prof.debug_data.path`` is the buffer), bounds-checked against the buffer
     (:class:`~edgeprof.errors.DebugBufferError` names the byte offset of a tensor the buffer cannot hold).
     """
     ws = Workspace(etrecord=etrecord, strict_etrecord=strict_etrecord, method=method,

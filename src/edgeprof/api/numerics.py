@@ -97,7 +97,7 @@ def numerics(baseline, candidate, *, debug_buffers=(), threshold_db: float | Non
             raise UsageError(f"{p}: no debug events in run {r}")
         points.append(program_points(_events(prof, rec, r)))
         runs.append(r)
-        sides.append({"etdump": str(p), "debug_buffer": prof.debug_buffer, "run": r,
+        sides.append({"etdump": str(p), "debug_buffer": prof.debug_data.path, "run": r,
                       "etrecord": rec.path if rec is not None else None,
                       "debug_events": int((prof.debug_events["run_index"] == r).sum())})
     have = all(s["etrecord"] is not None for s in sides)

@@ -351,6 +351,9 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
             current = ln
             before = _state(sh, ln)
             lr = run_launch(ln, sh, ctx)
+            if cfg.debug_buffer and ln.etdump is not None and is_file(ln.etdump.with_suffix(".bin")):
+                from ..io.debug_buffer import trim_debug_buffer
+                trim_debug_buffer(ln.etdump, ln.etdump.with_suffix(".bin"))
             after = _state(sh, ln)
             status, error, metrics, lw = _read_launch(ln, lr)
             entry = {"experiment": ln.experiment.name, "threads": ln.threads, "launch": ln.launch, "round": ln.round,

@@ -178,32 +178,9 @@ def write_result(path: str, report: dict) -> None:
 
 
 def _debug_buffer_path(etdump: str) -> str:
-    """``…_l1.etdump`` → ``…_l1.bin``: the name ``edgeprof numerics`` looks for beside the ETDump."""
-    from edgeprof.io.debug_buffer import stem_of
-
-    return os.path.join(os.path.dirname(etdump), stem_of(etdump) + ".bin")
-
-
-def _keep_debug_buffer(etdump: str, written: str, dest: str) -> None:
-    """The debug buffer as far as the recording used it (the runtime writes the whole buffer it was given)."""
-    import numpy as np
-
-    from edgeprof.io.debug_buffer import NUMPY_DTYPES
-    from edgeprof.io.etdump_read import read_etdump
-
-    prof = read_etdump(etdump, allow_empty=True)
-    end = 0
-    for metas in prof.debug_events["tensors"].to_list():
-        for m in metas or []:
-            n = int(np.prod(m["sizes"], dtype=np.int64)) * np.dtype(NUMPY_DTYPES.get(m["scalar_type"], np.uint8)).itemsize
-            if m["offset"] >= 0:
-                end = max(end, int(m["offset"]) + n)
-    with open(written, "rb") as f:
-        data = f.read(end)
-    tmp = dest + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, dest)
+    """``…_l1.etdump`` → ``…_l1.bin``: the name ``edgeprof numerics`` looks for beside the ETDump (the whole buffer
+    the runtime wrote; ``edgeprof run`` trims it to what the recording used)."""
+    return os.path.splitext(etdump)[0] + ".bin"
 
 
 def main(argv=None) -> int:
@@ -249,7 +226,7 @@ def main(argv=None) -> int:
         tmp = etdump + ".tmp"
         program.write_etdump_result_to_file(tmp, tmp + ".bin")
         if debug and os.path.exists(tmp + ".bin"):
-            _keep_debug_buffer(tmp, tmp + ".bin", _debug_buffer_path(etdump))
+            os.replace(tmp + ".bin", _debug_buffer_path(etdump))
         if os.path.exists(tmp + ".bin"):
             os.remove(tmp + ".bin")
         os.replace(tmp, etdump)  # never a half-written ETDump under the final name

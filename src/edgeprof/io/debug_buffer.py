@@ -135,10 +135,17 @@ def _logical(flat: np.ndarray, sizes: list[int], strides: list[int]) -> np.ndarr
     return flat.reshape(sizes)
 
 
-def debug_tensors(debug_events, buf, path) -> list[list[np.ndarray]]:
+class DebugData(list):
+    """The tensors of every debug event of a profile (``Profile.debug_data``), and ``path``, the buffer they came from."""
+
+    path: str = ""
+
+
+def debug_tensors(debug_events, buf, path) -> DebugData:
     """The tensors of every row of a profile's ``debug_events`` table (one list per row: none for a scalar value,
     one for a tensor, several for a tensor list)."""
-    out = []
+    out = DebugData()
+    out.path = str(path)
     rows = debug_events.select("run_index", "sequence", "instruction_id", "tensors").iter_rows()
     for run, seq, instr, metas in rows:
         event = f"debug event {seq} of run {run}, instruction {instr}"
@@ -151,3 +158,26 @@ def check_stem(etdump, buffer) -> None:
     if buffer_stem(buffer) != stem_of(etdump):
         raise DebugBufferError(buffer, f"is not the debug buffer of {Path(etdump).name} (expected "
                                        f"{stem_of(etdump)}.bin: the stems differ)")
+
+
+def trim_debug_buffer(etdump, buffer) -> int:
+    """Cut a debug buffer the runtime wrote whole (the size it was given) to the bytes its recording used (written
+    atomically); returns the size kept."""
+    from .etdump_read import read_etdump
+
+    prof = read_etdump(etdump, allow_empty=True)
+    end = 0
+    for metas in prof.debug_events["tensors"].to_list():
+        for m in metas or []:
+            dtype = np.dtype(NUMPY_DTYPES.get(m["scalar_type"], np.uint8))
+            if m["offset"] >= 0:
+                end = max(end, int(m["offset"]) + int(np.prod(m["sizes"], dtype=np.int64)) * dtype.itemsize)
+    buffer = Path(buffer)
+    if buffer.stat().st_size <= end:
+        return buffer.stat().st_size
+    with open(buffer, "rb") as f:
+        data = f.read(end)
+    tmp = buffer.with_name(buffer.name + ".trim.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, buffer)
+    return end

@@ -274,7 +274,7 @@ class Workspace:
             self.reads["debug_buffer"] += 1
             buf = read_debug_buffer(buf_path)
             data = debug_tensors(prof.debug_events, buf, buf_path)
-            return dataclasses.replace(prof, debug_data=data, debug_buffer=str(buf_path), warnings=list(prof.warnings))
+            return dataclasses.replace(prof, debug_data=data, warnings=list(prof.warnings))
 
         return self._once("debug_profile", (self.key(path), str(buffer)), make)
 
