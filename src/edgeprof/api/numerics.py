@@ -45,6 +45,15 @@ def _events(prof, rec, run: int) -> list[dict]:
     return out
 
 
+def _run_folder(paths: list[Path]) -> Path | None:
+    """The collection both ETDumps belong to (the folder of their ``manifest.json``), so that each finds its own
+    ETRecord in its ``artifacts/`` as ``analyze`` of that folder would; None when they belong to none or to two."""
+    from ..io.runfolder import manifest_path
+
+    found = {manifest_path(p.parent) for p in paths}
+    return next(iter(found)).parent if len(found) == 1 and None not in found else None
+
+
 def _first_run(prof) -> int:
     import polars as pl
 
@@ -77,8 +86,8 @@ def numerics(baseline, candidate, *, debug_buffers=(), threshold_db: float | Non
     from ..errors import DebugBufferError
     from ..io.debug_buffer import buffer_stem, stem_of
 
-    ws = workspace(ws, etrecord=etrecord)
     paths = [Path(baseline), Path(candidate)]
+    ws = workspace(ws, _run_folder(paths), etrecord=etrecord)
     given: dict[str, Path] = {}
     for b in debug_buffers:
         b = Path(b)
