@@ -49,6 +49,7 @@ SUBS = {
          "F": "ON.csv", "D": "latency_out", "N": "SME2-On", "LOG": "mac_sme2_on_xnntrace.log",
          "CSV": ["kernels_on.csv", "kernels_off.csv"], "MD": "kernel_view.md"},
     "breakdown": {"ETDUMP": X_PORT},
+    "numerics": {"BASE": "tel_xnn.debug.etdp", "CAND": "tel_xnnq8.debug.etdp"},
     "ane": {"FOLDER": "ane_reports", "FOLDER/": "ane_reports/"},
     "ane diff": {"BEFORE": "before.json", "AFTER": "after.json"},
     "coreml": {"FOLDER/": "coreml_models/"},
@@ -73,7 +74,10 @@ NOT_HERE = {"edgeprof coreml plan MODEL --out plan.json": "macOS only (Core ML's
 # full); this one's 12 launches are checked as planned
 DRY = {"edgeprof run toycnn_portable.pte toycnn_xnn.pte --runs 20 --warmup 2 --threads 1,2 --launches 3 --report",
        # ONNX Runtime's pip build has no OpenVINO provider (onnxruntime-openvino is another package): planned only
-       "edgeprof run model.onnx --providers OpenVINOExecutionProvider"}
+       "edgeprof run model.onnx --providers OpenVINOExecutionProvider",
+       # a debug recording (`numerics` then reads the bundled recordings of the same programs): planned here, recorded
+       # for real in tests/cli/test_numerics_run.py
+       "edgeprof run tel_xnn.pte tel_xnnq8.pte --runs 1 --warmup 0 --launches 1 --debug-buffer 2MB"}
 HAS_RUN = importlib.util.find_spec("executorch") is not None
 HAS_ORT = importlib.util.find_spec("onnxruntime") is not None
 HAS_LITERT = importlib.util.find_spec("ai_edge_litert") is not None
@@ -184,6 +188,11 @@ def sandbox(tmp_path_factory):
         assert _invoke(["analyze", "out/runs/mac", "--quiet", "--no-progress"]).exit_code == 0
         for exp, name in (("mac_sme2_on", "ON.csv"), ("mac_sme2_off", "OFF.csv")):
             shutil.copy2(next((sb / "out" / "runs" / "mac" / exp).glob("*_all_runs_timeline.csv")), sb / name)
+        for name in ("tel_xnn", "tel_xnnq8"):  # debug recordings for `edgeprof numerics` (tests/data/numerics)
+            for ext in ("etdp", "bin"):
+                _gunzip(DATA / "numerics" / f"{name}.debug.{ext}.gz", sb / f"{name}.debug.{ext}")
+            shutil.copy2(DATA / "etrecord" / f"{name}.etrecord", sb / f"{name}.etrecord")
+            shutil.copy2(DATA / "pte" / f"{name}.pte", sb / f"{name}.pte")
         for name in ("llm_kv_portable", "llm_kv_xnn"):
             _gunzip(DATA / "llm" / f"{name}.G2S64.etdp.gz", sb / f"{name}.etdp")
         # ANE and Core ML documents under the names the README uses
