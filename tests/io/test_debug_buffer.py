@@ -102,6 +102,9 @@ def test_unknown_scalar_types_negative_offsets_and_bad_bools_are_refused():
         tensor_from({"scalar_type": "float32", "sizes": [2], "strides": [1], "offset": -1}, buf, "b.bin")
     with pytest.raises(DebugBufferError, match="bool tensor"):
         tensor_from({"scalar_type": "bool", "sizes": [2], "strides": [1], "offset": 0}, b"\x00\x07", "b.bin")
+    # sizes whose product overflows int64 (a damaged file) are still too large, not a wrapped-around small number
+    with pytest.raises(DebugBufferError, match="past the end"):
+        tensor_from({"scalar_type": "float32", "sizes": [2**55 + 1, 3, 32, 32], "strides": [], "offset": 0}, buf, "b.bin")
     # a tensor that ends exactly at the buffer's end is read; one byte further is not
     t = tensor_from({"scalar_type": "int16", "sizes": [2], "strides": [1], "offset": 60}, buf, "b.bin")
     assert t.dtype == np.int16 and t.shape == (2,)

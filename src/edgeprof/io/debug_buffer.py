@@ -12,6 +12,7 @@ The buffer is ``<stem>.bin`` beside ``<stem>.etdp``/``<stem>.etdump`` (``model.d
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def tensor_from(meta: dict, buf, path, event: str = "") -> np.ndarray:
     sizes = [int(s) for s in meta["sizes"]]
     if any(s < 0 for s in sizes):
         raise DebugBufferError(path, f"tensor with a negative size {sizes}{where}", offset=off)
-    n = int(np.prod(sizes, dtype=np.int64)) if sizes else 1
+    n = math.prod(sizes)  # exact (Python ints): sizes from a damaged file overflow int64
     item = np.dtype(dtype).itemsize
     nbytes = n * item
     if n == 0:
@@ -171,7 +172,7 @@ def trim_debug_buffer(etdump, buffer) -> int:
         for m in metas or []:
             dtype = np.dtype(NUMPY_DTYPES.get(m["scalar_type"], np.uint8))
             if m["offset"] >= 0:
-                end = max(end, int(m["offset"]) + int(np.prod(m["sizes"], dtype=np.int64)) * dtype.itemsize)
+                end = max(end, int(m["offset"]) + math.prod(m["sizes"]) * dtype.itemsize)
     buffer = Path(buffer)
     if buffer.stat().st_size <= end:
         return buffer.stat().st_size
