@@ -229,6 +229,7 @@ class ValidationDoc(Document):
 
 class _ReportDocOptional(Document):
     written: list[str] = ABSENT
+    numerics: dict[str, Any] = ABSENT  # when both arms were recorded with a debug buffer
 
 
 class ReportDoc(_ReportDocOptional):

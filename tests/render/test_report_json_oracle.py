@@ -134,12 +134,17 @@ KEYS = {
     "validation": _validation,
     "version": lambda doc, *_: doc["version"] == version("edgeprof"),
     "written": lambda doc, root, files: doc["written"] == ["r.md"] and (root / "r.md").is_file(),
+    # present only when both arms were recorded with a debug buffer: checked in
+    # test_a_pair_of_debug_recordings_adds_the_numerics_of_the_pair
+    "numerics": lambda doc, *_: True,
 }
+OPTIONAL = {"numerics"}
 
 
 def test_every_key_of_the_report_has_a_check(case):
     doc, root, files = case
-    assert sorted(doc) == sorted(KEYS), "a key of the report needs its check here"
+    assert set(doc) <= set(KEYS) and set(KEYS) - set(doc) <= OPTIONAL, "a key of the report needs its check here"
+    assert "numerics" not in doc  # the example's recordings have no debug buffer
     for key, check in KEYS.items():
         assert check(doc, root, files) is not False, key
 
@@ -208,3 +213,24 @@ def test_a_configuration_of_several_launches_pools_their_steady_runs(tmp_path):
         assert got == pytest.approx({k: v / n for k, v in by_cat.items()}, abs=2e-6)
     md = (tmp_path / "r.md").read_text()
     assert "| cnn_cpu (baseline) | 27 |" in md and "| cnn_cpu (candidate) | 27 |" in md
+
+
+def test_a_pair_of_debug_recordings_adds_the_numerics_of_the_pair(tmp_path):
+    """`report A B` of two debug recordings (tests/data/numerics) holds `numerics`: the standalone `numerics` document
+    of the pair (its own oracle: tests/cli/test_numerics_json_oracle.py), and the Markdown a section of it."""
+    import gzip
+
+    for n in ("tel_xnn", "tel_xnnq8"):
+        for ext in ("etdp", "bin"):
+            (tmp_path / f"{n}.debug.{ext}").write_bytes(gzip.decompress((DATA / "numerics" / f"{n}.debug.{ext}.gz")
+                                                                        .read_bytes()))
+        shutil.copy2(DATA / "etrecord" / f"{n}.etrecord", tmp_path / f"{n}.etrecord")
+    doc = edgeprof("report", "tel_xnn.debug.etdp", "tel_xnnq8.debug.etdp", "--out", "r.md", cwd=tmp_path)
+    alone = edgeprof("numerics", "tel_xnn.debug.etdp", "tel_xnnq8.debug.etdp", cwd=tmp_path)
+    assert doc["numerics"] == {k: v for k, v in alone.items() if k not in ("kind", "schema_version")}
+    x = np.load(DATA / "numerics" / "tel_xnn.forward.npy").astype(np.float64)
+    y = np.load(DATA / "numerics" / "tel_xnnq8.forward.npy").astype(np.float64)
+    direct = 10 * np.log10(np.sum(x * x) / np.sum((x - y) ** 2))
+    assert abs(doc["numerics"]["outputs"][0]["metrics"]["sqnr_db"] - direct) < 1e-4
+    md = (tmp_path / "r.md").read_text()
+    assert "## Numerics (debug recordings)" in md and doc["numerics"]["accuracy_lost"]["statement"] in md

@@ -190,6 +190,7 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
         from .phases import compare_phases
 
         phase_cmp = compare_phases(pair[0]["files"][0], pair[1]["files"][0], seed=seed, ws=ws).data
+    numerics_doc = _numerics_of(ws, pair)
     manifest, mpath, _ = ws.manifest(run_dir if run_dir else Path(configs[0]["files"][0]).parent)
     device, device_src = recorded_device(manifest)
     if device is None:
@@ -220,10 +221,25 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
         "validation": validation, "missing": missing,
         "latency_evidence": "timeline_csv" if all(c["evidence"] == "timeline_csv" for c in configs) else "etdump",
     }
+    if numerics_doc is not None:
+        data["numerics"] = numerics_doc
     data["findings"] = findings(data)
     data["evidence_names"] = EVIDENCE_NAMES
     rep = Report(data)
     return _write(rep, run_dir, inputs, baseline, out, html) if write else rep
+
+
+def _numerics_of(ws: Workspace, pair: list[dict]) -> dict | None:
+    """``edgeprof numerics`` of the baseline's and candidate's first ETDumps, when both have a debug buffer beside
+    them (``run --debug-buffer``)."""
+    from ..io.debug_buffer import find_debug_buffer
+
+    files = [Path(c["files"][0]) for c in pair if c.get("files")]
+    if len(pair) != 2 or len(files) != 2 or any(find_debug_buffer(f) is None for f in files):
+        return None
+    from .numerics import numerics
+
+    return numerics(files[0], files[1], ws=ws).data
 
 
 def _write(rep: Report, run_dir: Path | None, inputs: list[str], baseline, out, html) -> Report:

@@ -33,6 +33,7 @@ def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
     _portable(out, d)
     _operators(out, d)
     _phases(out, d)
+    _numerics(out, d)
     _work(out, d)
     _kernels(out, d)
     _validation(out, d)
@@ -113,10 +114,13 @@ def _latency(out, d):
     cmp = d.get("comparison")
     if cmp:
         sp = cmp["speedup"]
-        out.append(("p", f"Speedup = baseline / candidate (> 1: the candidate is faster): **{sp['estimate']:.4g}×** "
-                         f"[{sp['ci_low']:.4g}–{sp['ci_high']:.4g}] ({int(100 * cmp['level'])} % CI, {cmp['ci']['method']}); "
-                         f"verdict **{cmp['verdict']}** at a {100 * cmp['threshold']:g} % threshold. "
-                         f"{cmp['ci']['scope'][:1].upper() + cmp['ci']['scope'][1:]}."))
+        if sp.get("estimate") is None:  # too few runs for an estimate (a debug recording of one run per arm)
+            out.append(("p", f"Speedup: not estimated ({cmp.get('summary_line') or 'not enough runs'})."))
+        else:
+            out.append(("p", f"Speedup = baseline / candidate (> 1: the candidate is faster): **{sp['estimate']:.4g}×** "
+                             f"[{sp['ci_low']:.4g}–{sp['ci_high']:.4g}] ({int(100 * cmp['level'])} % CI, "
+                             f"{cmp['ci']['method']}); verdict **{cmp['verdict']}** at a {100 * cmp['threshold']:g} % "
+                             f"threshold. {cmp['ci']['scope'][:1].upper() + cmp['ci']['scope'][1:]}."))
         if cmp.get("regime"):
             al = cmp.get("launch_allowance") or {}
             ln = cmp.get("launch_noise") or {}
@@ -142,7 +146,8 @@ def _latency(out, d):
                           f"{x['ci_low']:.4g}–{x['ci_high']:.4g}", x["verdict"]] for m, x in mt.items()]))
         if (cmp.get("plan") or {}).get("statement"):
             out.append(("p", f"**Plan:** {cmp['plan']['statement']}."))
-        warns = [w for w in cmp.get("warnings", []) if w.rstrip(".") != cmp["ci"]["scope"].rstrip(".")]
+        scope = ((cmp.get("ci") or {}).get("scope") or "").rstrip(".")
+        warns = [w for w in cmp.get("warnings", []) if w.rstrip(".") != scope]
         if warns:
             out.append(("list", [(w, []) for w in warns]))
 
@@ -169,6 +174,20 @@ def _categories(out, d):
     out.append(("chart", "stacked", [{"label": cfg["name"], "parts": [(x["line"], x["avg_ms"]) for x in
                                                                         cfg["breakdown"]["categories"] if x["avg_ms"] > 0]}
                                      for cfg in d["configs"]]))
+
+
+def _numerics(out, d):
+    """The numerics of the pair, when both were recorded with a debug buffer (``edgeprof numerics``)."""
+    nd = d.get("numerics")
+    if not nd:
+        return
+    out.append(("h2", "Numerics (debug recordings)"))
+    out.append(("list", [(s, []) for s in nd["statements"]]))
+    rows = [[p["name"], "identical" if p["metrics"]["identical"] else
+             "—" if p["metrics"]["sqnr_db"] is None else f"{p['metrics']['sqnr_db']:.1f}",
+             f"{p['metrics']['max_abs_diff']:.3g}", p["method"], p["candidate_span"]]
+            for p in nd["points"] + nd["outputs"]]
+    out.append(("table", ["point", "SQNR dB", "max abs diff", "matched by", "candidate covers"], rows))
 
 
 def _phases(out, d):
