@@ -21,6 +21,7 @@ import numpy as np
 
 from .numerics_metrics import DEFAULT_THRESHOLD_DB, NOISE_FLOOR_DB, compare_tensors, effective_sqnr, first_loss
 
+INPUT = "the model input"
 # how a pair was matched, best first (the score of each in the alignment)
 METHODS = {"debug_handle": 4.0, "module_path+op_type": 3.0, "module_path": 2.0, "order_and_shape": 1.0}
 
@@ -130,7 +131,8 @@ def _method(p: dict, q: dict, have_records: bool) -> str | None:
 def align(a: list[dict], b: list[dict], have_records: bool) -> list[tuple[int, int, str]]:
     """The monotone pairing of points ``a`` and ``b`` (outputs excluded) with the largest total score: each pair
     scores its method (:data:`METHODS`), half a point more when the operators that may have produced the two values
-    agree, and up to a quarter point for values that agree (SQNR, capped at the noise floor). A pair matched by
+    agree, and — between pairs matched by module path or order alone — up to a quarter point for values that agree
+    (SQNR, capped at the noise floor; a quarter point for pairs matched by name). A pair matched by
     module path or order alone whose difference is as large as the signal (SQNR ≤ 0 dB) is not the same value and is
     not made. Returns (index in a, index in b, method)."""
     n, m = len(a), len(b)
@@ -141,10 +143,12 @@ def align(a: list[dict], b: list[dict], have_records: bool) -> list[tuple[int, i
             meth = _method(a[i], b[j], have_records)
             if meth is None:
                 continue
-            s = effective_sqnr(compare_tensors(a[i]["tensor"], b[j]["tensor"]))
-            if METHODS[meth] <= METHODS["module_path"] and (s is None or s <= 0):
-                continue
-            closeness = 0.25 * max(s or 0.0, 0.0) / NOISE_FLOOR_DB
+            closeness = 0.25
+            if METHODS[meth] <= METHODS["module_path"]:  # values are looked at only where names cannot decide
+                s = effective_sqnr(compare_tensors(a[i]["tensor"], b[j]["tensor"]))
+                if s is None or s <= 0:
+                    continue
+                closeness = 0.25 * s / NOISE_FLOOR_DB
             how[i, j] = (meth, METHODS[meth] + (0.5 if _ops_agree(a[i], b[j]) else 0.0) + closeness)
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
@@ -215,8 +219,10 @@ def compare_points(a: list[dict], b: list[dict], *, have_records: bool,
                             f"{q['tensor'].dtype}{list(q['tensor'].shape)} cannot be compared")
             continue
         outputs.append(_pair(p, q, "output"))
-    # the error is followed along the floating-point values (a boolean mask is right or wrong, not noisier)
-    along = [p for p in pairs + outputs if p["dtype"].startswith(("float", "bfloat"))]
+    # the error is followed along the floating-point values (a boolean mask is right or wrong, not noisier), from the
+    # input both programs were given (the same: that is what a pair of debug recordings is)
+    along = [{"name": INPUT, "metrics": {"identical": True, "sqnr_db": None}}]
+    along += [p for p in pairs + outputs if p["dtype"].startswith(("float", "bfloat"))]
     loss = first_loss(along, threshold_db)
     lost = None
     if loss is not None:
