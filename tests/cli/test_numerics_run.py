@@ -115,3 +115,20 @@ def test_the_portable_transformers_tensors_equal_inspectors(recorded):
             assert all(np.array_equal(a, t.numpy()) for a, t in zip(mine, ev.debug_data))
             seen.add(ev._instruction_id)
     assert seen == set(ours) and len(seen) > 40
+
+
+def test_a_recollection_with_force_and_no_debug_buffer_leaves_no_stale_buffer(tmp_path):
+    shutil.copy2(DATA / "pte" / "toycnn_xnnq8.pte", tmp_path / "m.pte")
+    out = tmp_path / "run"
+    args = ["run", str(tmp_path / "m.pte"), "--runs", "1", "--warmup", "0", "--launches", "1", "--out", str(out),
+            "--no-progress"]
+    r = CliRunner().invoke(main, [*args, "--debug-buffer", "64KB", "--dry-run"])
+    assert r.exit_code == 0 and "--debug-buffer-size 65536" in r.output
+    r = CliRunner().invoke(main, [*args, "--debug-buffer", "64KB"])
+    assert r.exit_code == 0, r.output
+    buf = out / "m" / "m_t1_l1.bin"
+    # the runtime writes the whole 64 KB buffer; the collection keeps what the recording used (3 float32 tensors)
+    assert buf.is_file() and buf.stat().st_size == 12440
+    r = CliRunner().invoke(main, [*args, "--force"])
+    assert r.exit_code == 0, r.output
+    assert (out / "m" / "m_t1_l1.etdump").is_file() and not buf.exists()

@@ -1,7 +1,7 @@
 """What a collection wrote into its run folder — and only that — so ``edgeprof run --force`` can replace a
 collection without touching anything else the folder holds (the user's notes, a model kept there).
 
-The files are read from the folder's own ``manifest.json`` (the launches' ETDumps, logs, kernel logs and the
+The files are read from the folder's own ``manifest.json`` (the launches' ETDumps and debug buffers, logs, kernel logs and the
 outputs set aside after a failure, the ETRecords copied to ``artifacts/``), plus what edgeprof derives from
 them under fixed names (``manifest.json``, ``metrics.json``, ``noise.json``, the analysis CSVs and summaries, ``report.md``
 and ``report.html``). Paths that lead outside the folder are ignored.
@@ -45,6 +45,7 @@ def written_files(run_dir: Path, manifest: dict) -> list[Path]:
     recs = manifest.get("etrecords") if isinstance(manifest.get("etrecords"), dict) else {}
     named.update(run_dir / "artifacts" / f"{stem}.etrecord" for stem in recs if isinstance(stem, str) and "/" not in stem)
     for e in etdumps:
+        named.add(e.with_suffix(".bin"))  # its debug buffer (run --debug-buffer)
         for ext in (".csv", ".parquet"):
             named.update(e.parent / n for n in analysis_files(e, ext).values())
     return sorted(p for p in named if _inside(p, run_dir) and os.path.lexists(p) and not os.path.isdir(p))
