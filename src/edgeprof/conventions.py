@@ -26,6 +26,12 @@ KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "e
          "ingest", "history", "export", "coreml_static", "coreml_diff", "program", "program_diff", "skills", "phases", "phase_comparison",
          "numerics")
 
+# numerical debugging (edgeprof numerics): SQNR above NUMERICS_NOISE_FLOOR_DB is float noise (float32 rounds at 2⁻²⁴,
+# ≈ 144 dB for one rounding; operators run in another order stay well above 100 dB); accuracy is lost where SQNR falls
+# by more than NUMERICS_THRESHOLD_DB from one point to the next (6.02 dB: the error's share of the signal doubles)
+NUMERICS_NOISE_FLOOR_DB = 100.0
+NUMERICS_THRESHOLD_DB = 6.0
+
 # --------------------------------------------------------------------------------------------------
 # units and numbers: nanoseconds inside, milliseconds in reports and files
 # --------------------------------------------------------------------------------------------------

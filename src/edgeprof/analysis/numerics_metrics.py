@@ -13,12 +13,8 @@ import math
 
 import numpy as np
 
-# SQNR above this is float noise, not a loss: float32 rounds at 2⁻²⁴ (≈ 144 dB for one rounding); a few hundred
-# operations in another order (XNNPACK's kernels against the portable ones) stay well above 100 dB
-NOISE_FLOOR_DB = 100.0
-# "accuracy lost between A and B": SQNR falls by more than this from one compared point to the next (6.02 dB: the
-# error's share of the signal doubles in one step)
-DEFAULT_THRESHOLD_DB = 6.0
+from ..conventions import NUMERICS_NOISE_FLOOR_DB as NOISE_FLOOR_DB
+from ..conventions import NUMERICS_THRESHOLD_DB as DEFAULT_THRESHOLD_DB
 
 
 def compare_tensors(x: np.ndarray, y: np.ndarray) -> dict:

@@ -64,7 +64,9 @@ def _first_run(prof) -> int:
 def _read(ws: Workspace, path: Path, buffer):
     prof = ws.debug_profile(path, buffer)
     if prof.debug_data is None:
-        raise UsageError(f"{path}: no debug buffer beside it ({path.with_name('<stem>.bin')}): record with "
+        from ..io.debug_buffer import stem_of
+
+        raise UsageError(f"{path}: no debug buffer beside it ({stem_of(path)}.bin): record with "
                          "`edgeprof run --debug-buffer SIZE`, or name it with --debug-buffer PATH")
     if not any(len(t) for t in prof.debug_data):
         raise UsageError(f"{path}: its recording holds no tensors (recorded without a debug buffer?)")

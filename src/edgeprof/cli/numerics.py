@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..conventions import NUMERICS_THRESHOLD_DB
 from ._base import CONTEXT, echo_json, main, run_guarded
 
 
@@ -14,7 +15,8 @@ from ._base import CONTEXT, echo_json, main, run_guarded
               help="A debug buffer not beside its ETDump (default: <stem>.bin beside each); given to the ETDump whose "
                    "stem it shares. Repeat for both.")
 @click.option("--threshold", "threshold_db", type=click.FloatRange(0, 300), default=None,
-              help="dB of SQNR lost from one point to the next that count as 'accuracy lost' [default: 6].")
+              help=f"dB of SQNR lost from one point to the next that count as 'accuracy lost' "
+                   f"[default: {NUMERICS_THRESHOLD_DB:g}].")
 @click.option("--run", type=click.IntRange(0, None), default=None, help="The run to compare [default: the first].")
 @click.option("--etrecord", type=click.Path(path_type=str), default=None,
               help="One ETRecord for both (default: each ETDump's own, found as analyze finds it).")
