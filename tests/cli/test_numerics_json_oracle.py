@@ -126,7 +126,7 @@ def test_without_etrecords_points_are_matched_by_order_and_shape_and_it_says_so(
     assert abs(d["outputs"][0]["metrics"]["sqnr_db"] - sqnr(x, y)) < 1e-4
 
 
-def test_a_debug_buffer_named_elsewhere_goes_to_the_etdump_of_its_stem(folder, tmp_path):
+def test_a_debug_buffer_named_elsewhere_goes_to_the_etdump_of_its_stem_else_in_order(folder, tmp_path):
     a, b = tmp_path / "toycnn_xnn.debug.etdp", tmp_path / "toycnn_xnnq8.debug.etdp"
     shutil.copy2(folder / "toycnn_xnn.debug.etdp", a)
     shutil.copy2(folder / "toycnn_xnnq8.debug.etdp", b)
@@ -135,7 +135,16 @@ def test_a_debug_buffer_named_elsewhere_goes_to_the_etdump_of_its_stem(folder, t
                                   "--debug-buffer", str(folder / "toycnn_xnn.debug.bin")])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["candidate"]["debug_buffer"] == str(folder / "toycnn_xnnq8.debug.bin")
-    r = CliRunner().invoke(main, ["numerics", str(a), str(b), "--debug-buffer", str(folder / "tel_xnn.debug.bin")])
-    assert r.exit_code == 2 and "stems differ" in r.output
+    # names that say nothing go in order: the first to the baseline, the second to the candidate
+    x, y = tmp_path / "one.bin", tmp_path / "two.bin"
+    shutil.copy2(folder / "toycnn_xnn.debug.bin", x)
+    shutil.copy2(folder / "toycnn_xnnq8.debug.bin", y)
+    r = CliRunner().invoke(main, ["numerics", str(a), str(b), "--json", "--debug-buffer", str(x),
+                                  "--debug-buffer", str(y)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert (doc["baseline"]["debug_buffer"], doc["candidate"]["debug_buffer"]) == (str(x), str(y))
+    r = CliRunner().invoke(main, ["numerics", str(a), str(b), *["--debug-buffer", str(x)] * 3])
+    assert r.exit_code == 2 and "3 debug buffers for 2 ETDumps" in r.output
     r = CliRunner().invoke(main, ["numerics", str(a), str(b)])  # no buffer at all
     assert r.exit_code == 2 and "--debug-buffer" in r.output

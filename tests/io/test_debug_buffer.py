@@ -83,14 +83,28 @@ def test_a_truncated_buffer_is_one_error_naming_the_offset(tmp_path):
     assert str(e.value).startswith(str(buf)) and "\n" not in str(e.value)
 
 
-def test_a_buffer_named_for_another_recording_is_refused(tmp_path):
+def test_a_buffer_named_explicitly_may_have_any_name_and_the_runtime_examples_naming_is_found(tmp_path):
+    """A buffer given explicitly is read whatever its name (the tensors equal those of the buffer found beside the
+    ETDump); ``m.etdp`` finds ``m.debug.bin`` (the name the Python runtime's examples write); a buffer of another,
+    smaller recording fails its bounds check at the first tensor that does not fit."""
     etd, buf = unpacked(tmp_path, "toycnn_xnn")
-    other = tmp_path / "other.bin"
+    beside = edgeprof.load_etdump(etd, warn=False).debug_data
+    other = tmp_path / "elsewhere" / "capture.bin"
+    other.parent.mkdir()
     shutil.copy(buf, other)
-    with pytest.raises(DebugBufferError, match="stems differ"):
-        edgeprof.load_etdump(etd, debug_buffer=other, warn=False)
-    prof = edgeprof.load_etdump(etd, debug_buffer=buf, warn=False)
-    assert prof.debug_data.path == str(buf)
+    named = edgeprof.load_etdump(etd, debug_buffer=other, warn=False).debug_data
+    assert named.path == str(other) and len(named) == len(beside) > 0
+    assert all(np.array_equal(a, b) for ta, tb in zip(named, beside) for a, b in zip(ta, tb, strict=True))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(etd, plain / "m.etdp")
+    shutil.copy(buf, plain / "m.debug.bin")
+    assert find_debug_buffer(plain / "m.etdp") == plain / "m.debug.bin"
+    assert edgeprof.load_etdump(plain / "m.etdp", warn=False).debug_data.path == str(plain / "m.debug.bin")
+    big, _ = unpacked(tmp_path, "toycnn_portable")
+    with pytest.raises(DebugBufferError, match="past the end of the") as e:
+        edgeprof.load_etdump(big, debug_buffer=buf, warn=False)
+    assert str(e.value).startswith(str(buf)) and e.value.offset is not None
 
 
 def test_unknown_scalar_types_negative_offsets_and_bad_bools_are_refused():

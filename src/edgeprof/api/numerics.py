@@ -77,28 +77,41 @@ def _read(ws: Workspace, path: Path, buffer):
     return prof, rec
 
 
+def _assign_buffers(paths: list[Path], buffers: list[Path]) -> dict[str, Path]:
+    """Debug buffers named explicitly → their ETDumps: a buffer whose stem is one ETDump's (``x.debug.bin`` for
+    ``x.debug.etdp``) goes to it; the others to the ETDumps still without one, in order (baseline first)."""
+    from ..errors import UsageError
+    from ..io.debug_buffer import buffer_stem, stem_of
+
+    if len(buffers) > len(paths):
+        raise UsageError(f"{len(buffers)} debug buffers for {len(paths)} ETDumps")
+    given: dict[str, Path] = {}
+    rest = []
+    for b in buffers:
+        owners = [p for p in paths if stem_of(p) in (buffer_stem(b), buffer_stem(b).removesuffix(".debug"))
+                  and str(p) not in given]
+        if len(owners) == 1:
+            given[str(owners[0])] = b
+        else:
+            rest.append(b)
+    free = [p for p in paths if str(p) not in given]
+    for p, b in zip(free, rest):
+        given[str(p)] = b
+    return given
+
+
 def numerics(baseline, candidate, *, debug_buffers=(), threshold_db: float | None = None, run: int | None = None,
              etrecord=None, ws: Workspace | None = None) -> NumericsResult:
     """Compare the debug recordings ``baseline`` and ``candidate`` (two programs, the same input): matched points,
     max/mean |diff|, cosine similarity, SQNR, and where accuracy is first lost (SQNR falling by more than
     ``threshold_db`` from one point to the next; default :data:`~edgeprof.analysis.numerics_metrics.DEFAULT_THRESHOLD_DB`).
-    ``debug_buffers``: debug buffers named explicitly, each given to the ETDump whose stem it shares."""
+    ``debug_buffers``: debug buffers named explicitly, each given to the ETDump whose stem it shares, else in order
+    (:func:`_assign_buffers`)."""
     from ..analysis.numerics import compare_points, program_points
     from ..analysis.numerics_metrics import DEFAULT_THRESHOLD_DB
-    from ..errors import DebugBufferError
-    from ..io.debug_buffer import buffer_stem, stem_of
-
     paths = [Path(baseline), Path(candidate)]
     ws = workspace(ws, _run_folder(paths), etrecord=etrecord)
-    given: dict[str, Path] = {}
-    for b in debug_buffers:
-        b = Path(b)
-        owners = [p for p in paths if stem_of(p) == buffer_stem(b)]
-        if not owners:
-            raise DebugBufferError(b, "is the debug buffer of neither ETDump (the stems differ: expected "
-                                      + " or ".join(f"{stem_of(p)}.bin" for p in paths) + ")")
-        for p in owners:
-            given[str(p)] = b
+    given = _assign_buffers(paths, [Path(b) for b in debug_buffers])
     threshold = DEFAULT_THRESHOLD_DB if threshold_db is None else float(threshold_db)
     sides, points, runs = [], [], []
     for p in paths:

@@ -7,7 +7,9 @@ bounds-checked against the buffer: an extent past its end (a truncated buffer, t
 one-line :class:`~edgeprof.errors.DebugBufferError` naming the buffer and the byte offset. numpy only.
 
 The buffer is ``<stem>.bin`` beside ``<stem>.etdp``/``<stem>.etdump`` (``model.debug.etdp`` → ``model.debug.bin``;
-``edgeprof run --debug-buffer`` keeps it under that name), gzip-compressed as ``<stem>.bin.gz`` if so kept.
+``edgeprof run --debug-buffer`` keeps it under that name), gzip-compressed as ``<stem>.bin.gz`` if so kept, or
+``<stem>.debug.bin`` (``m.etdp`` → ``m.debug.bin``); a buffer named explicitly may have any name — the bounds
+check is then what tells a wrong one (a buffer too short for the recording's tensors).
 """
 
 from __future__ import annotations
@@ -51,14 +53,18 @@ def buffer_stem(buffer) -> str:
 
 
 def find_debug_buffer(etdump) -> Path | None:
-    """``<stem>.bin`` (or ``<stem>.bin.gz``) beside the ETDump, or None."""
+    """``<stem>.bin`` (or ``<stem>.bin.gz``) beside the ETDump, else ``<stem>.debug.bin`` (the Python runtime's
+    examples write ``m.etdp`` with ``m.debug.bin``), or None."""
     from ..files import is_file
 
     etdump = Path(etdump)
-    for suffix in BUFFER_SUFFIXES:
-        p = etdump.with_name(stem_of(etdump) + suffix)
-        if is_file(p):
-            return p
+    stem = stem_of(etdump)
+    stems = (stem,) if stem.endswith(".debug") else (stem, stem + ".debug")
+    for s in stems:
+        for suffix in BUFFER_SUFFIXES:
+            p = etdump.with_name(s + suffix)
+            if is_file(p):
+                return p
     return None
 
 
@@ -152,13 +158,6 @@ def debug_tensors(debug_events, buf, path) -> DebugData:
         event = f"debug event {seq} of run {run}, instruction {instr}"
         out.append([tensor_from(m, buf, path, event) for m in (metas or [])])
     return out
-
-
-def check_stem(etdump, buffer) -> None:
-    """A debug buffer named for another recording (``a.bin`` for ``b.etdp``) is refused."""
-    if buffer_stem(buffer) != stem_of(etdump):
-        raise DebugBufferError(buffer, f"is not the debug buffer of {Path(etdump).name} (expected "
-                                       f"{stem_of(etdump)}.bin: the stems differ)")
 
 
 def trim_debug_buffer(etdump, buffer) -> int:

@@ -260,7 +260,7 @@ class Workspace:
     def debug_profile(self, path, buffer=None) -> Profile:
         """:meth:`profile` with the tensors of its debug events read from its debug buffer (``buffer``, else
         ``<stem>.bin`` beside it: :mod:`edgeprof.io.debug_buffer`); ``debug_data`` stays None when there is none."""
-        from .debug_buffer import check_stem, debug_tensors, find_debug_buffer, read_debug_buffer
+        from .debug_buffer import debug_tensors, find_debug_buffer, read_debug_buffer
 
         path = Path(path)
 
@@ -269,8 +269,6 @@ class Workspace:
             buf_path = Path(buffer) if buffer is not None else find_debug_buffer(path)
             if buf_path is None:
                 return prof
-            if buffer is not None:
-                check_stem(path, buf_path)
             self.reads["debug_buffer"] += 1
             buf = read_debug_buffer(buf_path)
             data = debug_tensors(prof.debug_events, buf, buf_path)
