@@ -201,3 +201,21 @@ def test_the_own_files_and_the_others_take_turns():
     m = Mutant("edgeprof.io.etdump", 0, 60, 60, "duration_problems", "`>=` → `>`", "k")
     chosen, reached, _ = run.select_tests(m, lines, durations, budget=2.05)
     assert chosen[:2] == [own_tests[0], boundary] and len(chosen) == 20 and reached == 101
+
+
+def test_a_string_mutant_runs_the_cases_that_name_its_value_first():
+    """A table entry's label is read at import, so its mutant takes every test of the module — a thousand
+    labelled cases; the ones whose parameters name the mutated string run first, not whichever fit the budget."""
+    import run
+    from mutants import Mutant
+
+    f = str(run.module_path("edgeprof.taxonomy").resolve())
+    cases = [f"tests/core/test_taxonomy.py::test_every_rule[op{i:03d}-aten-CAT/x{i:03d}]" for i in range(500)]
+    mine = "tests/core/test_taxonomy.py::test_every_rule[avg_pool2d-aten-POOL/avg]"
+    lines = {f: {105: [*cases, mine], 400: cases}}
+    durations = {**{t: 0.05 for t in cases}, mine: 0.05}
+    m = Mutant("edgeprof.taxonomy", 0, 105, 105, "<module>", "'POOL/avg' → 'XXPOOL/avgXX'", "k")
+    chosen, reached, _ = run.select_tests(m, lines, durations, budget=1.0)
+    assert chosen[0] == mine and reached == 501 and len(chosen) < 50
+    assert run._literal("`>=` → `>`") == "" and run._literal("'NC' → 'XXNCXX'") == ""  # too short to name a test
+    assert run._literal("'SME2' → 'XXSME2XX'") == "SME2"

@@ -240,7 +240,9 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
     module's own files must not eat the budget twenty fast ones elsewhere would use). Within each, the module's
     own test files and the other files take turns (own first), so neither crowds out the other — a boundary test
     of a reader's duration rule lives in its own file, not the reader's — each ranked most focused first (fewest
-    lines of this module executed: unit tests before simulations and whole commands), then fastest. A test that does not fit in what is left is passed over, and the
+    lines of this module executed: unit tests before simulations and whole commands), then fastest — except that
+    a test whose parameters name the mutated string (``…[avg_pool2d-aten-POOL/avg]`` for ``'POOL/avg'``) goes
+    before all others of its group: of a table's thousand labelled cases, it is the one about this entry. A test that does not fit in what is left is passed over, and the
     faster ones after it still run. A line run only at import (module constants, default arguments) takes the
     tests of the whole module and every test of its own test files."""
     by_line = lines.get(str(module_path(m.module).resolve()), {})
@@ -257,11 +259,13 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
         # `python -m edgeprof` a test starts, since the map follows them — which say nothing about its value.
         ids = {t for tests in by_line.values() for t in tests} | {t for t in durations if not own(t)}
     reach = _reach(by_line)
+    value = _literal(m.edit)
+    named = (lambda t: 0 if value in t.split("::", 1)[-1] else 1) if value else (lambda t: 1)  # noqa: E731
     slow = lambda t: durations.get(t, 1.0) > budget / 4  # noqa: E731  (a slow test goes last: it would eat the budget)
     ranked = []
     for is_slow in (False, True):
         group = sorted((t for t in ids if t not in skip and slow(t) == is_slow),
-                       key=lambda t: (reach.get(t, 0), durations.get(t, 1.0), t))
+                       key=lambda t: (named(t), reach.get(t, 0), durations.get(t, 1.0), t))
         own_files, elsewhere = [t for t in group if own(t) == 0], [t for t in group if own(t) == 1]
         ranked += [t for pair in itertools.zip_longest(own_files, elsewhere) for t in pair if t is not None]
     chosen, spent = [], 0.0
@@ -271,6 +275,15 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
         chosen.append(t)
         spent += durations.get(t, 1.0)
     return chosen, len(ids), spent
+
+
+def _literal(edit: str) -> str:
+    """The string a string mutant changes (``'POOL/avg' → 'XXPOOL/avgXX'`` → ``POOL/avg``); "" for other edits and
+    for strings too short to name a test."""
+    head = edit.split(" → ", 1)[0]
+    if len(head) >= 5 and head[0] == head[-1] and head[0] in "'\"":
+        return head[1:-1]
+    return ""
 
 
 @functools.lru_cache(maxsize=None)
