@@ -128,3 +128,23 @@ def test_every_command_finds_the_etrecord_in_the_folder_beside_runs(tmp_path):
     finally:
         access.release()
     assert [c["etrecord"] for c in rep["configs"]] == ["absent", "absent"]
+
+
+def test_a_collection_of_several_models_gives_each_etdump_its_own_models_etrecord(tmp_path):
+    """`edgeprof run a.pte b.pte` writes one manifest (``model``: the first, ``models``: experiment → model); an
+    ETDump of the second model, named directly (the search bounded to its own folder), gets the second model's
+    ETRecord — by its experiment's folder, or by its experiment's name beginning the file's — not the first's."""
+    models = tmp_path / "models"
+    ra, rb = touch(models / "a.pte.etrecord"), touch(models / "b.pte.etrecord")
+    out = tmp_path / "out"
+    manifest = {"model": str(models / "a.pte"), "models": {"a": str(models / "a.pte"), "fast": str(models / "b.pte")}}
+    ea, eb = touch(out / "a" / "a_t1_l1.etdump"), touch(out / "fast" / "fast_t1_l1.etdump")
+    loose = touch(out / "fast_t2_l1.etdump")  # not in its experiment's folder: the name tells
+    mpath = out / "manifest.json"
+    assert find_etrecord(ea, manifest, mpath)[0] == ra
+    assert find_etrecord(eb, manifest, mpath) == (rb, "manifest.json model")
+    assert find_etrecord(loose, manifest, mpath)[0] == rb
+    # one model, or an ETDump of no experiment: the manifest's model, as before
+    other = touch(out / "elsewhere" / "x_t1.etdump")
+    assert find_etrecord(other, manifest, mpath)[0] == ra
+    assert find_etrecord(eb, {"model": str(models / "a.pte")}, mpath)[0] == ra

@@ -359,11 +359,29 @@ def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
     return [f for f in folders if access.inside(f)]  # confined: never above the roots
 
 
+def _manifest_model(etdump: Path, manifest: dict | None) -> str | None:
+    """The model ``manifest.json`` names for this ETDump: of a collection of several models (``models``: experiment
+    → model, as ``edgeprof run`` writes it), the one of the experiment whose folder holds the ETDump or whose name
+    begins the ETDump's; else the manifest's ``model``."""
+    if not isinstance(manifest, dict):
+        return None
+    models = manifest.get("models")
+    if isinstance(models, dict) and len(models) > 1:
+        ok = {k: v for k, v in models.items() if isinstance(k, str) and isinstance(v, str) and 0 < len(v) < 4096}
+        if etdump.parent.name in ok:
+            return ok[etdump.parent.name]
+        by_name = [k for k in ok if _prefix_len(k, etdump.stem)]
+        if by_name:
+            return ok[max(by_name, key=len)]
+    model = manifest.get("model")
+    return model if isinstance(model, str) and 0 < len(model) < 4096 else None
+
+
 def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Path | None = None,
                   root: Path | None = None) -> tuple[Path | None, str]:
     """Locate the ETRecord for ``etdump``: (path or None, how it was found).
 
-    ``manifest.json``'s ``model`` first (an absolute path as recorded; a relative one from the manifest's
+    ``manifest.json``'s model first (of several, the ETDump's own: :func:`_manifest_model`; an absolute path as recorded; a relative one from the manifest's
     folder, or its file name in the folders below) when the ETDump is named after it or no ETRecord is; else
     an ``.etrecord`` whose name is a prefix of the ETDump's (at a ``_``/``.``/``-`` boundary) in
     :func:`etrecord_folders`, the longest such prefix in the nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
@@ -372,8 +390,9 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
 
     folders = etrecord_folders(etdump, root)
     by_manifest = None
-    if manifest and isinstance(manifest.get("model"), str) and 0 < len(manifest["model"]) < 4096:
-        model = Path(manifest["model"])
+    named = _manifest_model(etdump, manifest)
+    if named is not None:
+        model = Path(named)
         bases = [model] if model.is_absolute() else \
             ([manifest_path.parent / model] if manifest_path else []) + [f / model.name for f in folders]
         by_manifest = next((c for b in bases for c in (Path(str(b) + ".etrecord"),
