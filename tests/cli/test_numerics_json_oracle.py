@@ -50,7 +50,7 @@ def sqnr(x, y):
 
 
 def test_every_key_of_a_partly_delegated_int8_pair(folder):
-    d = numerics(folder, "tel_xnn", "tel_xnnq8", "--threshold", "6")
+    d = numerics(folder, "tel_xnn", "tel_xnnq8", "--threshold-db", "6")
     assert set(d) == TOP and d["kind"] == "numerics"
     for side, name in (("baseline", "tel_xnn"), ("candidate", "tel_xnnq8")):
         s = d[side]

@@ -14,7 +14,7 @@ from ._base import CONTEXT, echo_json, main, run_guarded
 @click.option("--debug-buffer", "debug_buffers", multiple=True, type=click.Path(path_type=str),
               help="A debug buffer not beside its ETDump (default: <stem>.bin beside each): given to the ETDump whose "
                    "stem it shares, else to BASELINE then CANDIDATE in order. Repeat for both.")
-@click.option("--threshold", "threshold_db", type=click.FloatRange(0, 300), default=None,
+@click.option("--threshold-db", "threshold_db", type=click.FloatRange(0, 300), default=None,
               help=f"dB of SQNR lost from one point to the next that count as 'accuracy lost' "
                    f"[default: {NUMERICS_THRESHOLD_DB:g}].")
 @click.option("--run", type=click.IntRange(0, None), default=None, help="The run to compare [default: the first].")

@@ -5,7 +5,7 @@ and the options that decide how inputs are read (an ETRecord for every ETDump, s
 method). Every reader call goes through it and is memoized by the file's real path: ``report`` reads each
 ETDump once for its configuration tables, its comparison and its validation; each trace log once for the
 kernel tables, the kernel view and validation; ``manifest.json`` once. ETRecords are found the same way
-for every command (:func:`edgeprof.io.runfolder.find_etrecord`, bounded by the folder the user named) and
+for every command (:func:`edgeprof.io.discovery.find_etrecord`, bounded by the folder the user named) and
 parsed once each. ``reads`` counts the reads per kind, for tests and ``--verbose``.
 
 Thread-safe: ``analyze`` reads several ETDumps in parallel threads; a file is still read once.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..conventions import FORMAT_ETDUMP, PROFILE_TAILS
 from ..errors import ETRecordError, UsageError
 from ..model import ETRecordInfo, Profile
-from . import runfolder, traces
+from . import discovery, runfolder, traces
 from ..files import display
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -195,12 +195,12 @@ class Workspace:
         if not self.discover_etrecord:
             return None, "not looked for"
         manifest, mpath, _ = self.manifest(etdump.parent)
-        return runfolder.find_etrecord(etdump, manifest, mpath, root=self.root_for(etdump))
+        return discovery.find_etrecord(etdump, manifest, mpath, root=self.root_for(etdump))
 
     def program_for(self, etdump: Path):
         """(the .pte the ETDump was recorded from, read) or None when none is found (see find_program)."""
         manifest, mpath, _ = self.manifest(etdump.parent)
-        p = runfolder.find_program(etdump, manifest, mpath, root=self.root_for(etdump))
+        p = discovery.find_program(etdump, manifest, mpath, root=self.root_for(etdump))
         if p is None:
             return None
 
