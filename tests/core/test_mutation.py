@@ -210,9 +210,9 @@ def test_a_string_mutant_runs_the_cases_that_name_its_value_first():
     from mutants import Mutant
 
     f = str(run.module_path("edgeprof.taxonomy").resolve())
-    cases = [f"tests/core/test_taxonomy.py::test_every_rule[op{i:03d}-aten-CAT/x{i:03d}]" for i in range(500)]
-    mine = "tests/core/test_taxonomy.py::test_every_rule[avg_pool2d-aten-POOL/avg]"
-    lines = {f: {105: [*cases, mine], 400: cases}}
+    cases = [f"tests/core/test_taxonomy.py::test_every_rule[abs{i:03d}-aten-CAT/x{i:03d}]" for i in range(500)]
+    mine = "tests/core/test_taxonomy.py::test_every_rule[avg_pool2d-aten-POOL/avg]"  # as focused, later by name
+    lines = {f: {105: [*cases, mine], 400: [*cases, mine]}}
     durations = {**{t: 0.05 for t in cases}, mine: 0.05}
     m = Mutant("edgeprof.taxonomy", 0, 105, 105, "<module>", "'POOL/avg' → 'XXPOOL/avgXX'", "k")
     chosen, reached, _ = run.select_tests(m, lines, durations, budget=1.0)
