@@ -92,9 +92,14 @@ def _inside(a: str | None, b: str | None) -> bool:
     return a == b or a == "" or b == "" or a.startswith(b + ".") or b.startswith(a + ".")
 
 
+def _op_name(op: str) -> str:
+    """``aten._softmax.default`` → ``_softmax`` (the name without namespace and overload)."""
+    return op.split(".")[1] if op.count(".") >= 2 else op
+
+
 def _base(op: str) -> str:
     """``aten._softmax.default`` / ``_softmax`` → ``softmax``."""
-    return (op.split(".")[1] if op.count(".") >= 2 else op).lstrip("_")
+    return _op_name(op).lstrip("_")
 
 
 def _ops(p: dict) -> set[str]:
@@ -185,7 +190,7 @@ def span_of(p: dict) -> str:
         return "the whole program"
     if p["role"] == "operator":
         return f"one operator ({p['op'] or 'unknown'}, instruction {p['instruction']})"
-    ops = sorted({t.split(".")[1] if t.count(".") >= 2 else t for t in p["op_types"]})
+    ops = sorted({_op_name(t) for t in p["op_types"]})
     inside = f": {', '.join(ops[:8])}{'…' if len(ops) > 8 else ''}" if ops else ""
     side = {"delegate_input": "its input", "delegate_output": "everything it ran"}.get(
         p["role"], f"its argument {p['index']} (input or output: no ETRecord says which)")
