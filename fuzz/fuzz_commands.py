@@ -5,8 +5,10 @@ hostile environment.
     setpriv --reuid=65534 --regid=65534 --clear-groups -- python fuzz/fuzz_commands.py 300   # as a regular user
 
 Each case builds one input from the real fixtures — an ETDump whose timestamps, durations, names, run and
-block structure were bent (allocation-only and debug-only runs included), an ETRecord with JSON values out of
-range or of the wrong kind, a timeline CSV with hostile cells, an ANE report with fields of the wrong type —
+block structure were bent (allocation-only and debug-only runs included), or whose FlatBuffer offsets alias, or a
+gzip bomb of one; an ETRecord with JSON values out of range or of the wrong kind (NaN/Infinity handles, lone
+surrogate escapes); a timeline CSV with hostile cells (lone surrogates too); an ONNX Runtime profile whose names
+escape lone surrogates; an ANE report with fields of the wrong type —
 and runs one or two commands on it (in-process, through the command line), sometimes writing into a hostile
 place: a full file system (a 64 KB tmpfs, mounted when running as root), ``/dev/full``, ``/dev/null``, a
 folder where a file goes, a file where a folder goes, a name at the 255-byte limit, a name that is not UTF-8,
@@ -46,6 +48,7 @@ sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 from click.testing import CliRunner  # noqa: E402
 from etdump_builder import AE, DE, PE, Run, TensorMeta  # noqa: E402
 from etdump_rewrite import read, write  # noqa: E402
+import hostile_round3 as h3  # noqa: E402
 
 from edgeprof.cli import main  # noqa: E402
 
@@ -162,11 +165,21 @@ def etdump_case(rng: random.Random, folder: Path) -> Path:
     name = rng.choice(list(SEED_DUMPS))
     runs, version = SEED_DUMPS[name]
     p = folder / f"{name}_t1.etdp"
-    p.write_bytes(write(mutate_runs(rng, runs), version))
+    r = rng.random()
+    if r < 0.06:  # offsets that alias: one table reached from several places
+        p.write_bytes(h3.aliased(write(runs, version), rng.choice(["run_table", "events_vector", "event_table",
+                                                                   "events_of_runs", "payload"]),
+                                 rng.choice([2, 50, 2000]), only_execute=rng.random() < 0.5))
+    elif r < 0.08:  # a gzip bomb (each costs ~0.3 s per command)
+        p = folder / f"{name}_t1.etdp.gz"
+        p.write_bytes(h3.gzip_bomb(b"\0" * (1 << 20), 100, head=write(runs, version)[:64]))
+    else:
+        p.write_bytes(write(mutate_runs(rng, runs), version))
     return p
 
 
 ODD = [None, True, False, 0, -1, 1.5, 2**63, 10**30, 1e308, float("inf"), float("nan"), "x", "", "9" * 5000,
+       "\ud800", "a\udfff", "\ud83d\ude00",
        [], {}, [1, [2, [3]]], {"a": {"b": None}}, "NaN", -0.0]
 
 
@@ -226,7 +239,8 @@ def _good_csv(tmp: Path) -> str:
 
 
 CELLS = ["", "NaN", "nan", "inf", "-inf", "-1", "0", "1e308", "1e-320", "9" * 400, "fast", "[1]", "12", '{"a":1}',
-         "[" * 3000, '["aten.x"]', "null", "true", " ", "\u00e9", "-0"]
+         "[" * 3000, '["aten.x"]', "null", "true", " ", "\u00e9", "-0", '["\\ud800"]', '["a\\udfffb"]',
+         '["\\ud83d\\ude00"]']
 
 
 def csv_case(rng: random.Random, folder: Path) -> Path:
@@ -255,6 +269,19 @@ def csv_case(rng: random.Random, folder: Path) -> Path:
 
 
 ANE_DOCS = [json.loads(p.read_text()) for p in sorted((DATA / "anemll").glob("*.json"))]
+ESCAPES = ["\\ud800", "\\udfff", "\\ud83d", "\\ud83d\\ude00", "\\\\ud800"]
+
+
+def ort_case(rng: random.Random, folder: Path) -> Path:
+    """The fixture ONNX Runtime profile with escapes spliced into some strings (lone surrogates, mostly)."""
+    text = gzip.decompress((DATA / "ort" / "cnn_cpu_t1_l2.ort.json.gz").read_bytes()).decode()
+    for _ in range(rng.randint(1, 3)):
+        at = text.find('"', rng.randrange(len(text)))
+        if at >= 0:
+            text = text[: at + 1] + rng.choice(ESCAPES) + text[at + 1:]
+    p = folder / "fz.ort.json"
+    p.write_text(text)
+    return p
 
 
 def ane_case(rng: random.Random, folder: Path) -> Path:
@@ -321,7 +348,7 @@ class Places:
 
 def commands(rng: random.Random, kind: str, p: Path, case: Path, places: Places) -> list[list]:
     good = case / "good.etdp"
-    if kind == "etdump" or kind == "csv":
+    if kind in ("etdump", "csv", "ort"):
         if rng.random() < 0.05:
             p = rng.choice([places.fifo, places.zero])
         pool = [["latency", p, "--json", "--output-dir", places.out_dir(rng, case)],
@@ -356,8 +383,9 @@ def run_case(rng: random.Random, tmp: Path, places: Places, n: int) -> tuple[str
     case.mkdir()
     (case / "good.etdp").write_bytes(gzip.decompress((DATA / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes()))
     r = rng.random()
-    kind = "etdump" if r < 0.5 else "csv" if r < 0.7 else "etrecord" if r < 0.85 else "ane"
-    p = {"etdump": etdump_case, "csv": csv_case, "etrecord": etrecord_case, "ane": ane_case}[kind](rng, case)
+    kind = "etdump" if r < 0.45 else "csv" if r < 0.62 else "ort" if r < 0.7 else "etrecord" if r < 0.85 else "ane"
+    p = {"etdump": etdump_case, "csv": csv_case, "etrecord": etrecord_case, "ane": ane_case,
+         "ort": ort_case}[kind](rng, case)
     before = _digest(case)
     for cmd in commands(rng, kind, p, case, places):
         signal.alarm(CASE_SECONDS)

@@ -5,6 +5,12 @@
 
 The property: any byte string gives a Profile or a typed edgeprof InputError — never another
 exception. A crash writes the input to fuzz/crashes/ and exits 1.
+
+Besides byte mutations (some of which repeat a word where a count or an offset belongs), the cases hold:
+FlatBuffers whose offsets alias (one RunData, events vector, Event or payload reached twice — built with the
+reference runtime, tests/helpers/hostile_round3.py) read whole and in blocks of runs, which must agree; gzip'd
+ETDumps, damaged or bombs (through the file reader: the decompression rule); and ETRecords whose JSON members hold
+lone surrogate escapes, NaN/Infinity and other values where debug handles belong.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from edgeprof.errors import InputError  # noqa: E402
 from edgeprof.io.etdump import build_profile  # noqa: E402
@@ -37,6 +44,28 @@ def check_etdump(data: bytes) -> None:
         build_profile(decode(data, "fuzz.etdp"), "fuzz.etdp", len(data))
     except InputError:
         pass
+
+
+def check_etdump_file(data: bytes, tmp: Path, max_events: int | None = None) -> None:
+    """Through the file reader (gzip, the decompression rule), whole; and, with ``max_events``, in blocks of runs,
+    which must refuse exactly what the whole read refuses."""
+    from edgeprof.io.etdump_read import ETDumpBlocks, read_etdump
+
+    p = tmp / ("fuzz.etdp.gz" if data[:2] == b"\x1f\x8b" else "fuzz.etdp")
+    p.write_bytes(data)
+    try:
+        whole = read_etdump(p, allow_empty=True)
+    except InputError:
+        whole = None
+    if max_events is None:
+        return
+    try:
+        blocks = list(ETDumpBlocks(p, max_events=max_events))
+    except InputError:
+        blocks = None
+    assert (whole is None) == (blocks is None), "read whole and read in blocks disagree on refusing the file"
+    if blocks is not None:
+        assert sum(b.n_events for b in blocks) == whole.n_events
 
 
 def check_etrecord(data: bytes, tmp: Path) -> None:
@@ -135,9 +164,64 @@ def fuzz_loop(seconds: float, seed: int, next_case) -> int:
     return 0
 
 
+def aliased_case(rng: random.Random) -> bytes:
+    """A FlatBuffer whose offsets alias, now and then byte-mutated on top."""
+    import hostile_round3 as h3
+
+    how = rng.choice(["run_table", "events_vector", "event_table", "events_of_runs", "payload"])
+    data = h3.aliased(rng.choice(SEEDS), how, rng.choice([2, 3, 50, 1000]), only_execute=rng.random() < 0.5)
+    return mutate(rng, data) if rng.random() < 0.2 else data
+
+
+def gzip_case(rng: random.Random) -> bytes:
+    """A gzip'd ETDump: whole, cut short, with bytes after it, or (rarely: each costs ~0.2 s) a bomb."""
+    import hostile_round3 as h3
+
+    r = rng.random()
+    if r < 0.05:
+        return h3.gzip_bomb(rng.choice([b"\0", b"ED00", rng.randbytes(7)]) * (1 << 18), rng.randint(80, 120),
+                            head=rng.choice(SEEDS)[:rng.choice([0, 12, 64])])
+    data = gzip.compress(mutate(rng, rng.choice(SEEDS)) if rng.random() < 0.5 else rng.choice(SEEDS))
+    if r < 0.4:
+        data = data[: rng.randrange(len(data))]
+    elif r < 0.55:
+        data += rng.choice([b"\0", rng.randbytes(9), data])
+    return data
+
+
+ODD_HANDLES = [b"NaN", b"Infinity", b"-Infinity", b"1.5", b"1e999", b'"7a"', b"null", b"true", b"[[1]]", b'{"a": 1}',
+               b"-1", b"9223372036854775808", b'"\\ud800"', b"\"x\\udfff\"", b'"\\ud83d\\ude00"']
+
+
+def mutate_json_member(rng: random.Random, data: bytes) -> bytes:
+    """Rewrite an ETRecord with numbers and strings of one JSON member replaced by odd values: NaN, Infinity,
+    fractions, text, nesting, lone surrogate escapes (and a surrogate pair, which is text)."""
+    import re
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        names = [n for n in zin.namelist() if n != "ETRECORD_V0"]
+        victim = rng.choice(names)
+        for n in zin.namelist():
+            content = zin.read(n)
+            if n == victim:
+                tokens = list(re.finditer(rb'-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*"', content))
+                for m in sorted(rng.sample(tokens, min(len(tokens), rng.randint(1, 6))), key=lambda m: -m.start()):
+                    content = content[: m.start()] + rng.choice(ODD_HANDLES) + content[m.end():]
+            zout.writestr(n, content)
+    return out.getvalue()
+
+
 def next_case(rng: random.Random, tmp: Path):
-    if rng.random() < 0.8:
+    r = rng.random()
+    if r < 0.65:
         return "etdump", check_etdump, mutate(rng, rng.choice(SEEDS)), ()
+    if r < 0.72:
+        return "etdump-aliased", check_etdump_file, aliased_case(rng), (tmp, rng.choice([1, 5, 40]))
+    if r < 0.78:
+        return "etdump-gzip", check_etdump_file, gzip_case(rng), (tmp,)
+    if r < 0.86:
+        return "etrecord-json", check_etrecord, mutate_json_member(rng, rng.choice(RECORDS)), (tmp,)
     data = mutate_zip(rng, rng.choice(RECORDS)) if rng.random() < 0.7 else mutate(rng, rng.choice(RECORDS))
     return "etrecord", check_etrecord, data, (tmp,)
 

@@ -5,6 +5,10 @@
 The property: any bytes give a KernelLog (logs never fail on content) or, for a kernels CSV, rows or a
 typed edgeprof InputError — never another exception; and the kernel table and kernel view built from
 whatever was read stay consistent. A crash writes the input to fuzz/crashes/ and exits 1.
+
+gzip'd logs come whole, cut short, with trailing bytes, as several members, and (rarely: each costs ~0.2 s) as bombs
+of one member or of many (tests/helpers/hostile_round3.py), which the decompression rule must stop with an
+InputError.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "fuzz"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from fuzz_etdump import fuzz_loop, mutate
 
@@ -70,6 +75,17 @@ def next_case(rng: random.Random, tmp: Path):
             data = data.decode("utf-8", "replace").encode(rng.choice(["utf-16", "utf-16-le", "utf-16-be"]))
         elif r < 0.15:
             data = gzip.compress(data)
+            k = rng.random()
+            if k < 0.3:
+                data = data[: rng.randrange(len(data))]
+            elif k < 0.5:
+                data += rng.choice([rng.randbytes(5), gzip.compress(rng.choice(LOGS))])
+        elif r < 0.16:
+            import hostile_round3 as h3
+
+            unit = rng.choice([b"\n", b"x", b"\0"]) * (1 << rng.randint(10, 18))
+            bomb = h3.gzip_bomb(unit, (80 << 20) // len(unit) + 1, head=rng.choice(LOGS)[:300])
+            data = bomb if rng.random() < 0.7 else bomb[: len(bomb) // 2] + bomb
         elif r < 0.17:
             data += b"x" * rng.randint(1 << 19, 3 << 20)
         return "log", check_log, data, (tmp,)

@@ -1,6 +1,8 @@
 """Conventions every command shares, each defined once: the JSON schema version and result kinds, units and
 number formatting, the speedup direction and the verdict rule, evidence labels, ExecuTorch's framework event
-names and XNNPACK's instance suffix, and how output file names are kept within the file system's limit.
+names and XNNPACK's instance suffix, how output file names are kept within the file system's limit, and how text
+from outside is shown to people (:func:`shown`: the one escaping function of terminal, Markdown and HTML output) and
+written into CSV cells (:func:`csv_cell`, :func:`csv_text`).
 
 Pure and dependency-free: every layer may import it.
 """
@@ -200,25 +202,82 @@ def fit_name(stem: str, tail: str) -> str:
     return os.fsdecode(head + b"~" + digest.encode() + tail_b)
 
 
-# C0 controls but tab and newline, DEL, C1 controls (CSI 0x9b among them), and the bidirectional overrides that
-# reorder what a terminal or editor shows
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# --------------------------------------------------------------------------------------------------
+# text from outside (names in profiles, logs, manifests, file names) on its way to people and spreadsheets
+# --------------------------------------------------------------------------------------------------
+
+# What never reaches a terminal, a Markdown or an HTML page as itself: C0 controls, DEL, C1 controls (CSI 0x9b and
+# NEL among them), the bidirectional marks, embeddings, overrides and isolates that reorder what is shown (U+061C,
+# U+200E/F, U+202A–202E, U+2066–2069) and the line and paragraph separators (U+2028/9); a block of several lines
+# keeps its tabs and newlines.
+UNSAFE_BEYOND_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"  # JSON leaves these raw: jsonfmt escapes them
+_BLOCK_UNSAFE = "\x00-\x08\x0b-\x1f" + UNSAFE_BEYOND_C0
+UNSAFE_CHARS = "\t\n" + _BLOCK_UNSAFE  # a regex character class's contents
+_UNSAFE = {(lines, rendered): re.compile("[" + ("" if rendered else "\\\\") + ("" if lines else "\t\n")
+                                         + _BLOCK_UNSAFE + "]")
+           for lines in (False, True) for rendered in (False, True)}
+_SHORT = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def printable(s: str) -> str:
-    """Text from data as a terminal may show it: control characters and escape sequences' introducers (a
-    window-title or clear-screen sequence in an operator name) replaced by U+FFFD."""
-    return _CONTROL.sub("\ufffd", s)
+def _visible(m: re.Match) -> str:
+    c = m.group(0)
+    return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def shown(value, *, lines: bool = False, rendered: bool = False) -> str:
+    """Text from outside as people are shown it: the one escaping function every terminal line, Markdown and HTML
+    page, error and warning goes through (JSON and Parquet keep the raw text; CSV cells: :func:`csv_cell`).
+
+    Every character of :data:`UNSAFE_CHARS` is shown as Python writes it in a string literal (``\\t``, ``\\n``,
+    ``\\r``, ``\\x1b`` below U+0100, ``\\u202e`` above) and a backslash as ``\\\\``, so what is shown reads back
+    unambiguously: ``a\\x1bb`` is an ESC between two letters, ``a\\\\x1bb`` the six characters. Bytes that are not
+    UTF-8 are U+FFFD (:func:`display`). ``lines``: a block of several lines (tab and newline kept). ``rendered``: a
+    document whose outside text went through here already (Markdown): only what is still unsafe is escaped, its
+    backslashes are its own."""
+    return _UNSAFE[lines, rendered].sub(_visible, display(value))
 
 
 def display(path) -> str:
-    """A path (or any text) as text that can always be printed and written: bytes that are not UTF-8 (a file
-    name from another system) are shown as U+FFFD, and so are control characters (:func:`printable`)."""
+    """A path (or any value) as text that can always be written — to JSON, a CSV, a store: bytes that are not UTF-8
+    (a file name from another system) and lone surrogates are U+FFFD; everything else is kept as it is (on its way
+    to people it goes through :func:`shown`)."""
     s = os.fspath(path) if isinstance(path, os.PathLike) else path
     if isinstance(s, bytes):
-        return printable(s.decode("utf-8", "replace"))
-    return printable(str(s).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        return s.decode("utf-8", "replace")
+    s = s if isinstance(s, str) else str(s)
+    if s.isascii():
+        return s
+    try:
+        s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte (a broken escape in a JSON profile)
+        pass
+    return _SURROGATE.sub("\ufffd", s)
 
+
+# A CSV cell a spreadsheet would evaluate starts with one of these (the common rule: a formula, a sign, a DDE
+# call, or a tab/CR some importers strip first). edgeprof writes such a cell with a leading apostrophe (which a
+# spreadsheet shows as text, not a formula), and so also a cell that already starts with apostrophes followed by
+# one (so a name that itself starts with ``'=`` reads back exactly); a plain number (``-1.5``, ``+3``) is left alone.
+# Reading its own CSVs back, edgeprof removes exactly that one apostrophe.
+CSV_FORMULA = "^'*[=+\\-@\\t\\r]"  # a cell to write with a leading apostrophe (unless CSV_NUMBER)
+CSV_NUMBER = "^[+-]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+CSV_GUARDED = "^'('*[=+\\-@\\t\\r])"  # a cell written so: its raw text is group 1 onwards
+_CSV_FORMULA = re.compile(CSV_FORMULA)
+_CSV_NUMBER = re.compile(CSV_NUMBER)
+_CSV_GUARDED = re.compile(CSV_GUARDED)
+
+
+def csv_cell(s: str) -> str:
+    """A string as edgeprof writes it into a CSV cell: one that a spreadsheet would evaluate (``=cmd|' /C calc'!A0``,
+    ``+HYPERLINK(…)``, ``@SUM(…)``, ``-2+3``) gets a leading apostrophe; anything else, numbers included, is
+    unchanged. Numeric columns are never passed here."""
+    return "'" + s if _CSV_FORMULA.match(s) and not _CSV_NUMBER.match(s) else s
+
+
+def csv_text(s: str) -> str:
+    """A string cell of a CSV edgeprof wrote, back to its raw text (:func:`csv_cell` undone)."""
+    return s[1:] if _CSV_GUARDED.match(s) else s
 
 
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,

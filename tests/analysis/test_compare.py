@@ -103,7 +103,8 @@ def _copy(src, dst):
 def test_cli_roles_by_sme2_names_and_fail_on_regression(tmp_path, etdump):
     on = _copy(etdump("toycnn_portable.N20"), tmp_path / "m_mac_sme2_on_t1.etdump")  # slow one named "on"
     off = _copy(etdump("toycnn_xnn.N20"), tmp_path / "m_mac_sme2_off_t1.etdump")
-    res = CliRunner().invoke(main, ["compare", str(on), str(off), "--json", "--fail-on", "regression"])
+    res = CliRunner().invoke(main, ["compare", str(on), str(off), "--json", "--fail-on", "regression",
+                                    "--output-dir", str(tmp_path)])  # with --json, the file only when asked
     doc = json.loads(res.stdout)
     # off is the baseline although given second; the kit's grammar names it: model m, experiment mac_sme2_off
     assert doc["config1"]["name"] == "mac_sme2_off" and doc["config2"]["name"] == "mac_sme2_on"
@@ -146,7 +147,7 @@ def test_cli_run_dir_experiments_with_several_launches(tmp_path, etdump):
 
 def test_cli_latency_writes_the_kit_robust_stats(tmp_path, etdump):
     f = _copy(etdump("toycnn_xnn.N20"), tmp_path / "m_t1.etdump")
-    res = CliRunner().invoke(main, ["latency", str(f), "--json"])
+    res = CliRunner().invoke(main, ["latency", str(f), "--json", "--output-dir", str(tmp_path)])  # asked for
     assert res.exit_code == 0
     rep = json.loads(res.stdout)["reports"][0]
     written = json.loads((tmp_path / "m_t1_exec_all_runs_timeline_robust_stats.json").read_text())

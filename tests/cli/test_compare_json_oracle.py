@@ -175,7 +175,7 @@ def test_the_written_file_and_the_verdict_an_incomparable_pair_would_have(tmp_pa
     for n in names:
         shutil.copy(ORT / n, tmp_path / n)
     r = subprocess.run([sys.executable, "-m", "edgeprof", "compare", "-b", names[0], "-c", names[1], "-c", names[2],
-                        "--json"], capture_output=True, text=True, cwd=tmp_path)
+                        "--json", "--output-dir", "."], capture_output=True, text=True, cwd=tmp_path)  # asked for
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["verdict"] == "not_comparable" and d["comparability"]["critical_differences"] == ["threads"]

@@ -377,17 +377,20 @@ def test_fifos_and_devices_are_refused_not_read(world, tmp_path):
     assert r.returncode == 0 and "not a regular file" in r.stderr  # optional: a warning
 
 
-def test_stale_temporary_files_are_swept(world, tmp_path):
+def test_files_named_like_temporary_files_are_left_alone(world, tmp_path):
+    """Only what this process made is removed: nothing is found by a name pattern (such a name may be anyone's)."""
     out = tmp_path / "out"
     out.mkdir()
     dead = out / ".x_all_runs_timeline.csv.edgeprof-999999999-0123abcd.tmp"
     dead.write_bytes(b"half")
-    mine = out / f".y.edgeprof-{os.getpid()}-89abcdef.tmp"  # a live process's file stays
+    mine = out / f".y.edgeprof-{os.getpid()}-89abcdef.tmp"
     mine.write_bytes(b"in progress")
     other = out / ".not-ours.tmp"
     other.write_bytes(b"keep")
     clean(run("analyze", world["good"], "--output-dir", out, "--no-progress"), codes=(0,))
-    assert not dead.exists() and mine.exists() and other.exists()
+    assert dead.exists() and mine.exists() and other.exists()
+    assert sorted(p.name for p in temps(out)) == sorted([dead.name, mine.name])  # and no new one
+    dead.unlink()
     mine.unlink()
 
 

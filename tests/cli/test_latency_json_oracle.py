@@ -112,8 +112,8 @@ def test_the_written_file_holds_the_report_printed(tmp_path):
     import shutil
 
     shutil.copy(FILE, tmp_path / FILE.name)
-    r = subprocess.run([sys.executable, "-m", "edgeprof", "latency", FILE.name, "--json"], capture_output=True,
-                       text=True, cwd=tmp_path)
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "latency", FILE.name, "--json", "--output-dir", "."],
+                       capture_output=True, text=True, cwd=tmp_path)  # with --json, the file only when asked
     assert r.returncode == 0, r.stderr
     (rep,) = json.loads(r.stdout)["reports"]
     saved = json.loads((tmp_path / rep["written"]).read_text())

@@ -40,6 +40,10 @@ def case(tmp_path_factory):
     r = subprocess.run([sys.executable, "-m", "edgeprof", "plan", *(str(d / f) for f in FILES), "--effect", "30%",
                         "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    assert not (d / "noise.json").exists()  # --json: the plan on stdout, no file nobody asked for
+    human = subprocess.run([sys.executable, "-m", "edgeprof", "plan", *(str(d / f) for f in FILES), "--effect", "30%"],
+                           capture_output=True, text=True)  # the documented default: noise.json beside the run
+    assert human.returncode == 0, human.stderr
     runs = [log_runs(d / f) for f in FILES]
     within = np.sqrt(sum(((x - x.mean()) ** 2).sum() for x in runs) / sum(x.size - 1 for x in runs))
     rho = min(max(float(np.median([lag1(x) for x in runs])), 0.0), 0.95)
@@ -89,7 +93,7 @@ def _noise(d, t):
 
 def _written(d, t):
     f = t["dir"] / "noise.json"
-    assert d["written"] == str(f)
+    assert d["written"] is None  # (written by the run without --json)
     saved = json.loads(f.read_text())
     assert saved["within_sd"] == pytest.approx(t["within"], abs=1e-6)
     assert saved["lag1_autocorrelation"] == pytest.approx(t["rho"], abs=1e-6)

@@ -33,7 +33,7 @@ import random, zlib
 args = sys.argv[1:]
 def opt(name, default=None):
     return args[args.index(name) + 1] if name in args else default
-with open(os.environ["FAKE_LOG"], "a") as f:
+with open({log!r}, "a") as f:  # named here: edgeprof passes its children only allow-listed variables
     f.write(repr({{"argv": sys.argv, "XNN_LOG_LEVEL": os.environ.get("XNN_LOG_LEVEL"),
                   "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH"), "cwd": os.getcwd()}}) + "\n")
 model, n, threads, etdump = opt("--model_path"), int(opt("--num_executions", "1")), opt("--cpu_threads"), opt("--etdump_path")
@@ -74,12 +74,12 @@ print(f"I executor_runner.cpp:330] Model executed successfully {{n}} time(s) in 
 
 ADB = r'''#!{python}
 import os, re, shutil, subprocess, sys
-root = os.environ["FAKE_ADB_ROOT"]
+root = {devroot!r}
 args = sys.argv[1:]
 serial = None
 if args[:1] == ["-s"]:
     serial, args = args[1], args[2:]
-with open(os.environ["FAKE_LOG"], "a") as f:
+with open({log!r}, "a") as f:
     f.write(repr({{"adb": [serial] + args}}) + "\n")
 devices = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
 if args[:1] == ["devices"]:
@@ -154,10 +154,11 @@ def install(tmp: Path) -> dict:
     source = tmp / "fake_source.etdp"
     source.write_bytes(gzip.decompress((DATA / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes()))
     trace = DATA / "xnnpack" / "mac_sme2_on_xnntrace.log"
-    fmt = dict(python=sys.executable, helpers=str(ROOT / "tests" / "helpers"), trace=str(trace), source=str(source))
+    log, devroot = tmp / "fake_calls.log", tmp / "devices"
+    fmt = dict(python=sys.executable, helpers=str(ROOT / "tests" / "helpers"), trace=str(trace), source=str(source),
+               log=str(log), devroot=str(devroot))
     runner = _script(bin_dir / "executor_runner", RUNNER.format(**fmt))
     adb = _script(bin_dir / "adb", ADB.format(**fmt))
-    devroot = tmp / "devices"
     dev = devroot / "R5CX"
     for d in ("data/local/tmp", "proc", "sys/devices/system/cpu/cpu0/cpufreq", "sys/class/thermal/thermal_zone0"):
         (dev / d).mkdir(parents=True, exist_ok=True)
@@ -170,7 +171,6 @@ def install(tmp: Path) -> dict:
     (dev / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").write_text("schedutil\n")
     (dev / "sys/class/thermal/thermal_zone0/type").write_text("cpu-big\n")
     (dev / "sys/class/thermal/thermal_zone0/temp").write_text("41500\n")
-    log = tmp / "fake_calls.log"
     env = {"FAKE_LOG": str(log), "FAKE_ADB_ROOT": str(devroot),
            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     return {"bin": bin_dir, "runner": runner, "adb": adb, "device": dev, "log": log, "env": env}

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from edgeprof.errors import InputError
+from edgeprof.io import sniff
 from edgeprof.io import xnnlog as xl
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
@@ -20,8 +21,10 @@ def test_limits_are_the_documented_ones():
     logs = README[README.index("* **Logs**"):]
     logs = " ".join(logs[:logs.index("\n* **")].split())
     assert f"lines over {xl.MAX_LINE >> 20} MiB are refused" in logs and xl.MAX_LINE == 1 << 20
-    assert f"expanding more than {xl.MAX_GZIP_RATIO}× past {xl.GZIP_FLOOR >> 20} MB" in logs
-    assert xl.GZIP_FLOOR == 64 << 20 and xl.MAX_GZIP_RATIO == 500
+    rule = README[README.index("## Reliability"):]
+    rule = " ".join(rule[:rule.index("\n## ", 5)].split())
+    assert f"more than {sniff.MAX_RATIO}× past {sniff.RATIO_FLOOR >> 20} MB" in rule  # the one decompression rule
+    assert sniff.RATIO_FLOOR == 64 << 20 and sniff.MAX_RATIO == 200
     assert f"a log over {xl.MAX_LOG_BYTES >> 30} GB is refused" in logs and xl.MAX_LOG_BYTES == 16 << 30
     assert f"UTF-16 logs (up to {xl.MAX_UTF16_BYTES >> 20} MB)" in logs and xl.MAX_UTF16_BYTES == 512 << 20
     assert f"binary data in the first {xl._BINARY_PROBE >> 10} KiB" in logs and xl._BINARY_PROBE == 8192
@@ -33,7 +36,7 @@ def test_limits_are_the_documented_ones():
 def small(monkeypatch):
     """The size rules scaled down: 64-byte blocks, a 256-byte gzip floor, a 1,024-byte log limit."""
     monkeypatch.setattr(xl, "_BLOCK", 64)
-    monkeypatch.setattr(xl, "GZIP_FLOOR", 256)
+    monkeypatch.setattr(sniff, "RATIO_FLOOR", 256)
     monkeypatch.setattr(xl, "MAX_LOG_BYTES", 1024)
     return monkeypatch
 
@@ -55,20 +58,20 @@ def _gz(tmp_path, n: int) -> tuple[Path, int]:
 
 
 def test_gzip_floor_at_its_boundary(tmp_path, small):
-    small.setattr(xl, "MAX_GZIP_RATIO", 1)            # every member expands far more than 1×
+    small.setattr(sniff, "MAX_RATIO", 1)              # every member expands far more than 1×
     p, _ = _gz(tmp_path, 256)
     assert len(xl.read_xnnlog(p).registrations) == 1   # 256 decompressed bytes: at the floor, allowed
     p, c = _gz(tmp_path, 257)
-    with pytest.raises(InputError, match=rf"expands beyond 0 MB from {c} compressed bytes"):
+    with pytest.raises(InputError, match=rf"\(257 bytes from the first {c} of its {c} bytes\)"):
         xl.read_xnnlog(p)
 
 
 def test_gzip_ratio_at_its_boundary(tmp_path, small):
     p, c = _gz(tmp_path, 320)                          # five 64-byte blocks, past the 256-byte floor
-    small.setattr(xl, "MAX_GZIP_RATIO", 320 / c)       # ratio × compressed = 320 exactly: not more, allowed
+    small.setattr(sniff, "MAX_RATIO", 320 / c)         # ratio × compressed = 320 exactly: not more, allowed
     assert (320 / c) * c == 320
     assert len(xl.read_xnnlog(p).registrations) == 1
-    small.setattr(xl, "MAX_GZIP_RATIO", 319 / c)       # one byte over
+    small.setattr(sniff, "MAX_RATIO", 319 / c)         # one byte over
     with pytest.raises(InputError, match="possible gzip bomb"):
         xl.read_xnnlog(p)
     p.write_bytes(KERNEL + b"\n" * 400)                # the same bytes uncompressed: no ratio applies

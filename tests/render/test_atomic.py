@@ -1,5 +1,5 @@
 """Atomic outputs: a file is replaced whole or not at all, a batch of files all or none, and the
-temporary files of killed runs are cleaned up without touching anything else."""
+temporary files are held by this process: nothing is ever removed by a name pattern."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import os
 import stat
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
 from edgeprof.errors import OutputError
-from edgeprof.render.atomic import Batch, atomic_path, output_error, sweep_stale, write_bytes, write_text
+from edgeprof.writer import Batch, atomic_path, output_error, write_bytes, write_text
 
 
 def _leftovers(folder):
@@ -88,33 +87,28 @@ def test_devices_and_fifos_are_written_in_place_and_folders_refused(tmp_path):
     write_text("/dev/null", "discarded")
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    got = []
-    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
-    reader.start()
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader is there before the write starts
     write_bytes(fifo, b"streamed")
-    reader.join(10)
-    assert got == [b"streamed"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    got = os.read(reader, 100)
+    os.close(reader)
+    assert got == b"streamed" and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    with pytest.raises(OutputError, match="no reader"):  # nobody reads: refused at once, never blocked on
+        write_bytes(fifo, b"lost")
     with pytest.raises(OutputError, match="it is a folder"):
         write_text(tmp_path, "x")
 
 
-def test_stale_temporaries_of_dead_runs_are_swept_and_nothing_else(tmp_path):
+def test_files_named_like_temporaries_are_never_removed(tmp_path):
+    """Only what this process made is removed: a file that merely looks like a dead run's temporary (an
+    input may be named so) stays, however old and whoever's pid it names."""
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
-    me = os.getpid()
-    files = {
-        f".out.csv.edgeprof-{dead_pid}-0123abcd.tmp": True,     # its process is gone
-        f".old.csv.edgeprof-{me}-89abcdef.tmp": True,           # alive, but a day old
-        f".new.csv.edgeprof-{me}-00000000.tmp": False,          # alive and recent: a write in progress
-        "out.csv": False, f"out.csv.edgeprof-{dead_pid}-0123abcd.tmp": False,  # not our pattern (no dot)
-        f".x.edgeprof-{dead_pid}-0123abcd.tmp.bak": False,
-    }
-    for name in files:
+    names = [f".out.csv.edgeprof-{dead_pid}-0123abcd.tmp", f".old.csv.edgeprof-{os.getpid()}-89abcdef.tmp"]
+    for name in names:
         (tmp_path / name).write_text("x")
     day_ago = time.time() - 25 * 3600
-    os.utime(tmp_path / f".old.csv.edgeprof-{me}-89abcdef.tmp", (day_ago, day_ago))
-    (tmp_path / f".dir.edgeprof-{dead_pid}-11111111.tmp").mkdir()  # a folder of that name is left alone
-    assert sweep_stale(tmp_path) == 2
-    left = {p.name for p in tmp_path.iterdir()}
-    assert left == {n for n, gone in files.items() if not gone} | {f".dir.edgeprof-{dead_pid}-11111111.tmp"}
-    assert sweep_stale(tmp_path) == 0  # once per folder and process
+    os.utime(tmp_path / names[1], (day_ago, day_ago))
+    write_text(tmp_path / "out.csv", "new")
+    with Batch() as batch:
+        batch.path(tmp_path / "b.csv").write_text("b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names + ["b.csv", "out.csv"])

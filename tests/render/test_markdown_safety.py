@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from testdata import DATA
 
+from edgeprof.conventions import shown
 from edgeprof.render.markdown import cell, code, table, text
 
 MD = MarkdownIt("commonmark", {"html": True}).enable("table")
@@ -60,7 +61,8 @@ def test_no_value_becomes_html_a_link_or_an_image(v):
 @settings(max_examples=400, deadline=None)
 @given(values)
 def test_code_shows_the_value_verbatim(v):
-    flat = v.replace("\r", " ").replace("\n", " ").replace("\x00", "\ufffd")  # CommonMark replaces NUL
+    """As the value is shown everywhere: control characters (a line break too) as ``\\n``, ``\\x1b``, never raw."""
+    flat = shown(v)
     inline = [t for t in _tokens(f"x {code(v)} y") if t.type == "code_inline"]
     assert len(inline) == 1 and inline[0].content == (flat if flat.strip(" ") else inline[0].content)
 
@@ -68,10 +70,11 @@ def test_code_shows_the_value_verbatim(v):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from([a for a in ATOMS if a not in ("*", "_", "~", "\n", "\t")]), max_size=14).map("".join))
 def test_text_outside_code_shows_the_value(v):
-    """Without emphasis marks, what a viewer shows is the value itself (code spans it holds show their text)."""
+    """Without emphasis marks, what a viewer shows is the value as it is shown everywhere (code spans it holds show
+    their text)."""
     if "`" in v or v != v.strip(" ") or not v.strip():
         return  # backticks may legitimately form code spans; edge spaces collapse
-    assert _plain(text(v)) == v
+    assert _plain(text(v)) == shown(v)
 
 
 def test_the_old_regex_cases():

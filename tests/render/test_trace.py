@@ -77,7 +77,7 @@ def test_run_selection_and_cli(tmp_path, etdump):
     res = CliRunner().invoke(main, ["trace", str(src), "--runs", "0:5", "--no-init", "--json"])
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)
-    doc = json.loads((tmp_path / "toycnn_xnn.trace.json").read_text())
+    doc = json.loads((tmp_path / "toycnn_xnn.N20.trace.json").read_text())  # the whole stem: one trace per recording
     assert check_trace(doc)["tracks"] == 5 == info["tracks"] and info["runs"] == [0, 1, 2, 3, 4]
     res = CliRunner().invoke(main, ["trace", str(src), "--runs", "x:y"])
     assert res.exit_code == 2 and "--runs 'x:y'" in res.output

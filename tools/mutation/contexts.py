@@ -15,6 +15,7 @@ import coverage
 import pytest
 
 _durations: dict[str, float] = {}
+_RC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subcov", "coveragerc")
 
 
 def _clear_caches() -> None:
@@ -35,10 +36,14 @@ def pytest_runtest_protocol(item, nextitem):
     if cov is not None:
         cov.switch_context(item.nodeid)
     os.environ["EDGEPROF_MUTATION_CONTEXT"] = item.nodeid  # the processes the test starts record under it too
+    if os.environ.get("EDGEPROF_MUTATION_SUBCOV"):  # ... through coverage's start-up hook (they may be isolated)
+        os.environ["COVERAGE_PROCESS_START"] = _RC
     t0 = time.perf_counter()
     yield
     _durations[item.nodeid] = time.perf_counter() - t0
     os.environ.pop("EDGEPROF_MUTATION_CONTEXT", None)
+    if os.environ.get("EDGEPROF_MUTATION_SUBCOV"):
+        os.environ.pop("COVERAGE_PROCESS_START", None)
     if cov is not None:
         cov.switch_context("")
 

@@ -114,7 +114,7 @@ class _TimelineContext:
         self.run_idx = run_idx = ev["run_index"].to_numpy()
         runs = profile.runs.filter(pl.col("run_index") >= 0)
         # runs without profile events (allocation- or debug-only) are in the runs table, not in the events
-        n_runs = max(int(run_idx.max(initial=-1)), int(runs["run_index"].max() or -1) if runs.height else -1) + 1
+        n_runs = max(int(run_idx.max(initial=-1)), int(runs["run_index"].max()) if runs.height else -1) + 1
         self.e2e = np.full(n_runs, np.nan)
         self.e2e[runs["run_index"].to_numpy()] = runs["e2e_ns"].cast(pl.Float64).fill_null(np.nan).to_numpy()
         origin = np.zeros(n_runs, dtype=np.int64)

@@ -9,7 +9,7 @@ from pathlib import Path
 from .._memory import release_free_memory
 from ..conventions import FORMAT_ETDUMP, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, profile_stem
 from ..errors import ETRecordError, InputError, UsageError
-from ..files import display, exists
+from ..files import command, display, exists
 from ..io.runfolder import SUMMARY
 from ..io.workspace import Workspace
 from ..model import ReadWhole
@@ -80,7 +80,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     from ..io.readers import profile_format
     from ..io.runfolder import analysis_files
     from ..io.timeline_csv import op_types_file
-    from ..render.atomic import Batch
+    from ..writer import Batch
     from ..render.tables import suffix, write_table
 
     rf = ws.describe(path)
@@ -142,6 +142,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     return entry, written
 
 
+@command
 def _remote(path: str, run_dir: str, out_dir: str, read, fmt: str, taxonomy, op_types: str, block_events=None):
     """A Dask worker's task: analyse one file with the client's read options, writing its outputs from the
     worker; an unreadable file comes back as a value (one bad file does not fail the batch)."""
@@ -170,6 +171,7 @@ def _on_dask(files, run_dir: Path, out_dirs, read, fmt, tax, op_types, workers, 
         return results
 
 
+@command
 def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = "csv", output_dir=None,
             jobs: int | None = None, method: str | None = None, progress=None, write_summary: bool = True,
             taxonomy=None, op_types: str = OP_TYPES_REF, workers: int | None = None, scheduler: str | None = None,
@@ -190,7 +192,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     already seen; ``0`` reads each file whole. The outputs are the same either way.
     """
     from ..render import jsonfmt
-    from ..render.atomic import write_text
+    from ..writer import write_text
     from ..render.tables import FORMATS
 
     if fmt not in FORMATS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
-from ..files import exists, is_dir, is_file
+from ..files import command, exists, is_dir, is_file
 from ..io.workspace import Workspace
 from ._common import ane_boundary, workspace
 from .results import AneAnalysis, AneDiff, AneFolder
@@ -26,11 +26,13 @@ def _bundle_hint(path) -> str:
             "`edgeprof ane profile.json --costplan costplan.json`")
 
 
+@command
 def load_ane_report(path, ws: Workspace | None = None):
     """An anemll-profile or ane-costplan JSON report (by content) as AneProfile / AneCostPlan."""
     return workspace(ws).ane_report(path)
 
 
+@command
 def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, chip: str | None = None,
         ws: Workspace | None = None) -> AneAnalysis:
     """Findings for one anemll-profile report (with an optional ane-costplan report to cross-check, and with
@@ -65,6 +67,7 @@ def ane(path, *, costplan=None, boundary_ms: float | None = None, model=None, ch
     return AneAnalysis(analyze_plan(rep))
 
 
+@command
 def ane_diff(before, after, *, ws: Workspace | None = None) -> AneDiff:
     """Two anemll-profile reports, or two ane-costplan reports, before vs after."""
     from ..analysis.ane_diff import diff_plans, diff_profiles
@@ -91,6 +94,7 @@ def _report_files(inputs) -> list[Path]:
     return files
 
 
+@command
 def ane_folder(inputs, *, boundary_ms: float | None = None, ws: Workspace | None = None) -> AneFolder:
     """Every report below the inputs, one analysis per submodel (cost plans paired with their profile by model
     name), and one summary table. A folder is never analysed as one model."""

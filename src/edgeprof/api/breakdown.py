@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..files import display
+from ..files import command, display
 from ..io.runfolder import timeline_model_name
 from ..io.workspace import Workspace
 from ..model import ReadWhole
@@ -12,6 +12,7 @@ from ._common import KeptStream, as_list, taxonomy_of, workspace
 from .results import Breakdown
 
 
+@command
 def load_profile(path, *, etrecord=None, strict_etrecord: bool = False, method: str | None = None,
                  ws: Workspace | None = None):
     """An ETDump (its ETRecord given or found as ``analyze`` finds it) or a timeline CSV, as a Profile of the runs
@@ -25,6 +26,7 @@ BREAKDOWN_COLUMNS = ("run_index", "name", "kind", "duration_ns", "self_ns", "par
                      "op_types")
 
 
+@command
 def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=None, top: int = 15,
               model_name: str | None = None, skip_runs: int = 0, program=None, ws: Workspace | None = None,
               block_events: int | None = 0) -> Breakdown:
@@ -75,6 +77,7 @@ def _kept_profile(ws: Workspace, path: Path, block_events):
         return None
 
 
+@command
 def breakdowns(inputs, *, run_dir=None, threads: int | None = None, etrecord=None, strict_etrecord: bool = False,
                taxonomy=None, top: int = 15, model_name: str | None = None, write: bool = False, output_dir=None,
                fmt: str = "csv", program=None, ws: Workspace | None = None,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..conventions import profile_stem
+from ..files import command
 from ..io.runfolder import comparison_stem
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
@@ -137,6 +138,7 @@ def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, f
     return nz.choose(from_store, from_profile)
 
 
+@command
 def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
             candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
             resamples: int = 2000, warmup="auto", categories: bool = True, taxonomy=None, top: int = 20,
@@ -211,7 +213,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
             noise=noise)
     cmp = Comparison(result)
     if write:
-        from ..render.atomic import write_text
+        from ..writer import write_text
         from ..render.jsonfmt import dumps
 
         target = Path(out) if out else (Path(output_dir) if output_dir else Path(run_dir) if run_dir

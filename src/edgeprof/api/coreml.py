@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
+from ..files import command
 from ._common import ane_boundary
 from .results import CoreMLDiff, CoreMLStatic
 
@@ -16,6 +17,7 @@ def load_programs(path) -> list:
     return [read_bundle(b) for b in find_bundles(path)]
 
 
+@command
 def coreml(path, *, chip: str | None = None, boundary_ms: float | None = None) -> CoreMLStatic:
     """Per-op cost, hazards and an ANE placement estimate of a Core ML model or of every model in a folder.
     A bad bundle in a folder is reported in ``errors`` and the others are analysed."""
@@ -37,6 +39,7 @@ def coreml(path, *, chip: str | None = None, boundary_ms: float | None = None) -
     return CoreMLStatic({"path": str(path), "models": models, "errors": errors})
 
 
+@command
 def coreml_diff(a, b, *, chip: str | None = None, boundary_ms: float | None = None) -> CoreMLDiff:
     """Two versions of one model: ops, bytes, hazards and estimated islands, side by side."""
     from ..analysis.mil_diff import diff
@@ -48,6 +51,7 @@ def coreml_diff(a, b, *, chip: str | None = None, boundary_ms: float | None = No
     return CoreMLDiff(diff(ra["models"][0], rb["models"][0]))
 
 
+@command
 def coreml_as_anemll(path, out, *, chip: str | None = None, boundary_ms: float | None = None) -> CoreMLStatic:
     """The static analysis, and its estimate written as an anemll-profile–shaped JSON (``edgeprof ane`` reads it)."""
     from ..render.anemll_doc import estimate_document
@@ -61,11 +65,12 @@ def coreml_as_anemll(path, out, *, chip: str | None = None, boundary_ms: float |
 
 def _write_json(out, doc: dict) -> None:
     from ..render import jsonfmt
-    from ..render.atomic import write_text
+    from ..writer import write_text
 
     write_text(Path(out), jsonfmt.dumps(doc))
 
 
+@command
 def coreml_plan(model, out, *, compute_units: str = "all") -> Path:
     """macOS: the compute plan as an ane-costplan–compatible JSON report."""
     from ..collect.coreml_mac import plan_records
@@ -75,6 +80,7 @@ def coreml_plan(model, out, *, compute_units: str = "all") -> Path:
     return Path(out)
 
 
+@command
 def coreml_profile(model, out, *, runs: int = 10, compute_units: str = "all",
                    boundary_ms: float | None = None) -> Path:
     """macOS: compute plan + timed predictions as an anemll-profile–compatible JSON report."""

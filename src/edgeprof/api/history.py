@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from pathlib import Path
 
 from ..errors import UsageError
+from ..files import command
 from ._common import checked_threshold
 from .results_history import ExportResult, HistoryResult
 
@@ -93,6 +95,7 @@ def _stored(st) -> str:
     return text + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
 
 
+@command
 def history(store, *, model: str | None = None, experiment: str | None = None, device: str | None = None,
             threads: int | None = None, branch: str | None = None, metric: str = "median_ms",
             threshold: float = 0.02, eager: bool = False, launch_cv: float | None = None,
@@ -123,6 +126,7 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
         if not where:
             raise UsageError(f"{store}: the store holds no launches")
         raise UsageError(f"{store}: no launches match the filters; stored: {stored}")
+    since_at = _since(since, launches)
     series = []
     for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
         ident = dict(zip(SERIES_KEYS, key))
@@ -136,7 +140,7 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
         raise UsageError(f"no launch has {metric!r}; stored: {', '.join(avail) or 'nothing'}")
     regression = []
     for s in series:
-        gate = [c for c in s["changes"] if c["status"] in ("confirmed", "eager") and _after_since(c, s, since)]
+        gate = [c for c in s["changes"] if c["status"] in ("confirmed", "eager") and _after_since(c, s, since_at)]
         if gate and gate[-1]["direction"] == "regression":
             regression.append(f"{s['label']}: {gate[-1]['statement']}")
     return HistoryResult({"store": str(store), "metric": metric, "threshold": threshold, "eager": eager,
@@ -154,16 +158,48 @@ def _method_text() -> str:
             "with the commits that would confirm it")
 
 
-def _after_since(change: dict, s: dict, since: str | None) -> bool:
+def _since(since: str | None, launches) -> tuple[str | None, str | None] | None:
+    """``--since`` read once, before anything is computed: a commit of the launches shown (or the one commit a
+    prefix of 4+ hex digits names) as (commit, the time of its first launch); else an ISO 8601 time as (None, naive
+    UTC text); else a commit id (7 to 64 hex digits) the store has no launch of — a base commit never profiled — as
+    None: every change counts, as without ``--since``. Anything else is a usage error."""
     if since is None:
-        return True
-    keys = s["commits"]
-    if since in keys:
-        return keys.index(change["commit_after"]) >= keys.index(since)
+        return None
+    text = since.strip()
+    commits = launches.filter(launches["commit"].is_not_null())
+    rows = commits.filter(commits["commit"] == text)
+    if not rows.height and len(text) >= 4 and _HEX.fullmatch(text):
+        named = commits.filter(commits["commit"].str.starts_with(text))
+        if named["commit"].n_unique() == 1:
+            rows = named
+    if rows.height:
+        t = rows["time"].min()
+        return rows["commit"][0], t.isoformat() if t is not None else None
     from .ingest import parse_time
 
-    t = parse_time(since, what="--since").isoformat()
-    return (change["time_after"] or "") >= t
+    try:
+        return None, parse_time(text, what="--since").isoformat()
+    except UsageError:
+        pass
+    if 7 <= len(text) <= 64 and _HEX.fullmatch(text):
+        return None
+    shown = since if len(since) <= 60 else since[:60] + "…"
+    raise UsageError(f"--since {shown!r} is neither a commit of the launches shown nor an ISO 8601 time")
+
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _after_since(change: dict, s: dict, since_at: tuple[str | None, str | None] | None) -> bool:
+    """Whether a change lies at or after ``--since`` (:func:`_since`): by commit order within a series that holds
+    that commit, else by time."""
+    if since_at is None:
+        return True
+    commit, t = since_at
+    keys = s["commits"]
+    if commit is not None and commit in keys:
+        return keys.index(change["commit_after"]) >= keys.index(commit)
+    return t is None or (change["time_after"] or "") >= t
 
 
 def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, threshold: float, eager: bool,
@@ -302,6 +338,7 @@ def _presence(keys: list, has, times: dict, kind: str, name: str) -> list[dict]:
     return out
 
 
+@command
 def export(store, target, *, lock_timeout: float = 60.0) -> ExportResult:
     """Copy every launch of ``store`` that ``target`` lacks (a Parquet dataset ``DIR/`` or a DuckDB file)."""
     from ..store.backends import open_store

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..conventions import TOOL_VERSION as __version__
 from ..errors import EdgeprofError, InputError, UsageError
-from ..files import display
+from ..files import command, display
 from ..io.readers import profile_format
 from ..io.workspace import Workspace
 from ..store.schema import TABLES as _TABLES
@@ -174,11 +174,12 @@ def _remote(path: str, ident: dict, root: str, read, taxonomy, existing, dataset
     return out
 
 
+@command
 def ingest(inputs, *, store, commit: str | None = None, branch: str | None = None, model: str | None = None,
            device: str | None = None, experiment: str | None = None, time: str | None = None, labels=None,
            git=None, run_dir=None, threads: int | None = None, etrecord=None, taxonomy=None,
            workers: int | None = None, scheduler: str | None = None, lock_timeout: float = 60.0,
-           relabel: bool = False, ws: Workspace | None = None) -> IngestResult:
+           relabel: bool = False, ws: Workspace | None = None, dashboard: bool = False) -> IngestResult:
     """Store the launches named by ``inputs`` in the history store ``store`` (a ``.duckdb`` file, or ``DIR/``
     for a Parquet dataset). See the module docstring; returns what was added, skipped and refused.
 
@@ -192,6 +193,8 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
 
     if workers is not None and scheduler is not None:
         raise UsageError("give --workers N (a local cluster) or --scheduler ADDRESS, not both")
+    if dashboard and workers is None:
+        raise UsageError("--dashboard shows a local cluster's work: give --workers N too")
     started = _time.perf_counter()
     tax = taxonomy_of(taxonomy)
     ws = workspace(ws, run_dir, etrecord=etrecord)
@@ -220,7 +223,7 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
     stored = _known(store)  # what is stored already (no lock held while the files are read)
     known = set(stored)
     results, engine = _summaries(files, idents, ws, tax, workers, scheduler, known,
-                                 Path(store) if parquet else None)
+                                 Path(store) if parquet else None, dashboard=dashboard)
     added, skipped, records, staged, relabeled = [], [], [], [], []
     timed_by_id: dict[str, bool] = {}
     seen: set[str] = set()
@@ -334,7 +337,7 @@ def _known(store) -> dict[str, dict]:
 
 
 def _summaries(files, idents, ws: Workspace, tax, workers, scheduler, known: set[str],
-               dataset: Path | None) -> tuple[list[dict], str]:
+               dataset: Path | None, dashboard: bool = False) -> tuple[list[dict], str]:
     """Per file: {launch_id, record | staged | skipped} or {error}; and where the work ran."""
     if workers is None and scheduler is None:
         out = []
@@ -348,7 +351,7 @@ def _summaries(files, idents, ws: Workspace, tax, workers, scheduler, known: set
         return out, "local (1 process)"
     from ..collect.cluster import dask_client
 
-    with dask_client(workers=workers, scheduler=scheduler) as (client, engine):
+    with dask_client(workers=workers, scheduler=scheduler, dashboard=dashboard) as (client, engine):
         existing = client.scatter([known], broadcast=True)[0]  # one future for the set, on every worker
         futures = client.map(_remote, [str(f) for f in files], [idents[f] for f in files],
                              [str(ws.root_for(f)) for f in files],

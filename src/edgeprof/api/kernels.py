@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from ..files import display, is_dir
+from ..files import command, display, is_dir
 from ..conventions import FORMAT_KERNEL_CSV, FORMAT_XNNPACK_LOG
 from ..io.readers import kernel_input_format
 from ..io.traces import trace_stem
@@ -31,6 +31,7 @@ def _log_facts(log) -> dict:
             "gemm_tiles": log.tiles[:50], "messages": log.messages}
 
 
+@command
 def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None,
             input_format: str | None = None) -> KernelTable:
     """The kernel table of one XNNPACK log (or kernels CSV): the Arm kit's columns then ours, a summary by ISA
@@ -69,6 +70,7 @@ def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None,
     return KernelTable(result)
 
 
+@command
 def executed_evidence(path, *, etrecord=None, taxonomy=None, ws: Workspace | None = None) -> ExecutedEvidence:
     """Which XNNPACK operators of an ETDump (or timeline CSV) ran on SME/KleidiAI datatype paths (PF32, PF16,
     PQS8, QP8) and the time they cover: evidence = executed."""
@@ -81,6 +83,7 @@ def executed_evidence(path, *, etrecord=None, taxonomy=None, ws: Workspace | Non
     return ExecutedEvidence(result)
 
 
+@command
 def kernel_evidence(inputs, *, model_id: str | None = None, write: bool = False, out=None, output_dir=None,
                     fmt: str = "csv", ws: Workspace | None = None) -> tuple[list[KernelTable], list[ExecutedEvidence]]:
     """``edgeprof kernels``: the logs (and kernels CSVs) named by ``inputs`` or found in its folders (and their
@@ -119,6 +122,7 @@ def kernel_evidence(inputs, *, model_id: str | None = None, write: bool = False,
     return tables, [executed_evidence(p, ws=ws) for p in profiles]
 
 
+@command
 def kernel_view(baseline, candidate, *, baseline_name: str | None = None, candidate_name: str | None = None,
                 filter_op: str | None = None, ws: Workspace | None = None) -> KernelView:
     """Baseline vs candidate kernels (each a log or a kernels CSV), with a summary and a GEMM/IGEMM verdict."""

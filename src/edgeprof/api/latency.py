@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..conventions import fit_name
-from ..files import display
+from ..files import command, display
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results import LatencyReport
 
 
+@command
 def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | None = None, seed: int = 0,
             resamples: int = 2000, names: dict | None = None, write: bool = False, output_dir=None,
             ws: Workspace | None = None) -> list[LatencyReport]:
@@ -21,7 +22,7 @@ def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | Non
     ``<timeline stem>_robust_stats.json`` beside its input (or in ``output_dir``), as the Arm kit does.
     """
     from ..analysis.latency import robust_latency
-    from ..render.atomic import write_text
+    from ..writer import write_text
     from ..render.jsonfmt import dumps
 
     ws = workspace(ws, run_dir)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import warnings as _warnings
 
 from ..errors import EdgeprofWarning
+from ..files import command
 from ..io.workspace import Workspace
 from ..model import Profile
 
 
+@command
 def load_etdump(path, etrecord=None, *, strict_etrecord: bool = False, method: str | None = None,
                 allow_empty: bool = False, warn: bool = True, find_etrecord: bool = False,
                 debug_buffer=None) -> Profile:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
+from ..files import command
 from ..io.workspace import Workspace
 from ._common import workspace
 from .results import NumericsResult
@@ -100,6 +101,7 @@ def _assign_buffers(paths: list[Path], buffers: list[Path]) -> dict[str, Path]:
     return given
 
 
+@command
 def numerics(baseline, candidate, *, debug_buffers=(), threshold_db: float | None = None, run: int | None = None,
              etrecord=None, ws: Workspace | None = None) -> NumericsResult:
     """Compare the debug recordings ``baseline`` and ``candidate`` (two programs, the same input): matched points,

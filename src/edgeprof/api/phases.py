@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import is_file, read_text
+from ..files import command, is_file, read_text
 from ..io.workspace import Workspace
 from ._common import workspace
 from .results import PhaseComparison, PhaseReport
@@ -75,6 +75,7 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
     return prof, lat, labels, positions, source
 
 
+@command
 def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None = None) -> PhaseReport:
     import numpy as np
 
@@ -98,6 +99,7 @@ def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None
     return PhaseReport(doc)
 
 
+@command
 def compare_phases(baseline, candidate, *, spec: str | None = None, seed: int = 0,
                    ws: Workspace | None = None) -> PhaseComparison:
     """Baseline vs candidate per phase (speedup = baseline / candidate per phase, each with its interval and

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..conventions import parse_fraction, profile_stem
+from ..files import command
 from ..io.workspace import Workspace
 from ._common import as_list, checked_threshold, common_root, workspace
 from .results import PlanResult
@@ -23,7 +24,7 @@ def write_noise_profile(folder: Path, configs: dict, written_by: str) -> Path | 
     from ..analysis.noise import profile
     from ..conventions import SCHEMA_VERSION
     from ..io.runfolder import NOISE
-    from ..render.atomic import write_text
+    from ..writer import write_text
     from ..render.jsonfmt import dumps
 
     doc = profile(configs)
@@ -36,6 +37,7 @@ def write_noise_profile(folder: Path, configs: dict, written_by: str) -> Path | 
     return target
 
 
+@command
 def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: float = 0.80, run_dir=None,
          threads: int | None = None, launch_cv=None, store=None, warmup="auto", write: bool = False,
          ws: Workspace | None = None) -> PlanResult:

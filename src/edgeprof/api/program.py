@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from ..files import command
 from .results import ProgramDiff, ProgramInfo
 
 
+@command
 def program(path, *, etrecord=None) -> ProgramInfo:
     """What is inside a .pte; with ``etrecord``, each instruction (and each XNNPACK node) gets the op types and
     module path the ETRecord maps it to."""
@@ -74,6 +76,7 @@ def join_with_program(profile, pte) -> dict:
     return join_program(profile, summarize(pte), instruction_costs(pte))
 
 
+@command
 def program_diff(a, b) -> ProgramDiff:
     from ..analysis.pte_program import compare_programs
 

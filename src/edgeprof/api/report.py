@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..conventions import FORMAT_ETDUMP, fit_name, profile_stem
 from ..errors import InputError, UsageError
-from ..files import exists, is_dir
+from ..files import command, exists, is_dir
 from ..io.manifest import recorded_device, recorded_environment, recorded_runners
 from ..io.runfolder import display_path
 from ..io.traces import sme2_role
@@ -140,6 +140,7 @@ def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: lis
     return part
 
 
+@command
 def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = None, candidate_name: str | None = None,
            threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = 0.02, top: int = 15,
            taxonomy=None, out=None, html=None, write: bool = False, launch_cv=None, store=None,
@@ -243,7 +244,7 @@ def _numerics_of(ws: Workspace, pair: list[dict]) -> dict | None:
 
 
 def _write(rep: Report, run_dir: Path | None, inputs: list[str], baseline, out, html) -> Report:
-    from ..render.atomic import Batch
+    from ..writer import Batch
 
     if out:
         md_path = Path(out)

@@ -17,10 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import EdgeprofError, InputError, UsageError
-from ..files import display, is_dir, is_file
+from ..files import command, display, is_file
 from .results import Collection
 
-FAILED_SUFFIX = ".failed"  # outputs of a launch that did not finish are kept under this suffix
+from .run_outputs import FAILED_SUFFIX, nothing_in_the_way, prepare_folder
 
 
 class Interrupted(EdgeprofError):
@@ -125,37 +125,20 @@ def _inputs_inside(cfg, run_dir: Path) -> None:
             raise UsageError(f"the output folder {display(run_dir)} holds an input ({display(p)}): choose another --out")
 
 
-def _prepare_folder(run_dir: Path, force: bool) -> None:
-    """An empty or absent folder is used as it is; a collection edgeprof wrote is replaced with ``--force`` —
-    only the files it lists (:mod:`edgeprof.api.run_outputs`), never the rest of the folder."""
-    from .run_outputs import clear
-    from ..io.runfolder import MANIFEST, read_manifest_file
-
-    if not os.path.lexists(run_dir):
-        return
-    if not is_dir(run_dir):
-        raise UsageError(f"{display(run_dir)} exists and is not a folder")
-    if not any(run_dir.iterdir()):
-        return
-    if not force:
-        raise UsageError(f"{display(run_dir)} exists and is not empty: give --force to replace the collection in it, "
-                         "or another --out")
-    manifest, _, _ = read_manifest_file(run_dir / MANIFEST) if is_file(run_dir / MANIFEST) else (None, None, None)
-    if not (isinstance(manifest, dict) and manifest.get("tool") == "edgeprof"):
-        raise UsageError(f"{display(run_dir)} is not empty and holds no collection edgeprof wrote (no manifest.json of "
-                         "edgeprof's): not replaced, even with --force")
-    clear(run_dir, manifest)
-
-
 def _etrecords(cfg, run_dir: Path) -> dict[str, str]:
     """ETRecords found beside the models (``m.etrecord``, ``m.pte.etrecord``), copied to ``RUN_DIR/artifacts``
-    where the analysis finds them."""
+    where the analysis finds them (read as a regular file, written by the one writer: never through a link)."""
+    from ..files import open_regular
+    from ..writer import atomic_path
+
     out = {}
     for e in cfg.experiments:
         for cand in (e.model.with_suffix(".etrecord"), Path(str(e.model) + ".etrecord")):
             if is_file(cand) and e.model.stem not in out:
                 (run_dir / "artifacts").mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(cand, run_dir / "artifacts" / f"{e.model.stem}.etrecord")
+                with open_regular(cand) as src, atomic_path(run_dir / "artifacts" / f"{e.model.stem}.etrecord") as tmp:
+                    with open(tmp, "wb") as dst:
+                        shutil.copyfileobj(src, dst, 1 << 20)
                 out[e.model.stem] = str(cand)
     return out
 
@@ -180,7 +163,14 @@ class _Recorder:
                        "launch_order": [ln.label for ln in launches]},
             "executorch": _executorch(cfg, machine),
             "results": [], "overhead_launches": [], **extra,
+            "files": {},  # what this collection wrote, with its content's SHA-256 (run --force removes only these)
         }
+
+    def track(self, paths) -> None:
+        """Record the content of files this collection wrote (written into the manifest with the next write)."""
+        from .run_outputs import record
+
+        self.doc["files"].update(record(self.run_dir, paths))
 
     def add(self, entry: dict, overhead: bool) -> None:
         self.doc["overhead_launches" if overhead else "results"].append(entry)
@@ -189,12 +179,12 @@ class _Recorder:
     def write(self) -> None:
         from ..io.runfolder import MANIFEST, METRICS
         from ..render import jsonfmt
-        from ..render.atomic import write_text
+        from ..writer import write_text
 
         self.doc["updated_at"] = _now()
-        write_text(self.run_dir / MANIFEST, jsonfmt.dumps(self.doc))
+        write_text(self.run_dir / MANIFEST, jsonfmt.dumps(self.doc), again=True)  # the record, rewritten as it goes
         write_text(self.run_dir / METRICS, jsonfmt.dumps({"results": self.doc["results"],
-                                                          "overhead": self.doc.get("overhead")}))
+                                                          "overhead": self.doc.get("overhead")}), again=True)
 
 
 def _executorch(cfg, machines: dict) -> dict:
@@ -301,6 +291,7 @@ def _set_aside(launch) -> list[str]:
     return moved
 
 
+@command
 def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool = False, overhead_check: bool = False,
         report: bool = False, progress=None, echo=None, verbose_echo=None, **given) -> Collection:
     """Profile ``models`` (or the experiments of ``config``) and write the run folder.
@@ -334,7 +325,8 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
         return Collection({"run_dir": str(run_dir), "status": "dry run", "commands": lines,
                            "launches_planned": len(launches), "warnings": warnings})
     _inputs_inside(cfg, run_dir)
-    _prepare_folder(run_dir, force)
+    warnings += prepare_folder(run_dir, force)
+    nothing_in_the_way(cfg, launches, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     sh = Shell(echo=verbose_echo)
     machines = {}
@@ -343,6 +335,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
     if any(e.kind != "adb" for e in cfg.experiments):
         machines["host"] = fingerprint.host_facts()
     rec = _Recorder(run_dir, cfg, launches, machines, {"etrecords": _etrecords(cfg, run_dir)})
+    rec.track(run_dir / "artifacts" / f"{stem}.etrecord" for stem in rec.doc["etrecords"])
     rec.write()
     records: list[dict] = []
     current = None
@@ -363,6 +356,8 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
             if status != "ok":
                 entry["output_tail"] = tail(lr.main.output if lr.main else "", 2000)
                 entry["set_aside"] = _set_aside(ln)
+            rec.track([*ln.outputs(), *(ln.folder / n for n in entry.get("set_aside", ())),
+                       ln.etdump.with_suffix(".bin") if ln.etdump is not None else None])
             records.append(entry)
             rec.add(entry, overhead=not ln.etdump_on)
             current = None
@@ -374,6 +369,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
             for p in current.outputs():
                 if p.exists() and p.suffix != ".log":
                     p.unlink()
+            rec.track([*current.outputs(), *(current.folder / n for n in moved)])
             rec.doc.setdefault("interrupted", {"launch": current.label, "set_aside": moved})
         rec.doc["status"] = "partial"
         rec.write()
@@ -382,6 +378,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
                           f"{sum(1 for ln in launches if ln.etdump_on)} launches recorded)") from None
     rec.doc["overhead"] = overhead_of(records, cfg.seed) if overhead_check else None
     noise_file = _noise_profile(run_dir, records)
+    rec.track([noise_file])
     failed = [r for r in records if r["status"] != "ok"]
     rec.doc["status"] = "complete"
     rec.doc["failed_launches"] = len(failed)
@@ -395,6 +392,11 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
               "noise_profile": str(noise_file) if noise_file else None}
     if report:
         result["report"] = _report(run_dir, cfg)
+        from .run_outputs import derived
+
+        rec.track(derived(run_dir, [Path(r["metrics"]["etdump"]) for r in records
+                                    if r["status"] == "ok" and (r.get("metrics") or {}).get("etdump")]))
+        rec.write()
     return Collection(result)
 
 

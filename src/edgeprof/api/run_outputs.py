@@ -1,59 +1,145 @@
 """What a collection wrote into its run folder — and only that — so ``edgeprof run --force`` can replace a
 collection without touching anything else the folder holds (the user's notes, a model kept there).
 
-The files are read from the folder's own ``manifest.json`` (the launches' ETDumps and debug buffers, logs, kernel logs and the
-outputs set aside after a failure, the ETRecords copied to ``artifacts/``), plus what edgeprof derives from
-them under fixed names (``manifest.json``, ``metrics.json``, ``noise.json``, the analysis CSVs and summaries, ``report.md``
-and ``report.html``). Paths that lead outside the folder are ignored.
+The manifest keeps the SHA-256 of every file ``run`` wrote (``files``: the launches' ETDumps, debug buffers, logs,
+kernel logs and the outputs set aside after a failure, the ETRecords copied to ``artifacts/``, ``noise.json``, and
+with ``--report`` the analysis outputs and the report). ``--force`` removes:
+
+* ``manifest.json`` and ``metrics.json`` — the record itself, replaced by the new collection's;
+* each recorded file that is still a regular file (never a link) inside the folder with the recorded content;
+* the analysis outputs ``analyze`` derives by name from a recorded ETDump whose content was verified
+  (``<stem>_exec_all_runs_timeline.csv`` …), also when a later ``analyze`` wrote them: a timeline CSV left
+  beside the new collection would otherwise be read as a measurement of it.
+
+Anything else stays — a path a forged manifest names without the recorded content, a link, a file whose content
+changed, a report written later by hand — and is named in a warning. A manifest without hashes (an older
+edgeprof's) is not replaced at all. Before a collection writes, every file it is about to write must be absent
+(:func:`blocked`): a file or link left in the way is refused, never written through.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from pathlib import Path
+import stat
+from pathlib import Path, PurePosixPath
 
-from ..io.runfolder import MANIFEST, METRICS, NOISE, SUMMARY, analysis_files
+from ..errors import UsageError
+from ..files import display, is_dir, is_file
+from ..io.runfolder import MANIFEST, METRICS, NOISE, SUMMARY, analysis_files, read_manifest_file
 
-FIXED = (MANIFEST, METRICS, NOISE, SUMMARY, "report.md", "report.html")
+RECORD = (MANIFEST, METRICS)                           # the collection's record: always replaced
+DERIVED = (NOISE, SUMMARY, "report.md", "report.html")  # written beside the launches by run/analyze/report
+FAILED_SUFFIX = ".failed"                               # a launch that did not finish: its outputs set aside so
+FILES = "files"                                         # the manifest's key: {relative POSIX path: sha256}
 
 
-def _inside(p: Path, run_dir: Path) -> bool:
-    real, top = os.path.realpath(p.parent), os.path.realpath(run_dir)
-    return real == top or real.startswith(top + os.sep)
+def digest(path: Path) -> str | None:
+    """SHA-256 of the regular file at ``path``, opened without following a link; None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _relative(p: Path, run_dir: Path) -> str | None:
+    """``p`` as a POSIX path relative to ``run_dir`` when it lies inside (by name, no ``..``), else None."""
+    try:
+        rel = PurePosixPath(Path(os.path.abspath(p)).relative_to(os.path.abspath(run_dir)).as_posix())
+    except ValueError:
+        return None
+    return None if not rel.parts or ".." in rel.parts else str(rel)
+
+
+def _inside(rel: object, run_dir: Path) -> Path | None:
+    """The path a manifest's relative name stands for, or None when it is not a plain path inside ``run_dir``
+    (absolute, ``..``, empty, not text) or its folder leads outside through a link."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel:
+        return None
+    pp = PurePosixPath(rel)
+    if pp.is_absolute() or ".." in pp.parts or pp.parts in ((), (".",)):
+        return None
+    p = run_dir.joinpath(*pp.parts)
+    top, parent = os.path.realpath(run_dir), os.path.realpath(p.parent)
+    if parent != top and not parent.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return p
+
+
+def record(run_dir: Path, paths) -> dict[str, str]:
+    """``{relative path: sha256}`` of the regular files among ``paths`` inside ``run_dir`` (links and absent
+    files are left out)."""
+    out = {}
+    for p in paths:
+        if p is None:
+            continue
+        rel = _relative(Path(p), run_dir)
+        if rel is not None and (h := digest(Path(p))) is not None:
+            out[rel] = h
+    return out
+
+
+def derived(run_dir: Path, etdumps) -> list[Path]:
+    """The files ``analyze``, ``report`` and ``run`` write by name for these ETDumps and beside them."""
+    from ..io.timeline_csv import op_types_file
+
+    named = [run_dir / f for f in DERIVED]
+    for e in etdumps:
+        for ext in (".csv", ".parquet"):
+            files = analysis_files(e, ext)
+            named += [e.parent / n for n in files.values()]
+            if ext == ".csv":  # the op-type lists the timelines refer to
+                named += [op_types_file(e.parent / files[k]) for k in ("timeline_all", "timeline_run0")]
+    return named
+
+
+def verified(run_dir: Path, manifest: dict) -> tuple[list[Path], list[str]]:
+    """(the recorded files present with their recorded content, the recorded names that are not)."""
+    files = manifest.get(FILES)
+    ok, not_ok = [], []
+    for rel, h in (files.items() if isinstance(files, dict) else ()):
+        p = _inside(rel, run_dir)
+        if p is not None and isinstance(h, str) and digest(p) == h:
+            ok.append(p)
+        elif p is None or os.path.lexists(p):
+            not_ok.append(str(rel)[:200])
+    return ok, not_ok
 
 
 def written_files(run_dir: Path, manifest: dict) -> list[Path]:
-    """The files of the collection described by ``manifest`` that exist in ``run_dir``, sorted."""
-    named: set[Path] = {run_dir / f for f in FIXED}
-    etdumps: list[Path] = []
-    for key in ("results", "overhead_launches"):
-        entries = manifest.get(key) if isinstance(manifest.get(key), list) else []
-        for r in entries:
-            if not isinstance(r, dict):
-                continue
-            m = r.get("metrics") if isinstance(r.get("metrics"), dict) else {}
-            for k in ("etdump", "log", "xnntrace_log"):
-                if isinstance(m.get(k), str) and m[k]:
-                    p = Path(m[k]) if os.path.isabs(m[k]) else run_dir / m[k]
-                    named.add(p)
-                    if k == "etdump":
-                        etdumps.append(p)
-            folder = run_dir / str(r.get("experiment", ""))
-            for name in r.get("set_aside") or [] if isinstance(r.get("set_aside"), list) else []:
-                if isinstance(name, str) and "/" not in name and name not in ("", ".", ".."):
-                    named.add(folder / name)
-    recs = manifest.get("etrecords") if isinstance(manifest.get("etrecords"), dict) else {}
-    named.update(run_dir / "artifacts" / f"{stem}.etrecord" for stem in recs if isinstance(stem, str) and "/" not in stem)
-    for e in etdumps:
-        named.add(e.with_suffix(".bin"))  # its debug buffer (run --debug-buffer)
-        for ext in (".csv", ".parquet"):
-            named.update(e.parent / n for n in analysis_files(e, ext).values())
-    return sorted(p for p in named if _inside(p, run_dir) and os.path.lexists(p) and not os.path.isdir(p))
+    """The files of the collection described by ``manifest`` that ``--force`` removes, sorted."""
+    ok, _ = verified(run_dir, manifest)
+    named = set(ok) | {run_dir / f for f in RECORD}
+    etdumps = [p for p in ok if p.suffix in (".etdump", ".etdp")]
+    for p in derived(run_dir, etdumps):
+        if p.parent != run_dir:  # per-ETDump outputs; the folder's own (report.md …) only when recorded
+            named.add(p)
+    out = []
+    for p in named:
+        try:
+            if stat.S_ISREG(os.lstat(p).st_mode) and _inside(_relative(p, run_dir), run_dir) is not None:
+                out.append(p)
+        except (OSError, ValueError):
+            continue
+    return sorted(out)
 
 
-def clear(run_dir: Path, manifest: dict) -> list[Path]:
+def clear(run_dir: Path, manifest: dict) -> tuple[list[Path], list[str]]:
     """Remove the collection's files (:func:`written_files`), then the folders they leave empty; anything else
-    stays. Returns what was removed."""
+    stays. Returns (what was removed, the recorded names that were kept because their content or kind is not
+    what was recorded)."""
+    _, kept = verified(run_dir, manifest)
     removed = []
     for p in written_files(run_dir, manifest):
         try:
@@ -63,10 +149,65 @@ def clear(run_dir: Path, manifest: dict) -> list[Path]:
             pass
     folders = sorted({p.parent for p in removed}, key=lambda d: len(d.parts), reverse=True)
     for d in folders:
-        while d != run_dir and _inside(d, run_dir):
+        while d != run_dir and _inside(_relative(d, run_dir), run_dir) is not None:
             try:
                 d.rmdir()  # only when empty
             except OSError:
                 break
             d = d.parent
-    return removed
+    return removed, kept
+
+
+def blocked(paths) -> Path | None:
+    """The first of ``paths`` that exists (a file, a link — even a dangling one — or anything else)."""
+    return next((Path(p) for p in paths if p is not None and os.path.lexists(p)), None)
+
+
+def prepare_folder(run_dir: Path, force: bool) -> list[str]:
+    """An empty or absent folder is used as it is; a collection edgeprof wrote is replaced with ``--force`` —
+    only the files its manifest recorded with their content (:mod:`edgeprof.api.run_outputs`), never the rest of
+    the folder. Returns warnings (recorded files kept because they changed)."""
+
+    if not os.path.lexists(run_dir):
+        return []
+    if not is_dir(run_dir):
+        raise UsageError(f"{display(run_dir)} exists and is not a folder")
+    if not any(run_dir.iterdir()):
+        return []
+    if not force:
+        raise UsageError(f"{display(run_dir)} exists and is not empty: give --force to replace the collection in it, "
+                         "or another --out")
+    manifest, _, _ = read_manifest_file(run_dir / MANIFEST) if is_file(run_dir / MANIFEST) else (None, None, None)
+    if not (isinstance(manifest, dict) and manifest.get("tool") == "edgeprof"):
+        raise UsageError(f"{display(run_dir)} is not empty and holds no collection edgeprof wrote (no manifest.json of "
+                         "edgeprof's): not replaced, even with --force")
+    if not isinstance(manifest.get(FILES), dict):
+        raise UsageError(f"{display(run_dir)}: its manifest.json records no file contents (an older edgeprof wrote it): "
+                         "not replaced, even with --force; remove the folder yourself or choose another --out")
+    _, kept = clear(run_dir, manifest)
+    if not kept:
+        return []
+    return [f"--force kept {len(kept)} file(s) the previous manifest names but whose content or kind is not what it "
+            f"recorded: {', '.join(kept[:5])}{' …' if len(kept) > 5 else ''}"]
+
+
+def planned(cfg, launches, run_dir: Path) -> list[Path]:
+    """Every file the collection is about to write (before the launches run)."""
+    out = [run_dir / "artifacts" / f"{e.model.stem}.etrecord" for e in cfg.experiments]
+    for ln in launches:
+        out += ln.outputs()
+        if ln.etdump is not None:
+            out += [ln.etdump.with_suffix(".bin"), ln.etdump.with_name(ln.etdump.name + FAILED_SUFFIX)]
+        out.append(ln.folder / f".{ln.stem}{'' if ln.etdump_on else '_noetdump'}.worker.json")
+    return out
+
+
+def nothing_in_the_way(cfg, launches, run_dir: Path) -> None:
+    """A collection writes only where nothing is: a file or link left at one of its outputs (one ``--force`` did
+    not remove because the previous collection did not record it) is refused, never written through."""
+    p = blocked(planned(cfg, launches, run_dir))
+    if p is not None:
+        kind = "a symbolic link" if os.path.islink(p) else \
+            "a file that is not the previous collection's (not in its record, or changed since)"
+        raise UsageError(f"{display(p)}: {kind} is where the collection writes: not replaced; move it away or "
+                         "choose another --out")

@@ -33,7 +33,7 @@ def skills() -> list[dict]:
 
 def install_skills(dest, *, force: bool = False, names: list[str] | None = None) -> list[str]:
     """Copy the skills to ``dest/<name>/SKILL.md``; an existing different file is kept unless ``force``."""
-    from ..render.atomic import write_text
+    from ..writer import write_text
 
     dest = Path(dest)
     chosen = [s for s in skills() if names is None or s["name"] in names]

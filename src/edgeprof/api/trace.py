@@ -6,16 +6,18 @@ from pathlib import Path
 
 from ..conventions import OP_TYPES_MODES, OP_TYPES_REF, fit_name
 from ..errors import UsageError
+from ..files import command
 from ..io.workspace import Workspace
 from ..model import ReadWhole
 from ._common import KeptStream, workspace
 from .results import TraceResult
 
 
+@command
 def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=None, etrecord=None,
           op_types: str = OP_TYPES_REF, ws: Workspace | None = None, block_events: int | None = None) -> TraceResult:
     """Write the trace of an ETDump (or timeline CSV) — every run, or those ``runs`` names (``N``, ``A:B``, a
-    comma list) — to ``out`` (default ``<ETDump stem>.trace.json`` beside it); returns what was exported.
+    comma list) — to ``out`` (default ``<ETDump name without its suffix>.trace.json`` beside it); returns what was exported.
     ``op_types``: a slice's op-type list as an ``op_types_id`` into ``otherData.op_types`` (``ref``), or in
     every slice's args (``inline``). Every run of an ETDump is read block by block of runs (``block_events`` events
     at a time; 0: the whole file at once), the same document as from the whole file."""
@@ -25,7 +27,7 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
         raise UsageError(f"unknown op-types form {op_types!r} (choose from {', '.join(OP_TYPES_MODES)})")
     ws = workspace(ws, None, etrecord=etrecord)
     p = Path(etdump)
-    target = Path(out) if out else p.with_name(fit_name(p.name.split(".")[0], ".trace.json"))
+    target = Path(out) if out else p.with_name(fit_name(trace_stem(p), ".trace.json"))
     if block_events != 0 and (runs is None or runs.strip() in ("", ":", "all")):
         from ..conventions import FORMAT_ETDUMP
         from ..io.readers import profile_format
@@ -43,6 +45,16 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
         raise UsageError(f"--runs {runs!r}: {str(e)[:200]}") from None
     stats = write_trace(target, prof, runs=chosen, include_init=include_init, op_types=op_types)
     return TraceResult({"input": str(etdump), "written": str(target), **stats})
+
+
+def trace_stem(path: Path) -> str:
+    """The default trace's name before ``.trace.json``: the input's whole name without its format's suffixes
+    (``gpt_xnn.run2.etdp`` → ``gpt_xnn.run2``, ``m_t1.etdump.gz`` → ``m_t1``), so two recordings of one model
+    get two traces."""
+    from ..conventions import profile_stem
+
+    stem = profile_stem(path.name.removesuffix(".gz")) if path.name.endswith(".gz") else profile_stem(path)
+    return stem or path.name
 
 
 def _stream(ws: Workspace, path: Path, target: Path, include_init: bool, op_types: str, block_events) -> dict:

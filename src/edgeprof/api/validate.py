@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
-from ..files import exists, is_dir, is_file
+from ..files import command, exists, is_dir, is_file
 from ..io.runfolder import MANIFEST, METRICS, SUMMARY, analysis_files, display_path
 from ..io.traces import manifest_sme2_roles, sme2_role, trace_folders, trace_stem
 from ..io.workspace import Workspace
@@ -81,6 +81,7 @@ def _etdump_facts(ws: Workspace, f: Path, run_dir: Path, out_root: Path | None, 
     return e
 
 
+@command
 def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysis_dir=None,
              tolerance: float = 0.01, ws: Workspace | None = None) -> Validation:
     """Check a run folder: ETDumps parse; the CSVs and analysis_summary.json exist, are fresh and agree with the

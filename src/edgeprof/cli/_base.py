@@ -11,7 +11,7 @@ import warnings
 import click
 
 from ..conventions import TOOL_VERSION as __version__
-from ..conventions import display
+from ..conventions import display, shown
 from ..errors import EdgeprofError, InputErrors
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -24,12 +24,20 @@ class Ctx:
         self.debug = debug
 
 
+def say(msg="", *, err: bool = False, nl: bool = True, lines: bool = False, rendered: bool = False) -> None:
+    """Every text a command writes for people (stdout, or stderr with ``err``) goes through here and so through
+    :func:`edgeprof.conventions.shown`: no control character of a name reaches the terminal, each is shown as
+    ``\\x1b``. ``lines``: several lines (tab and newline kept). ``rendered``: Markdown edgeprof rendered (its names
+    escaped already). JSON goes through :func:`echo_json`; rich tables through :mod:`edgeprof.render.terminal`."""
+    click.echo(shown(msg, lines=lines, rendered=rendered), err=err, nl=nl)
+
+
 def warn(msg: str) -> None:
-    click.echo(f"edgeprof: warning: {display(msg)}", err=True)
+    say(f"edgeprof: warning: {msg}", err=True)
 
 
 def info(msg: str) -> None:
-    click.echo(f"edgeprof: {display(msg)}", err=True)
+    say(f"edgeprof: {msg}", err=True)
 
 
 def _fail(err: Exception, debug: bool) -> None:
@@ -37,7 +45,7 @@ def _fail(err: Exception, debug: bool) -> None:
         raise err
     lines = err.messages if isinstance(err, InputErrors) else [str(err)]
     for line in lines:
-        click.echo("edgeprof: error: " + display(line).replace("\n", " ").replace("\r", " "), err=True)
+        say("edgeprof: error: " + line, err=True)
     sys.exit(getattr(err, "exit_code", 2))
 
 
@@ -62,12 +70,14 @@ def run_guarded(fn):
         ctx = click.get_current_context()
         debug = bool(ctx.find_object(Ctx) and ctx.find_object(Ctx).debug)
         try:
-            with _quiet_numerics():
+            from ..files import command_scope  # (imported here: `--help` loads no file machinery)
+
+            with _quiet_numerics(), command_scope():  # one command: what it reads it never writes over
                 return fn(*args, **kwargs)
         except EdgeprofError as e:
             _fail(e, debug)
         except KeyboardInterrupt:
-            click.echo("edgeprof: interrupted", err=True)
+            say("edgeprof: interrupted", err=True)
             sys.exit(130)
         except OSError as e:
             if debug:
@@ -148,6 +158,16 @@ def int_option(value: str, name: str) -> int:
     if n < 0:
         raise UsageError(f"{name} must not be negative")
     return n
+
+
+def writes_files(as_json: bool, no_write: bool = False, *asked) -> bool:
+    """The one rule for a view command's files (breakdown, latency, compare, kernels, plan): written by default
+    (beside the input, the Arm kit's way) — but with ``--json`` (the result on stdout) only when an output was
+    named (``--out``, ``--output-dir``: ``asked``), and never with ``--no-write``. Commands whose product is
+    files (analyze, trace, report) keep their documented defaults."""
+    if no_write:
+        return False
+    return not as_json or any(a not in (None, "", ()) for a in asked)
 
 
 def fail_on_errors(errors) -> None:

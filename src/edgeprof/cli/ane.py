@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ._base import CONTEXT, echo_json, main, run_guarded
+from ..conventions import shown
+from ._base import CONTEXT, echo_json, main, run_guarded, say
 
 
 class DefaultGroup(click.Group):
@@ -35,12 +36,12 @@ def ane():
 
 def _output(result, md, show, as_json, markdown_out) -> None:
     from ..errors import InputErrors
-    from ..render.atomic import write_text
+    from ..writer import write_text
 
     if markdown_out == "-":
-        click.echo(md(result.data), nl=False)
-    elif markdown_out:
-        write_text(Path(markdown_out), md(result.data))
+        say(md(result.data), nl=False, lines=True, rendered=True)
+    elif markdown_out:  # a rendered document: whatever is still unsafe in it is shown, never written raw
+        write_text(Path(markdown_out), shown(md(result.data), lines=True, rendered=True))
     if as_json:
         echo_json(result)
     elif markdown_out != "-":

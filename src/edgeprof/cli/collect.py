@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, echo_json, info, main, run_guarded, warn
+from ._base import CONTEXT, echo_json, info, main, run_guarded, say, warn
 
 
 @main.command("run", context_settings=CONTEXT)
@@ -85,7 +85,7 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
                                 eta=True)
     with bar:
         result = api.run(models, config=config, out=out, force=force, dry_run=dry_run, overhead_check=overhead_check,
-                         report=make_report, progress=bar.update, echo=(info if as_json else click.echo),
+                         report=make_report, progress=bar.update, echo=(info if as_json else say),
                          verbose_echo=info if verbose else None, **given)
     if as_json:
         echo_json(result)
@@ -95,13 +95,13 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
     if dry_run:
         return
     if not as_json:
-        click.echo(f"{d['launches_ok']} of {d['launches_planned']} launches recorded in {d['run_dir']} "
-                   f"(manifest.json, metrics.json)")
+        say(f"{d['launches_ok']} of {d['launches_planned']} launches recorded in {d['run_dir']} "
+            f"(manifest.json, metrics.json)")
         if d.get("overhead"):
-            click.echo(d["overhead"]["statement"])
+            say(d["overhead"]["statement"])
         if d.get("report"):
             r = d["report"]
-            click.echo(f"report: {r['markdown']}, {r['html']}" + (f" — {r['summary_line']}" if r.get("summary_line") else ""))
+            say(f"report: {r['markdown']}, {r['html']}" + (f" — {r['summary_line']}" if r.get("summary_line") else ""))
     if d["failed"]:
         raise CheckFailed(f"{len(d['failed'])} launch(es) failed: "
                           + "; ".join(f"{f['launch']}: {f['status']} ({f['error']})" for f in d["failed"][:5])

@@ -10,11 +10,13 @@ from ._base import (
     Fraction,
     echo_json,
     info,
+    say,
     int_option,
     main,
     run_guarded,
     taxonomy_option,
     warn,
+    writes_files,
 )
 
 def _launch_cv(ctx, param, value):
@@ -100,7 +102,7 @@ def _kit_options(fn):
 @click.option("--resamples", type=click.IntRange(100, 100000), default=2000, show_default=True)
 @click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Where to write the JSON (default: beside each input).")
 @click.option("--no-write", is_flag=True, help="Do not write <timeline stem>_robust_stats.json.")
-@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON on stdout (files only with --output-dir).")
 @_kit_options
 @_comparison_options
 @run_guarded
@@ -134,7 +136,8 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
     ws = api.Workspace(run_dir)
     reports = api.latency(specs, run_dir=run_dir, threads=threads, seed=seed, resamples=resamples,
                           names={kit_file: name or kit_name1, kit_reference: kit_name2} if kit_file else None,
-                          name=None if kit_file else name, write=not no_write, output_dir=output_dir, ws=ws)
+                          name=None if kit_file else name, write=writes_files(as_json, no_write, output_dir),
+                          output_dir=output_dir, ws=ws)
     cmp = None
     if kit_reference:
         if not kit_file or len(specs) != 2:
@@ -142,7 +145,9 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
         roles = api.kit_roles(kit_file, kit_reference, kit_name1 or name, kit_name2)
         cmp = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
                               resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
-                              output_dir=output_dir, out_file=None, no_write=no_write, verbose=verbose, ws=ws,
+                              output_dir=output_dir, out_file=None,
+                              no_write=not writes_files(as_json, no_write, output_dir),
+                              verbose=verbose, ws=ws,
                               launch_cv=launch_cv, store=noise_store, metric=metric, allow_different=allow_different)
     for rep in reports:
         for w in rep.warnings:
@@ -232,7 +237,7 @@ def _gate(result, fail_on) -> None:
               help="Where to write <baseline>_vs_<candidate>_robust_comparison.json (default: beside the baseline).")
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None, help="Write the JSON to this file instead.")
 @click.option("--no-write", is_flag=True, help="Do not write the comparison JSON.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout (the file only with --out/--output-dir).")
 @_comparison_options
 @_kit_options
 @run_guarded
@@ -279,7 +284,8 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
         roles = api.explicit_roles(list(baseline), list(candidate), baseline_name, candidate_name)
     result = _run_comparison(roles, run_dir=run_dir, threads=threads, threshold=threshold, level=level, seed=seed,
                              resamples=resamples, warmup=warmup, categories=categories, taxonomy=taxonomy,
-                             output_dir=output_dir, out_file=out_file, no_write=no_write, verbose=verbose,
+                             output_dir=output_dir, out_file=out_file,
+                             no_write=not writes_files(as_json, no_write, output_dir, out_file), verbose=verbose,
                              launch_cv=launch_cv, store=noise_store, metric=metric, allow_different=allow_different)
     if as_json:
         echo_json(result)
@@ -303,7 +309,7 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
 @click.option("--store", "noise_store", type=click.Path(path_type=str), default=None,
               help="A history store whose launches of the same device tell the launch-to-launch noise.")
 @click.option("--no-write", is_flag=True, help="Do not write noise.json beside the run folder.")
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON on stdout (noise.json is not written).")
 @run_guarded
 def plan(inputs, from_, effect, threshold, power, level, run_dir, threads, launch_cv, noise_store, no_write, as_json):
     """How many launches per arm and runs per launch resolve a change of --effect, from the noise a run measured:
@@ -320,15 +326,15 @@ def plan(inputs, from_, effect, threshold, power, level, run_dir, threads, launc
     if not specs:
         raise UsageError("give a run folder, experiments or files (--from)")
     result = api.plan(specs, effect=effect, threshold=threshold, level=level, power=power, run_dir=run_dir,
-                      threads=threads, launch_cv=launch_cv, store=noise_store, write=not no_write)
+                      threads=threads, launch_cv=launch_cv, store=noise_store, write=writes_files(as_json, no_write))
     if as_json:
         echo_json(result)
         return
     d = result.data
     for c in d["configurations"]:
         rec = c["recommended"]
-        click.echo(f"{c['name']}: {c['launches']} launch(es), within-launch SD {100 * c['within_sd']:.2f} %, "
-                   f"launch SD {100 * c['launch_sd']:.2f} % ({c['launch_sd_source']}) → "
-                   + (f"{rec['launches_per_arm']} launches × {rec['runs_per_launch']} runs" if rec else "not resolvable"
-                      " within 50 launches × 1,000 runs"))
-    click.echo(d["statement"])
+        say(f"{c['name']}: {c['launches']} launch(es), within-launch SD {100 * c['within_sd']:.2f} %, "
+            f"launch SD {100 * c['launch_sd']:.2f} % ({c['launch_sd_source']}) → "
+            + (f"{rec['launches_per_arm']} launches × {rec['runs_per_launch']} runs" if rec else "not resolvable"
+               " within 50 launches × 1,000 runs"))
+    say(d["statement"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, main, run_guarded
+from ._base import CONTEXT, main, run_guarded, say
 from .ane import _JSON, _MD, DefaultGroup, _output
 
 
@@ -97,7 +97,7 @@ def profile(model, runs, compute_units, out):
     from .. import api
 
     path = api.coreml_profile(model, out, runs=runs, compute_units=compute_units)
-    click.echo(f"wrote {path}", err=True)
+    say(f"wrote {path}", err=True)
 
 
 @coreml.command("plan", context_settings=CONTEXT)
@@ -112,4 +112,4 @@ def plan(model, compute_units, out):
     from .. import api
 
     path = api.coreml_plan(model, out, compute_units=compute_units)
-    click.echo(f"wrote {path}", err=True)
+    say(f"wrote {path}", err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, Fraction, echo_json, fail_on_errors, main, run_guarded, taxonomy_option, warn
+from ._base import CONTEXT, Fraction, echo_json, fail_on_errors, main, run_guarded, say, taxonomy_option, warn
 
 STORE_HELP = "History store: a DuckDB file (history.duckdb) or DIR/ for a Hive-partitioned Parquet dataset."
 LOCK_HELP = "Seconds to wait for another ingest holding the store before giving up."
@@ -31,6 +31,8 @@ LOCK_HELP = "Seconds to wait for another ingest holding the store before giving 
               help="Read and summarise on a local Dask cluster of N worker processes (edgeprof[dask]).")
 @click.option("--scheduler", default=None, help="Read and summarise on the workers of this Dask scheduler "
                                                 "(tcp://HOST:PORT; the files must be readable there).")
+@click.option("--dashboard", is_flag=True,
+              help="With --workers: serve the local cluster's Dask dashboard, on 127.0.0.1 only [default: none].")
 @click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help=LOCK_HELP)
 @click.option("--relabel", is_flag=True,
               help="A launch stored already under other labels (commit, model, device, …) takes this ingest's "
@@ -39,7 +41,7 @@ LOCK_HELP = "Seconds to wait for another ingest holding the store before giving 
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @run_guarded
 def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads, when, labels, git_dir, run_dir,
-               etrecord, workers, scheduler, lock_timeout, relabel, taxonomy, as_json):
+               etrecord, workers, scheduler, dashboard, lock_timeout, relabel, taxonomy, as_json):
     """Store launches (ETDumps, timeline CSVs including the Arm kit's, run folders) in a history store.
 
     The same file ingested twice is stored once (keyed by its content's SHA-256); ingested again under other
@@ -58,7 +60,7 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
     result = api.ingest(inputs, store=store, commit=commit, branch=branch, model=model, device=device,
                         experiment=experiment, threads=threads, time=when, labels=labels, git=git_dir, run_dir=run_dir,
                         etrecord=etrecord, taxonomy=taxonomy, workers=workers, scheduler=scheduler,
-                        lock_timeout=lock_timeout, relabel=relabel)
+                        lock_timeout=lock_timeout, relabel=relabel, dashboard=dashboard)
     for w in result.data["warnings"]:
         warn(w)
     if as_json:
@@ -111,7 +113,7 @@ def history_cmd(store, model, experiment, device, threads, branch, metric, thres
     from .. import api
     from ..errors import CheckFailed
     from ..render import history as render
-    from ..render.atomic import write_text
+    from ..writer import write_text
 
     result = api.history(store, model=model, experiment=experiment, device=device, threads=threads, branch=branch,
                          metric=metric, threshold=threshold, eager=eager,
@@ -150,5 +152,5 @@ def export_cmd(store, target, lock_timeout, as_json):
         echo_json(result)
     else:
         d = result.data
-        click.echo(f"{d['launches_copied']} launch(es) copied to {d['target']} ({d['target_kind']}); "
-                   f"{d['launches_already_there']} were there already")
+        say(f"{d['launches_copied']} launch(es) copied to {d['target']} ({d['target_kind']}); "
+            f"{d['launches_already_there']} were there already")

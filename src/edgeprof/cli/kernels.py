@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, KIT, Fraction, echo_json, main, run_guarded, warn
+from ._base import CONTEXT, KIT, Fraction, echo_json, main, run_guarded, say, warn, writes_files
 
 
 @main.command(context_settings=CONTEXT)
@@ -15,7 +15,7 @@ from ._base import CONTEXT, KIT, Fraction, echo_json, main, run_guarded, warn
 @click.option("--model-id", default=None, help="model_id column (default: the log's stem without _xnntrace).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--no-write", is_flag=True, help="Do not write kernel tables.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout (tables only with --out/--output-dir).")
 @click.option("--xnntrace", "kit_log", default=None, type=click.Path(path_type=str),
               help=f"The XNNPACK log to read ({KIT} of INPUTS).")
 @run_guarded
@@ -37,7 +37,8 @@ def kernels(inputs, out_file, output_dir, model_id, fmt, no_write, as_json, kit_
     files = list(inputs) + ([kit_log] if kit_log else [])
     if not files:
         raise UsageError("give an XNNPACK log (or --xnntrace LOG), a kernels CSV, an ETDump or a folder")
-    tables, evidence = api.kernel_evidence(files, model_id=model_id, write=not no_write, out=out_file,
+    tables, evidence = api.kernel_evidence(files, model_id=model_id,
+                                           write=writes_files(as_json, no_write, out_file, output_dir), out=out_file,
                                            output_dir=output_dir, fmt=fmt)
     if as_json:
         echo_json(collection("kernels", "logs", tables, executed=[e.body() for e in evidence]))
@@ -81,7 +82,7 @@ def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, t
     from .. import api
     from ..errors import CheckFailed, UsageError
     from ..render import markdown
-    from ..render.atomic import write_text
+    from ..writer import write_text
 
     baseline, candidate = baseline or kit_off, candidate or kit_on
     if not baseline or not candidate:
@@ -95,10 +96,10 @@ def kernel_view(baseline, candidate, baseline_name, candidate_name, filter_op, t
     if as_json:
         echo_json(view)
     elif out_file:
-        click.echo(view["verdict"])
-        click.echo(f"wrote {out_file}")
+        say(view["verdict"])
+        say(f"wrote {out_file}")
     else:
-        click.echo(md, nl=False)
+        say(md, nl=False, lines=True, rendered=True)
     for w in view.warnings:
         warn(w)
     if require_sme2 and view["status"] != "sme2_in_candidate":

@@ -29,7 +29,7 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
     from ..conventions import TOOL_VERSION as __version__
     from ..render import json_schema
     from ..server import tools
-    from ..server.worker import DEFAULT_MEMORY, DEFAULT_TIMEOUT, CallFailed, Pool
+    from ..server.worker import DEFAULT_MEMORY, DEFAULT_TIMEOUT, CallFailed, CannotStart, Pool
 
     roots = list(roots) or [os.getcwd()]
     for r in roots:
@@ -64,7 +64,10 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
     for name, fn in tools.TOOLS.items():
         if allow_write or name not in tools.WRITE_TOOLS:
             register(fn)
-    pool.warm()
+    try:
+        pool.warm()  # a budget no worker can start under is refused here, in one line
+    except CannotStart as e:
+        raise UsageError(str(e)) from None
     server.edgeprof_pool = pool
     return server
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, echo_json, main, run_guarded
+from ._base import CONTEXT, echo_json, main, run_guarded, say
 
 
 @main.command(context_settings=CONTEXT)
@@ -20,7 +20,7 @@ def example(dest, force, as_json):
     if as_json:
         echo_json(result)
     else:
-        click.echo(f"copied {len(result['files'])} files to {dest}/ — next: edgeprof analyze {dest}")
+        say(f"copied {len(result['files'])} files to {dest}/ — next: edgeprof analyze {dest}")
 
 
 @main.command(context_settings=CONTEXT)
@@ -41,9 +41,9 @@ def schema(kind, as_list):
     from ..render import json_schema
 
     if as_list:
-        click.echo("\n".join(KINDS))
+        say("\n".join(KINDS), lines=True)
         return
     if kind is not None and kind not in KINDS:
         raise UsageError(f"schema: unknown document kind {kind!r}; the kinds: {', '.join(KINDS)}")
     doc = json_schema.schema(kind) if kind else json_schema.schemas()
-    click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    say(json.dumps(doc, indent=2, ensure_ascii=False), lines=True, rendered=True)

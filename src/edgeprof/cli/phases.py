@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._base import CONTEXT, echo_json, main, run_guarded
+from ._base import CONTEXT, echo_json, main, run_guarded, say
 
 
 @main.command("phases", context_settings=CONTEXT)
@@ -35,7 +35,7 @@ def phases(etdump, spec, against, seed, as_json):
             echo_json(cmp)
         else:
             for line in cmp.statements:
-                click.echo(line)
+                say(line)
         return
     res = api.phases(etdump, spec=spec, seed=seed)
     if as_json:
@@ -46,15 +46,17 @@ def phases(etdump, spec, against, seed, as_json):
 
 def _markdown(d: dict) -> str:
     from ..conventions import fmt_ms
+    from ..render.markdown import cell
 
-    out = [f"### Phases of {d['input']} ({d['runs']} runs; phases from {d['labels_source']})", ""]
+    out = [f"### Phases of {cell(d['input'])} ({d['runs']} runs; phases from {cell(d['labels_source'])})", ""]
     out += ["| phase | runs | median ms | p90 ms |", "|---|---|---|---|"]
     for p in d["phases"]:
-        out.append(f"| {p['name']} | {p['count']} | {fmt_ms(p['median_ms'])} | "
+        out.append(f"| {cell(p['name'])} | {p['count']} | {fmt_ms(p['median_ms'])} | "
                    f"{fmt_ms(p['latency']['percentiles'].get('p90'))} |")
     for p in d["phases"]:
         if p.get("breakdown"):
-            out.append(f"- {p['name']}: " + ", ".join(f"{b['line']} {b['share_pct']:.0f} %" for b in p["breakdown"][:5]))
+            out.append(f"- {cell(p['name'])}: " + ", ".join(f"{cell(b['line'])} {b['share_pct']:.0f} %"
+                                                          for b in p["breakdown"][:5]))
     for p in d["phases"]:
         dec = p.get("decode")
         if not dec:
@@ -69,7 +71,7 @@ def _markdown(d: dict) -> str:
         elif sl:
             out.append(f"- latency per position: {sl['why']}")
         if dec.get("growing_with_position"):
-            out.append("- growing with position: " + ", ".join(g["category"] for g in dec["growing_with_position"]))
+            out.append("- growing with position: " + ", ".join(cell(g["category"]) for g in dec["growing_with_position"]))
     t = d.get("time_to_first_token")
     if t:
         out += ["", f"- time to first token: {fmt_ms(t['first_ms'])} ms (load and init included: "

@@ -15,8 +15,10 @@ from ._base import (
     fail_on_errors,
     main,
     run_guarded,
+    say,
     taxonomy_option,
     warn,
+    writes_files,
 )
 from .compare import _launch_options
 
@@ -100,7 +102,7 @@ def analyze(inputs, run_dirs, etrecord, strict_etrecord, fmt, output_dir, jobs, 
               help="The .pte that ran: adds achieved GFLOP/s and GB/s per instruction and category, and the XNNPACK "
                    "node mix behind each delegate call; or the .onnx an ONNX Runtime profile ran (per node by name, "
                    "and per category; needs the ort extra).")
-@click.option("--json", "as_json", is_flag=True, help="Print the breakdown(s) as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the breakdown(s) as JSON on stdout (files only with --output-dir).")
 @run_guarded
 def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top, model_name, fmt, output_dir, no_write,
               program, as_json):
@@ -116,7 +118,8 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 
     docs = api.breakdowns(list(inputs), run_dir=run_dir, threads=threads, etrecord=etrecord,
                           strict_etrecord=strict_etrecord, taxonomy=taxonomy, top=top,
-                          model_name=model_name, write=not no_write, output_dir=output_dir, fmt=fmt, program=program,
+                          model_name=model_name, write=writes_files(as_json, no_write, output_dir),
+                          output_dir=output_dir, fmt=fmt, program=program,
                           block_events=None)  # an ETDump block by block: the accounting's columns only
     for bd in docs:
         if not as_json:
@@ -158,9 +161,9 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, op_types, as_json):
     if as_json:
         echo_json(result)
     else:
-        click.echo(f"wrote {result['written']}: {result['slices']} slices on {result['tracks']} track(s)"
-                   + (f", {result['adjusted']} clamped to nest" if result["adjusted"] else "")
-                   + " — open it at https://ui.perfetto.dev")
+        say(f"wrote {result['written']}: {result['slices']} slices on {result['tracks']} track(s)"
+            + (f", {result['adjusted']} clamped to nest" if result["adjusted"] else "")
+            + " — open it at https://ui.perfetto.dev")
 
 
 @main.command(context_settings=CONTEXT)
@@ -206,8 +209,8 @@ def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, 
     else:
         cmp = data.get("comparison")
         if cmp:
-            click.echo(cmp["summary_line"])
+            say(cmp["summary_line"])
         for f in data["findings"][:6]:
-            click.echo(f"- [{f['evidence_name']}] {f['text']}")
-        click.echo("wrote " + ", ".join(data["written"]))
+            say(f"- [{f['evidence_name']}] {f['text']}")
+        say("wrote " + ", ".join(data["written"]))
 

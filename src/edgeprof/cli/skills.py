@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..conventions import SCHEMA_VERSION
-from ._base import CONTEXT, echo_json, main, run_guarded
+from ._base import CONTEXT, echo_json, main, run_guarded, say
 
 
 @main.group(context_settings=CONTEXT)
@@ -32,7 +32,7 @@ def list_(as_json):
         echo_json({"schema_version": SCHEMA_VERSION, "kind": "skills", "skills": items})
         return
     for s in items:
-        click.echo(f"{s['name']}: {s['description']}")
+        say(f"{s['name']}: {s['description']}")
 
 
 @skills.command("install", context_settings=CONTEXT)
@@ -45,7 +45,7 @@ def install(dest, force, only):
     from ..api.skills import install_skills
 
     for p in install_skills(dest, force=force, names=list(only) or None):
-        click.echo(f"installed {p}", err=True)
+        say(f"installed {p}", err=True)
 
 
 @main.command("mcp", context_settings=CONTEXT)

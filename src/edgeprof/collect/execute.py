@@ -1,5 +1,7 @@
-"""Running commands: each in a process group of its own, its output to a file or captured, with a timeout
-that stops the whole group (a runner's children too). :class:`DryRun` prints what would run instead."""
+"""Running commands: each started by the one rule for children (:mod:`edgeprof.child`: allow-listed environment,
+a private working folder unless the caller names one), in a process group of its own, its output to a file or
+captured, with a timeout that stops the whole group (a runner's children too). :class:`DryRun` prints what would
+run instead."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .. import child
 
 TAIL = 2000  # characters of stderr/stdout kept for the manifest
 
@@ -54,15 +58,16 @@ class Shell:
 
     def run(self, argv, *, env: dict | None = None, out: Path | None = None, append: bool = False,
             timeout: float = 600.0, cwd: Path | None = None) -> Outcome:
+        """Run ``argv`` with the allow-listed environment plus ``env``, in ``cwd`` (an external runner's launch
+        folder) or else a private folder of its own."""
         argv = tuple(str(a) for a in argv)
         if self.echo:
             self.echo(command_line(argv, env))
-        full_env = {**os.environ, **(env or {})}
         t0 = time.perf_counter()
         fh = open(out, "ab" if append else "wb") if out is not None else subprocess.PIPE
         try:
-            proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=full_env, cwd=cwd, start_new_session=True)
+            proc = child.start(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+                               start_new_session=True)
         except OSError as e:
             if out is not None:
                 fh.close()
@@ -84,6 +89,7 @@ class Shell:
         finally:
             if out is not None:
                 fh.close()
+            proc.release()
         seconds = time.perf_counter() - t0
         if out is not None:
             text = _file_tail(out)

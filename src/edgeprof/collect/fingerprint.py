@@ -17,6 +17,8 @@ import re
 import subprocess
 import sys
 
+from .. import child
+
 FLAGS = ("sme", "sme2", "smef64f64", "i8mm", "bf16", "asimddp", "sve", "sve2", "avx2", "avx512f", "avx512vnni",
          "avx512_bf16", "amx_tile", "amx_int8", "fma")
 
@@ -51,7 +53,7 @@ def _sysctl(*names: str) -> dict:
     out = {}
     for n in names:
         try:
-            r = subprocess.run(["sysctl", "-n", n], capture_output=True, text=True, timeout=5)
+            r = child.run(["sysctl", "-n", n], timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             continue
         if r.returncode == 0 and r.stdout.strip():

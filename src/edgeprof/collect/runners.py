@@ -1,7 +1,9 @@
 """How one launch runs, per kind of runner: the commands, their environment and where their output goes.
 
-* ``python`` — ``python -m edgeprof.collect.worker`` (the ExecuTorch Python runtime), ``…worker_ort`` (ONNX
-  Runtime, for an ``.onnx`` model) or ``…worker_litert`` (LiteRT, for a ``.tflite``), in a process of its own.
+* ``python`` — ``edgeprof.collect.worker`` (the ExecuTorch Python runtime), ``…worker_ort`` (ONNX Runtime, for
+  an ``.onnx`` model) or ``…worker_litert`` (LiteRT, for a ``.tflite``), in a process of its own, started as
+  every child is (:mod:`edgeprof.child`: an isolated interpreter running this edgeprof, in a private folder,
+  with an allow-listed environment) — so every path it is given is absolute.
 * ``external`` — an ``executor_runner``-style binary, as the Arm kit's ``perf_runner.py`` runs it: a warm-up
   process (``--num_executions W``; a failure only warns), then the timed process (``--num_executions N
   --cpu_threads T --etdump_path …``) with ``XNN_LOG_LEVEL=0``, its stdout and stderr in ``_latency.log``;
@@ -23,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..child import python_argv
 from .execute import Outcome, tail
 from .plan import Launch
 
@@ -82,21 +85,22 @@ def _python(launch: Launch, sh, ctx: Context) -> LaunchRun:
     result = launch.folder / f".{launch.stem}{'' if launch.etdump_on else '_noetdump'}.worker.json"
     ort = e.runtime == "onnxruntime"
     worker = {"onnxruntime": "worker_ort", "litert": "worker_litert"}.get(e.runtime, "worker")
-    argv = [ctx.python, "-m", f"edgeprof.collect.{worker}", "--model", e.model,
-            "--runs", e.runs, "--warmup", e.warmup, "--threads", launch.threads, "--seed", ctx.seed, "--result", result,
-            "--inputs-dir", ctx.run_dir / "inputs"]
-    argv += ["--etdump", launch.etdump] if launch.etdump else ["--no-etdump"]
+    argv = ["--model", os.path.abspath(e.model), "--runs", e.runs, "--warmup", e.warmup, "--threads", launch.threads,
+            "--seed", ctx.seed, "--result", os.path.abspath(result),
+            "--inputs-dir", os.path.abspath(ctx.run_dir / "inputs")]
+    argv += ["--etdump", os.path.abspath(launch.etdump)] if launch.etdump else ["--no-etdump"]
     if ort:
         argv += ["--providers", ",".join(e.session_providers)]
     if e.runtime == "litert":
         argv += ["--delegate", e.delegate or "xnnpack"]
     if ctx.inputs is not None:
-        argv += ["--inputs", ctx.inputs]
+        argv += ["--inputs", os.path.abspath(ctx.inputs)]
     if ctx.debug_buffer and launch.etdump and worker == "worker":
         argv += ["--debug-buffer-size", str(ctx.debug_buffer)]
     run = LaunchRun()
     try:
-        o = sh.run(argv, out=launch.log, timeout=e.timeout, env={"PYTHONUNBUFFERED": "1"})
+        o = sh.run(python_argv(f"edgeprof.collect.{worker}", *argv, python=ctx.python), out=launch.log,
+                   timeout=e.timeout)
         run.outcomes.append(o)
         run.main = o
         if not sh.dry and o.ok:
@@ -176,8 +180,8 @@ def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
     key = (e.device, e.name)
     if key not in ctx.prepared:
         for argv in ([*adb, "shell", f"mkdir -p {shlex.quote(DEVICE_DIR)}"],
-                     [*adb, "push", str(e.model), f"{DEVICE_DIR}/{e.model.name}"],  # adb push runs no shell
-                     [*adb, "push", e.runner, f"{DEVICE_DIR}/executor_runner_{e.name}"],
+                     [*adb, "push", os.path.abspath(e.model), f"{DEVICE_DIR}/{e.model.name}"],  # runs no shell
+                     [*adb, "push", os.path.abspath(e.runner), f"{DEVICE_DIR}/executor_runner_{e.name}"],
                      [*adb, "shell", f"chmod 755 {shlex.quote(f'{DEVICE_DIR}/executor_runner_{e.name}')}"]):
             o = step(argv, timeout=min(e.timeout, 600))
             if not o.ok:
@@ -204,7 +208,7 @@ def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
     run.main = o
     _parse_runner_times(o.output, run)
     if name:  # pulled even after a crash: a partial ETDump says how far it got
-        p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", str(launch.etdump)], timeout=600)
+        p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", os.path.abspath(launch.etdump)], timeout=600)  # adb: own folder
         if not p.ok and o.ok:
             run.warnings.append(f"adb pull failed: {tail(p.output, 300).strip()}")
         step([*adb, "shell", f"rm -f {shlex.quote(f'{DEVICE_DIR}/{name}')}"], timeout=60)

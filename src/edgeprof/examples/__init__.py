@@ -12,7 +12,6 @@ Recorded with executorch 1.5.1 on Linux x86_64 (2 cores); see the README's "Exam
 
 from __future__ import annotations
 
-import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +26,8 @@ def example_root() -> Path:
 
 def copy_example(dest, *, force: bool = False) -> list[str]:
     """Copy the example run folder to ``dest``; returns the copied files (relative paths)."""
+    from ..writer import write_bytes
+
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())) and not force:
         raise UsageError(f"{dest} exists and is not empty (use --force to copy into it anyway)")
@@ -35,7 +36,6 @@ def copy_example(dest, *, force: bool = False) -> list[str]:
     for f in sorted(src.rglob("*")):
         if f.is_file() and f.name != "__init__.py" and "__pycache__" not in f.parts:
             rel = f.relative_to(src)
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(f, dest / rel)
+            write_bytes(dest / rel, f.read_bytes())  # the one writer: never through a link found in dest
             files.append(rel.as_posix())
     return files

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import DebugBufferError
 
 MAX_DEBUG_BUFFER_BYTES = 4 * 1024**3
+MAX_RANK = 16  # ExecuTorch's kTensorDimensionLimit: the runtime holds no tensor of more dimensions
 BUFFER_SUFFIXES = (".bin", ".bin.gz")
 _ETDUMP_TAILS = (".etdp.gz", ".etdump.gz", ".etdp", ".etdump")
 
@@ -79,12 +80,7 @@ def read_debug_buffer(path) -> bytes:
             raise DebugBufferError(path, f"{size} bytes is larger than any debug buffer (4 GiB limit)")
         data = f.read()
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gunzip(data, path, MAX_DEBUG_BUFFER_BYTES, "debug buffer")
-        except DebugBufferError:
-            raise
-        except Exception as e:  # noqa: BLE001 - the sniffer's InputError, as this reader's error
-            raise DebugBufferError(path, getattr(e, "message", str(e)), offset=getattr(e, "offset", None)) from None
+        data = gunzip(data, path, MAX_DEBUG_BUFFER_BYTES, "debug buffer", DebugBufferError)
     return data
 
 
@@ -98,12 +94,17 @@ def tensor_from(meta: dict, buf, path, event: str = "") -> np.ndarray:
     if dtype is None:
         raise DebugBufferError(path, f"tensor of unknown scalar type {st}{where}: cannot be read", offset=off)
     sizes = [int(s) for s in meta["sizes"]]
+    if len(sizes) > MAX_RANK or len(meta.get("strides") or ()) > MAX_RANK:
+        raise DebugBufferError(path, f"tensor of {max(len(sizes), len(meta.get('strides') or ()))} dimensions{where}: "
+                                     f"more than the {MAX_RANK} an ExecuTorch tensor can have", offset=off)
     if any(s < 0 for s in sizes):
         raise DebugBufferError(path, f"tensor with a negative size {sizes}{where}", offset=off)
     n = math.prod(sizes)  # exact (Python ints): sizes from a damaged file overflow int64
     item = np.dtype(dtype).itemsize
     nbytes = n * item
     if n == 0:
+        if math.prod(s for s in sizes if s) * item > MAX_DEBUG_BUFFER_BYTES:  # no element, but no array has that shape
+            raise DebugBufferError(path, f"tensor {st}{sizes}{where}: a shape no debug buffer can hold", offset=off)
         return np.zeros(sizes, dtype=np.float32 if st == "bfloat16" else dtype)
     if off < 0:
         raise DebugBufferError(path, f"tensor of {nbytes} bytes has no data in the debug buffer (offset {off}){where}",
@@ -136,8 +137,9 @@ def _logical(flat: np.ndarray, sizes: list[int], strides: list[int]) -> np.ndarr
                 break
             expect *= sizes[d]
         if dense and order != list(range(len(sizes)))[::-1]:
-            view = np.lib.stride_tricks.as_strided(flat, shape=sizes,
-                                                   strides=[s * flat.itemsize for s in strides], writeable=False)
+            # a dimension of size 1 is never stepped along: its stride (any number in the file) is not used
+            steps = [0 if n == 1 else s * flat.itemsize for n, s in zip(sizes, strides)]
+            view = np.lib.stride_tricks.as_strided(flat, shape=sizes, strides=steps, writeable=False)
             return np.ascontiguousarray(view)
     return flat.reshape(sizes)
 

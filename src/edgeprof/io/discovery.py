@@ -61,7 +61,7 @@ def etrecord_folders(etdump: Path, root: Path | None = None) -> list[Path]:
             if is_dir(top / "artifacts") and top / "artifacts" not in folders:
                 folders.append(top / "artifacts")
             break
-    return [f for f in folders if access.inside(f)]  # confined: never above the roots
+    return [f for f in folders if access.inside(f)]  # confined: never above the roots (then listed by the walk)
 
 
 def _manifest_model(etdump: Path, manifest: dict | None) -> str | None:
@@ -91,7 +91,7 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
     an ``.etrecord`` whose name is a prefix of the ETDump's (at a ``_``/``.``/``-`` boundary) in
     :func:`etrecord_folders`, the longest such prefix in the nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
     """
-    from ..files import is_file
+    from ..files import glob, is_file
 
     folders = etrecord_folders(etdump, root)
     by_manifest = None
@@ -107,10 +107,7 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
             return by_manifest, "manifest.json model"
     best, best_len, where = None, 0, ""
     for folder in folders:
-        try:
-            cands = sorted(c for c in folder.glob("*.etrecord") if access.inside(c))
-        except OSError:
-            continue
+        cands = [c for c in glob(folder, "*.etrecord") if is_file(c)]  # listed and probed from the root
         for c in cands:
             n = _prefix_len(_record_stem(c), etdump.stem)
             if n > best_len:
@@ -132,7 +129,7 @@ def find_program(etdump: Path, manifest: dict | None = None, manifest_path: Path
     """The ``.pte`` an ETDump was recorded from: a program ``manifest.json`` names (the kit's ``model``, or
     ``edgeprof run``'s experiments) whose name prefixes the ETDump's, else the ``.pte`` with the longest such
     prefix in :func:`etrecord_folders` (nearest folder first). Never outside the folder the user named."""
-    from ..files import is_file
+    from ..files import glob, is_file
 
     folders = etrecord_folders(etdump, root)
     named = []
@@ -149,10 +146,7 @@ def find_program(etdump: Path, manifest: dict | None = None, manifest_path: Path
             if _prefix_len(b.stem, etdump.stem) and is_file(b):
                 return b
     for folder in folders:
-        try:
-            cands = sorted(c for c in folder.glob("*.pte") if access.inside(c))
-        except OSError:
-            continue
+        cands = [c for c in glob(folder, "*.pte") if is_file(c)]  # listed and probed from the root
         scored = [(_prefix_len(c.stem, etdump.stem), c) for c in cands]
         scored = [x for x in scored if x[0]]
         if scored:

@@ -115,6 +115,9 @@ class RunDataIndex:
         self.bundled = runs.scalar(1, np.int32, -1)
         self.alloc_refs = runs.ref(2, "allocators")
         self.event_refs = runs.ref(3, "events")
+        # two RunData tables holding one vector of events would be one run read twice (run_pos is unshared already)
+        fb.unshared(np.where(self.event_counts() > 0, self.event_refs, -1), "ETDump.run_data (their event vectors)",
+                    origin=runs.field(3, 4))
         self.names = Interner()  # ProfileEvent names
         self.dstrs = Interner()  # ProfileEvent delegate debug id strings
 
@@ -125,6 +128,24 @@ class RunDataIndex:
     def event_counts(self) -> np.ndarray:
         """Events (of any kind) of each RunData block, from the vectors' lengths alone."""
         return self.fb.vector_lengths(self.event_refs, 4, "RunData.events")
+
+    def check_unshared(self, ranges) -> None:
+        """For a file decoded in several ``ranges`` of RunData (each range's tables are checked as it is decoded):
+        that no Event table, and no event's payload, is shared between ranges either. Positions are kept as 4-byte
+        numbers (a FlatBuffer is under 4 GiB), so this costs 8 bytes per event for the time of the check."""
+        fb = self.fb
+        events, payloads = [], []
+        for a, b in ranges:
+            pos, _ = fb.table_vectors(self.event_refs[a:b], "RunData.events")
+            for c0 in range(0, pos.size, EVENT_CHUNK):
+                chunk = pos[c0: c0 + EVENT_CHUNK]
+                events.append(chunk.astype(np.uint32))
+                ev = fb.tables(chunk, "Event")
+                refs = [ev.ref(k, what) for k, what in enumerate(("profile_event", "allocation_event", "debug_event"))]
+                first = np.where(refs[0] >= 0, refs[0], np.where(refs[1] >= 0, refs[1], refs[2]))
+                payloads.append(first[first >= 0].astype(np.uint32))
+        fb.unshared(np.concatenate(events) if events else np.empty(0, np.uint32), "RunData.events")
+        fb.unshared(np.concatenate(payloads) if payloads else np.empty(0, np.uint32), "Event payloads")
 
     def decode(self, a: int = 0, b: int | None = None) -> dict:
         """The columns of RunData blocks ``a ≤ i < b`` as if the file held only them (indices from 0)."""
@@ -152,7 +173,7 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
     n_events = ev_pos.size
     cols: dict[str, list] = {k: [] for k in ("pe_seq", "pe_name_codes", "pe_dd_str_codes", "pe_chain", "pe_instruction",
                                              "pe_dd_int", "pe_start", "pe_end", "meta_refs")}
-    ae_refs, ae_seq, de_refs, de_seq = [], [], [], []
+    ae_refs, ae_seq, de_refs, de_seq, pe_pos = [], [], [], [], []
     n_empty = n_ambiguous = 0
     for c0 in range(0, n_events, EVENT_CHUNK):
         seq = np.arange(c0, min(c0 + EVENT_CHUNK, n_events), dtype=np.int64)
@@ -161,6 +182,7 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
         ae_ref = events.ref(1, "allocation_event")
         de_ref = events.ref(2, "debug_event")
         del events
+        pe_pos.append(pe_ref[pe_ref >= 0])
         present = (pe_ref >= 0).astype(np.int8) + (ae_ref >= 0) + (de_ref >= 0)
         n_empty += int(np.count_nonzero(present == 0))
         n_ambiguous += int(np.count_nonzero(present > 1))
@@ -187,6 +209,11 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
         cols["pe_end"].append(pe.scalar(7, np.uint64, 0))
         del pe, pe_ref, ae_ref, de_ref
     del ev_pos
+    # one payload table reached from two events would be one event read twice
+    for refs, what in ((pe_pos, "Event.profile_event"), (ae_refs, "Event.allocation_event"),
+                       (de_refs, "Event.debug_event")):
+        fb.unshared(np.concatenate(refs) if refs else np.empty(0, np.int64), what)
+    del pe_pos
     empty = {"pe_seq": np.int64, "pe_name_codes": np.int32, "pe_dd_str_codes": np.int32, "pe_chain": np.int32,
              "pe_instruction": np.int32, "pe_dd_int": np.int32, "pe_start": np.uint64, "pe_end": np.uint64,
              "meta_refs": np.int64}
@@ -240,6 +267,7 @@ def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
     if not has.any():
         return cols
     idx = np.flatnonzero(has)
+    fb.unshared(ref[has], "DebugEvent.debug_entry")
     v = fb.tables(ref[has], "Value")
     cols["value_type"][idx] = v.scalar(0, np.int8, 0)
 
@@ -275,6 +303,7 @@ def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
     t_pos = np.concatenate([single[single >= 0], list_tensors])
     t_owner = np.concatenate([np.flatnonzero(single >= 0), list_owner])
     if t_pos.size:
+        fb.unshared(t_pos, "Value tensors")
         t = fb.tables(t_pos, "Tensor")
         stype = t.scalar(0, np.int8, 0)
         sizes, s_off = fb.scalar_vectors(t.ref(1, "sizes"), np.int64, "Tensor.sizes")

@@ -73,6 +73,8 @@ class ETDumpBlocks:
             index = RunDataIndex(data, path)
             per_rundata = index.event_counts()
             ranges = plan_blocks(per_rundata, self.max_events)
+            if len(ranges) > 1:  # each block's tables are checked as it is decoded; between blocks, here
+                index.check_unshared(ranges)
             first_event = np.r_[0, np.cumsum(per_rundata)]
         total: dict | None = None
         utf8_before = 0

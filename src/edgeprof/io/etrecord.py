@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 
 from ..conventions import FRAMEWORK_EVENTS
 from ..errors import ETRecordError
+from . import sniff
 
 EDGE_PREFIX = "edge_dialect_exported_program"
 JSON_MEMBERS = ("debug_handle_map", "delegate_map", "instruction_id_to_num_outs_map")
 MAX_MAP_BYTES = 64 * 1024**2  # a map member larger than this is refused
 MAX_GRAPH_BYTES = 512 * 1024**2  # the edge-program JSON of very large models stays well below this
 MAX_MEMBERS = 10_000
-MAX_RATIO = 200  # uncompressed / compressed above this (for members > 1 MB) is treated as a zip bomb
+MAX_RATIO = sniff.MAX_RATIO  # uncompressed / compressed above this (for members > 1 MB) is treated as a zip bomb
 RESERVED_EVENTS = FRAMEWORK_EVENTS  # events the ETRecord maps to no operator
 _EDGE_OPS = "executorch.exir.dialects.edge.ops."
 _SKIPPED_TARGETS = ("_operator.getitem", "operator.getitem", "executorch.exir.memory.alloc")
@@ -95,6 +96,11 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) ->
         raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {limit}): refused")
     if info.file_size > 1024**2 and info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
         raise ETRecordError(path, f"member {info.filename!r} expands {info.file_size // info.compress_size}x: refused as a possible zip bomb")
+    # the same bound as every compressed input (the memory left too), on the size the member declares
+    bound, why = sniff.expansion_bound(info.compress_size, limit, what=f"member {info.filename!r}")
+    if info.file_size > bound:
+        raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes from {info.compress_size} "
+                                  f"compressed: refused (limit: {why})")
     try:
         with z.open(info) as f:
             data = f.read(limit + 1)
@@ -106,6 +112,12 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) ->
 
 
 def _loads(data: bytes, what: str, path):
+    from .jsontext import lone_surrogate
+
+    at = lone_surrogate(data)
+    if at is not None:
+        raise ETRecordError(path, f"{what} escapes a lone UTF-16 surrogate at byte {at} of the member: no UTF-8 text "
+                                  "can hold it")
     try:
         # torch.export JSON holds Infinity/NaN constants (value ranges): accepted; only integer handles and ids are used
         return json.loads(data)
@@ -129,28 +141,44 @@ def _int_keyed(d, what, path) -> dict:
     return out
 
 
-def _handle_of(h) -> int | None:
-    """A node's debug handle: the serialized edge program writes it as a number or a string of digits."""
-    if isinstance(h, bool) or h is None:
+class _NotAHandle(ValueError):
+    def __init__(self, value, where: str):
+        super().__init__(where)
+        self.value, self.where = value, where
+
+
+def _handle_of(h, where: str = "a node") -> int | None:
+    """A node's debug handle: the serialized edge program writes it as a number or a string of digits; None when the
+    node has none. Any other value (NaN, Infinity, a fraction, text, a list) is not a handle: :class:`_NotAHandle`."""
+    if h is None or h == "":
         return None
     if isinstance(h, str):
-        h = h.strip()
-        return int(h) if 0 < len(h) <= 18 and h.lstrip("-").isdigit() else None
-    if isinstance(h, float):
-        return int(h) if h.is_integer() and abs(h) < 2**53 else None
-    return h if isinstance(h, int) and abs(h) < 2**63 else None
+        t = h.strip()
+        if 0 < len(t) <= 18 and t.lstrip("-").isdigit():
+            return int(t)
+    elif isinstance(h, float):
+        if h.is_integer() and abs(h) < 2**53:
+            return int(h)
+    elif _is_handle(h):
+        return h
+    raise _NotAHandle(h, where)
 
 
 def _is_handle(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and abs(x) < 2**63
 
 
-def _handles(v) -> list[int]:
+def _handles(v, where: str = "a map") -> list[int]:
+    """The debug handles a map gives an instruction: one integer or a list of them; anything else (NaN, Infinity,
+    fractions, nested lists, objects, null) is not a handle: :class:`_NotAHandle`."""
     if _is_handle(v):
         return [v]
     if isinstance(v, list):
-        return [x for x in v if _is_handle(x)]
-    return []
+        bad = next((x for x in v if not _is_handle(x)), None)
+        if bad is None:
+            return v
+        v = bad
+    raise _NotAHandle(v, where)
 
 
 def read_etrecord(path, method: str | None = None) -> ETRecord:
@@ -161,6 +189,9 @@ def read_etrecord(path, method: str | None = None) -> ETRecord:
     with open_regular(path, ETRecordError) as f:
         try:
             return _read_etrecord(path, method, f)
+        except _NotAHandle as e:  # a value where a debug handle belongs that is none: the ETRecord cannot be used
+            raise ETRecordError(path, f"{e.where}: {json.dumps(e.value, default=str)[:40]} is not a debug handle (an integer): the ETRecord "
+                                      "cannot tie events to operators") from None
         except (TypeError, AttributeError, KeyError, OverflowError, RecursionError, ValueError) as e:  # defensive
             raise ETRecordError(path, f"unusable ETRecord ({type(e).__name__}: {str(e)[:120]})") from None
 
@@ -195,13 +226,16 @@ def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
             method = "forward" if "forward" in dhm else methods[0]
         if method not in dhm:
             raise ETRecordError(path, f"ETRecord has no method {method!r} (has: {', '.join(methods)})")
-        handle_map = {k: _handles(v) for k, v in _int_keyed(dhm[method], "debug_handle_map", path).items()}
+        handle_map = {k: _handles(v, f"debug_handle_map of {method!r}, instruction {k}")
+                      for k, v in _int_keyed(dhm[method], "debug_handle_map", path).items()}
         dm = maps.get("delegate_map") or {}
         delegate_map = {}
         if isinstance(dm, dict) and isinstance(dm.get(method), dict):
             for k, v in _int_keyed(dm[method], "delegate_map", path).items():
                 if isinstance(v, dict):
                     inner = v.get("delegate_map") if isinstance(v.get("delegate_map"), dict) else {}
+                    inner = {d: _handles(h, f"delegate_map of {method!r}, instruction {k}, delegate id {d[:40]!r}")
+                             for d, h in inner.items()}
                     delegate_map[k] = {"name": str(v.get("name") or ""), "delegate_map": inner}
         no = maps.get("instruction_id_to_num_outs_map") or {}
         num_outs = {}
@@ -237,8 +271,7 @@ def _graph_nodes(doc, path) -> list[GraphNode]:
         if not isinstance(target, str) or target in _SKIPPED_TARGETS:
             continue
         meta = nd.get("metadata") if isinstance(nd.get("metadata"), dict) else {}
-        h = meta.get("debug_handle")
-        handle = _handle_of(h)
+        handle = _handle_of(meta.get("debug_handle"), f"the edge program's node {str(nd.get('name', ''))[:40]!r}")
         st = meta.get("stack_trace")
         out.append(GraphNode(name=str(nd.get("name", "")), op_type=op_type_of(target), debug_handle=handle,
                              stack_trace=st if isinstance(st, str) else None,

@@ -10,6 +10,10 @@ FlatBuffers layout (little endian) used here:
   vtable size, ``uint16`` table size, then one ``uint16`` offset per field (0 = field absent).
   reference fields hold a ``uint32`` offset relative to the field's own position.
   vectors and strings start with a ``uint32`` element count / byte length.
+
+Offsets that alias — two references reaching one table — are refused (:meth:`FlatBuffer.unshared`): every vector of
+tables read here must list distinct tables, so a file cannot make one RunData or event count a million times for
+the 4 bytes of each extra reference. (Writers share vtables and may share strings; those are read as shared.)
 """
 
 from __future__ import annotations
@@ -60,6 +64,26 @@ class FlatBuffer:
                              f"{self.size + self.base}-byte file: truncated or corrupt ETDump")
             self.fail(pos[i], f"{what} ({n} bytes) runs outside the {self.size + self.base}-byte file: "
                               "truncated or corrupt ETDump")
+
+    def unshared(self, pos: np.ndarray, what: str, origin: np.ndarray | None = None) -> None:
+        """Raise unless the table positions ``pos`` (``-1``: absent, ignored) are all distinct; the error names the
+        second reference (``origin``: where each was read from) and the shared table. Writers lay tables out in
+        one direction, so the usual cost is one pass; positions in any other order are sorted."""
+        if pos.size < 2:
+            return
+        keep = pos >= 0
+        if not keep.all():
+            pos = pos[keep]
+            origin = origin[keep] if origin is not None else None
+        if (pos[1:] > pos[:-1]).all() or (pos[1:] < pos[:-1]).all():
+            return
+        order = np.argsort(pos, kind="stable")
+        same = np.flatnonzero(pos[order[1:]] == pos[order[:-1]])
+        if same.size:
+            j = int(order[same[0] + 1])
+            self.fail(origin[j] if origin is not None else pos[j],
+                      f"{what} lists the table at byte {int(pos[j]) + self.base} more than once (offsets that alias: "
+                      "one table read as many): corrupt ETDump")
 
     # -- scalars ------------------------------------------------------------------------------------
     def read(self, pos: np.ndarray, dtype) -> np.ndarray:
@@ -157,6 +181,7 @@ class FlatBuffer:
         slots = ref + 4 + 4 * np.arange(n, dtype=_I64)
         tgt = slots + self.read(slots, np.uint32).astype(_I64)
         self.check(tgt, 4, f"{what} element", origin=slots)
+        self.unshared(tgt, what, origin=slots)
         return tgt
 
     def table_vectors(self, refs: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -169,6 +194,7 @@ class FlatBuffer:
         slots = starts + 4 * np.arange(owner.size, dtype=_I64)
         tgt = slots + self.read(slots, np.uint32).astype(_I64)
         self.check(tgt, 4, f"{what} element", origin=slots)
+        self.unshared(tgt, what, origin=slots)
         return tgt, owner
 
     def scalar_vectors(self, refs: np.ndarray, dtype, what: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,12 @@
-"""The revision a folder's git checkout is at (``git`` run as a process; nothing else here knows git)."""
+"""The revision a folder's git checkout is at (``git`` run as a process, started as every child is —
+:mod:`edgeprof.child`; nothing else here knows git)."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
+from .. import child
 from ..errors import UsageError
 
 
@@ -15,7 +17,7 @@ def git_revision(folder) -> dict:
 
     def git(*args: str) -> str:
         try:
-            r = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
+            r = child.run(["git", "-C", str(folder.absolute()), *args], timeout=30)
         except FileNotFoundError:
             raise UsageError("--git needs the git program on PATH") from None
         except subprocess.TimeoutExpired:

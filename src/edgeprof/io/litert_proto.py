@@ -25,11 +25,15 @@ class _Bad(Exception):
 
 
 def _varint(b: bytes, i: int, end: int) -> tuple[int, int]:
+    """(value, next offset): at most 10 bytes, the tenth holding only the 64th bit — a longer varint is no
+    protobuf integer (it would read as a 70-bit number)."""
     v = shift = 0
     while True:
-        if i >= end or shift > 63:
+        if i >= end:
             raise _Bad(i, "a varint runs past its message")
         c = b[i]
+        if shift == 63 and c > 1:
+            raise _Bad(i, "a varint longer than 64 bits")
         v |= (c & 0x7F) << shift
         i += 1
         shift += 7
@@ -76,21 +80,25 @@ def _signed(v: int) -> int:
 def _stat(b: bytes, span) -> dict:
     out = {}
     names = {1: "first", 2: "last", 3: "avg", 6: "min", 7: "max", 8: "sum", 9: "count"}
-    for num, wt, v, _ in _fields(b, *span):
+    for num, wt, v, at in _fields(b, *span):
         if num in names and wt == 0:
             out[names[num]] = _signed(v)
+            if out[names[num]] < 0:  # microseconds and counts
+                raise _Bad(at, f"OpProfilingStat.{names[num]} is negative ({out[names[num]]})")
     return out
 
 
 def _op(b: bytes, span) -> dict:
     op = {"type": "", "name": "", "times": 0, "order": 0, "us": {}}
-    for num, wt, v, _ in _fields(b, *span):
+    for num, wt, v, at in _fields(b, *span):
         if num == 1 and wt == 2:
             op["type"] = _text(b, v)
         elif num == 2 and wt == 2:
             op["us"] = _stat(b, v)
         elif num == 4 and wt == 0:
             op["times"] = _signed(v)
+            if op["times"] < 0:
+                raise _Bad(at, f"OpProfileData.times_called is negative ({op['times']})")
         elif num == 5 and wt == 2:
             op["name"] = _text(b, v)
         elif num == 6 and wt == 0:

@@ -32,7 +32,6 @@ Fences and other Session events add nothing: their time stays inside ``model_run
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 
 from ..conventions import DELEGATE_CALL, FORMAT_ORT_JSON, LOAD_METHOD, METHOD_EXECUTE, METHOD_INIT, OPERATOR_CALL
 from ..errors import InputError
+from . import jsontext
 
 MAX_ORT_BYTES = 2 << 30  # a JSON document is parsed whole: 2 GB of it is ~20M node events
 CPU_PROVIDER = "CPUExecutionProvider"
@@ -73,6 +73,15 @@ def _number(e: dict, key: str, i: int, path) -> float:
     return float(v)
 
 
+def _node_index(v) -> int:
+    """A node's index (ONNX Runtime writes it as a string of digits); -1 for anything that is not one of an int32's
+    (infinity, a fraction, a 5,000-digit number, a list)."""
+    if (isinstance(v, str) and 0 < len(v.strip()) <= 10 and v.strip().isdigit()) or (
+            isinstance(v, float) and v.is_integer()):
+        v = int(v)
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**31 else -1
+
+
 def read_ort_profile(path):
     """Read an ONNX Runtime profile (plain or gzip-compressed JSON)."""
     from ..files import read_regular
@@ -85,16 +94,7 @@ def read_ort_profile(path):
         from .sniff import gunzip
 
         data = gunzip(data, path, MAX_ORT_BYTES, "ONNX Runtime profile")
-    try:
-        doc = json.loads(data)
-    except UnicodeDecodeError as e:
-        raise InputError(path, "not UTF-8 text", offset=e.start) from None
-    except RecursionError:
-        raise InputError(path, "JSON nested too deeply") from None
-    except ValueError as e:
-        msg = getattr(e, "msg", str(e))
-        raise InputError(path, f"not valid JSON ({msg}, column {getattr(e, 'colno', '?')})",
-                         line=getattr(e, "lineno", None)) from None
+    doc = jsontext.loads(data, path, what="the profile's JSON")
     events = _events(doc, path)
 
     runs, loads, nodes = [], [], []
@@ -121,10 +121,7 @@ def read_ort_profile(path):
         op = op if isinstance(op, str) and op else node
         provider = args.get("provider")
         provider = provider if isinstance(provider, str) and provider else CPU_PROVIDER
-        try:
-            index = int(args.get("node_index"))
-        except (TypeError, ValueError):
-            index = -1
+        index = _node_index(args.get("node_index"))
         nodes.append((_number(e, "ts", i, path), _number(e, "dur", i, path), op, provider, node, index))
     if not runs:
         what = f"{len(nodes)} node events but " if nodes else ""

@@ -8,7 +8,6 @@ and commands read it there. Adding a profile format means a detector and a reade
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 from ..conventions import FORMAT_ETDUMP as ETDUMP
@@ -26,15 +25,10 @@ _HEAD = 4096
 
 def _head(path: Path) -> bytes:
     """The first bytes of the file, or of its content when it is gzip-compressed (as far as they go)."""
-    from .sniff import head_of
+    from .sniff import gunzip_head, head_of
 
     head = head_of(path, _HEAD)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _HEAD)
-        except zlib.error:
-            return b""
-    return head
+    return gunzip_head(head, _HEAD) if head[:2] == b"\x1f\x8b" else head
 
 
 def _header_columns(head: bytes) -> set[bytes]:
@@ -101,20 +95,25 @@ def kernel_input_format(path) -> str:
 
 
 def read_profile(path, *, allow_empty: bool = False):
-    """The file as a :class:`~edgeprof.model.Profile`, through the reader of its format."""
+    """The file as a :class:`~edgeprof.model.Profile`, through the reader of its format. Whatever the format, a
+    profile without a run that has a valid end-to-end time is an input error saying why (unless ``allow_empty``)."""
+    from .etdump_read import check_has_runs, read_etdump
+
     fmt = profile_format(path)
     if fmt == TIMELINE_CSV:
         from .timeline_csv import read_timeline_csv
 
-        return read_timeline_csv(path)
-    if fmt == ORT_JSON:
+        prof = read_timeline_csv(path)
+    elif fmt == ORT_JSON:
         from .ort_profile import read_ort_profile
 
-        return read_ort_profile(path)
-    if fmt == LITERT_OPS:
+        prof = read_ort_profile(path)
+    elif fmt == LITERT_OPS:
         from .litert_profile import read_litert_profile
 
-        return read_litert_profile(path)
-    from .etdump_read import read_etdump
-
-    return read_etdump(path, allow_empty=allow_empty)
+        prof = read_litert_profile(path)
+    else:
+        return read_etdump(path, allow_empty=allow_empty)
+    if not allow_empty:
+        check_has_runs(prof, path)
+    return prof

@@ -39,14 +39,14 @@ class RunFile:
 def find_etdumps(inputs) -> list[Path]:
     """ETDump files named by ``inputs`` (files as given; folders searched recursively, a file that links outside
     the allowed roots not found), sorted, unique."""
-    from ..files import is_dir, is_file
+    from ..files import is_dir, is_file, rglob
 
     out: list[Path] = []
     seen = set()
     for item in inputs:
         p = Path(item)
         if is_dir(p):
-            found = sorted(f for f in p.rglob("*") if (f.suffix in ETDUMP_SUFFIXES or f.name.endswith(LAUNCH_TAILS))
+            found = sorted(f for f in rglob(p) if (f.suffix in ETDUMP_SUFFIXES or f.name.endswith(LAUNCH_TAILS))
                            and is_file(f)
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
         else:
@@ -109,11 +109,10 @@ def kernel_table_file(log: Path, ext: str = ".csv") -> str:
 
 
 def _pipeline_stems(folder: Path) -> list[str]:
-    try:
-        return sorted((f.name[: -len("_pipeline_summary.json")] for f in folder.glob("*_pipeline_summary.json")),
-                      key=len, reverse=True)
-    except OSError:
-        return []
+    from ..files import glob
+
+    return sorted((f.name[: -len("_pipeline_summary.json")] for f in glob(folder, "*_pipeline_summary.json")),
+                  key=len, reverse=True)
 
 
 PLATFORMS = ("mac", "android", "linux")  # the kit's platforms: its experiments are named ``<platform>_<name>``
@@ -233,7 +232,7 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
     records another count (``_t<T>``) are left out of a folder, and a file named directly with another count is
     an error; files that record no count are taken as measured with ``threads``."""
     from ..errors import InputError, UsageError
-    from ..files import check_regular, exists, is_dir, is_file
+    from ..files import check_regular, exists, is_dir, is_file, rglob
 
     def etdumps(folder: Path) -> list[Path]:
         return ws.etdumps(folder) if ws is not None else find_etdumps([folder])
@@ -247,15 +246,14 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
     if exists(p) and not is_dir(p):
         check_regular(p)  # a FIFO, a device, a socket: refused with what it is
     if is_dir(p):
-        files = etdumps(p) or sorted(f for f in p.rglob(TIMELINE_GLOB) if is_file(f))
+        files = etdumps(p) or [f for f in rglob(p, TIMELINE_GLOB) if is_file(f)]
         if not files:
             raise InputError(p, "no ETDump or timeline CSV below this folder")
         return _filter_threads(files, threads, p)
     if run_dir is not None:
         files = [f for f in etdumps(run_dir) if describe(f).experiment == spec]
         if not files:
-            files = [f for f in sorted(run_dir.rglob(TIMELINE_GLOB))
-                     if is_file(f) and describe(f).experiment == spec]
+            files = [f for f in rglob(run_dir, TIMELINE_GLOB) if is_file(f) and describe(f).experiment == spec]
         if not files:
             known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
             raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
@@ -268,16 +266,15 @@ def _experiment_hint(spec: str) -> str:
     5,000 folders at most) holding an experiment of that name, as the --run-dir to give."""
     import os
 
+    from ..files import subfolders
+
     if not spec or "/" in spec or os.sep in spec or spec.startswith("."):
         return ""
     found, frontier, budget = [], [Path(".")], 5000
     for _ in range(4):
         nxt = []
         for d in frontier:
-            try:
-                subs = [d / e.name for e in os.scandir(d) if e.is_dir(follow_symlinks=False) and e.name[0] != "."]
-            except OSError:
-                continue
+            subs = [d / n for n in subfolders(d) if n[0] != "."]  # real folders, listed from the root
             found += [str(d) for x in subs if x.name == spec and access.inside(x)]
             nxt += subs
             budget -= len(subs)

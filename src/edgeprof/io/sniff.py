@@ -1,11 +1,30 @@
-"""What a file is, from its first bytes — for errors that say what was given and what to do with it — and
-gzip-compressed inputs opened whole (bounded: a compressed file may not expand beyond its reader's limit)."""
+"""What a file is, from its first bytes — for errors that say what was given and what to do with it — and the
+one decompression rule every compressed input goes through.
+
+**Decompression** (gzip'd logs, ETDumps, timeline CSVs, ONNX Runtime and LiteRT profiles, debug buffers; the zip
+members of an ETRecord declare their sizes, checked against the same bound before they are read): what comes out is
+counted *while* it is decompressed, and decompression stops at the first
+of three bounds — the reader's own size limit for the content; :data:`MAX_RATIO` times the compressed size once past
+:data:`RATIO_FLOOR` (no real profile or log compresses that well; a bomb does, ~1,000×); and, for content held in
+memory, a share (:data:`MEMORY_SHARE`) of the memory this process may still take (its address-space limit,
+``RLIMIT_AS``, less what it maps; the system's available memory; a cgroup v2 limit). The refusal is one line with the
+figures: compressed bytes, bytes reached, the ratio, and which bound stopped it. :func:`gunzip` decompresses whole
+content, :class:`GzipStream` is the same rule for a reader that streams (XNNPACK logs), :func:`gunzip_head` the first
+bytes only (deciding a format), and :func:`expansion_bound` is the bound a zip member is read under.
+"""
 
 from __future__ import annotations
 
+import io
+import os
 import zlib
 
 from ..errors import InputError
+
+MAX_RATIO = 200              # decompressed / compressed: real profiles and logs stay far below (measured: 1–30×)
+RATIO_FLOOR = 64 << 20       # content up to this size is never refused for its ratio
+MEMORY_SHARE = 3             # content held in memory may take a third of the memory left (it, a copy, what it becomes)
+_STEP = 16 << 20             # decompressed per step: the bound is checked after each
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip", "a gzip-compressed file"),
@@ -52,17 +71,183 @@ def wrong_kind(path, expected: str, head: bytes | None = None) -> str:
     return f"this is {what}, not {expected}" + (f": {nxt}" if nxt else "")
 
 
-def gunzip(data: bytes, path, limit: int, what: str) -> bytes:
-    """The content of a gzip-compressed file, refused when it would expand beyond ``limit`` bytes."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+def memory_room() -> tuple[int, str] | None:
+    """(bytes this process may still allocate, what sets that figure), the smallest of what is known: the address-space
+    limit less the address space in use, the system's available memory, a cgroup v2 memory limit less its use; None
+    when none is known."""
+    known = []
     try:
-        out = d.decompress(data, limit + 1)
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            used = _proc_int("/proc/self/statm", 0) * os.sysconf("SC_PAGE_SIZE") if os.path.exists("/proc/self/statm") \
+                else 0
+            known.append((max(soft - used, 0), f"the {soft >> 20} MB address-space limit (RLIMIT_AS)"))
+    except (ImportError, OSError, ValueError):
+        pass
+    avail = _meminfo("MemAvailable")
+    if avail is not None:
+        known.append((avail, "the memory available on this machine"))
+    cg = _cgroup_room()
+    if cg is not None:
+        known.append((cg, "this process's cgroup memory limit"))
+    return min(known) if known else None
+
+
+def _proc_int(path: str, field: int) -> int:
+    with open(path, "rb") as f:
+        return int(f.read(4096).split()[field])
+
+
+def _meminfo(key: str) -> int | None:
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f.read(1 << 16).decode("ascii", "replace").splitlines():
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_room() -> int | None:
+    try:
+        with open("/proc/self/cgroup", "rb") as f:
+            lines = f.read(1 << 16).decode("utf-8", "replace").splitlines()
+        rel = next((ln[3:] for ln in lines if ln.startswith("0::")), None)
+        if rel is None:
+            return None
+        base = os.path.join("/sys/fs/cgroup", rel.lstrip("/"))
+        with open(os.path.join(base, "memory.max"), "rb") as f:
+            limit = f.read(64).strip()
+        if limit == b"max":
+            return None
+        with open(os.path.join(base, "memory.current"), "rb") as f:
+            return max(int(limit) - int(f.read(64).strip()), 0)
+    except (OSError, ValueError):
+        return None
+
+
+def expansion_bound(compressed: int, limit: int, held: bool = True, what: str = "file") -> tuple[int, str]:
+    """(the most bytes ``compressed`` bytes may decompress to, what sets that bound): the reader's ``limit``; past
+    :data:`RATIO_FLOOR`, :data:`MAX_RATIO` × ``compressed``; and when the content is ``held`` in memory, a
+    :data:`MEMORY_SHARE`-th of :func:`memory_room`. (A zip member declares its sizes: this is its bound.)"""
+    meter = Meter(None, compressed, limit, held=held, what=what)
+    return min((meter.bound, meter.why), (max(RATIO_FLOOR, MAX_RATIO * compressed), _RATIO_WHY))
+
+
+_RATIO_WHY = f"{MAX_RATIO}x the compressed bytes read, past {RATIO_FLOOR >> 20} MB"
+
+
+def _size(n: int) -> str:
+    return f"{n >> 30} GB" if n >= 1 << 30 and not n % (1 << 30) else f"{n >> 20} MB" if n >= 1 << 20 else f"{n} bytes"
+
+
+class Meter:
+    """The rule, counted while decompressing: :meth:`count` after each step with the bytes decompressed so far and
+    the compressed bytes consumed to give them; the first bound passed raises ``error(path, …)`` with the figures.
+    The ratio is that of the bytes consumed so far, so a bomb is stopped as soon as it is past
+    :data:`RATIO_FLOOR`, wherever in the file it starts."""
+
+    def __init__(self, path, compressed: int, limit: int, *, held: bool = True, what: str = "file",
+                 error=InputError):
+        self.path, self.compressed, self.error = path, compressed, error
+        bounds = [(limit, f"the {_size(limit)} any {what} may hold")]
+        if held:
+            room = memory_room()
+            if room is not None:
+                bounds.append((room[0] // MEMORY_SHARE,
+                               f"1/{MEMORY_SHARE} of {room[1]}, {_size(room[0])} when decompression began"))
+        self.bound, self.why = min(bounds)
+
+    def count(self, out: int, consumed: int) -> None:
+        if out > self.bound:
+            self.refuse(out, consumed, self.why)
+        if out > RATIO_FLOOR and out > MAX_RATIO * max(consumed, 1):
+            self.refuse(out, consumed, _RATIO_WHY)
+
+    def refuse(self, out: int, consumed: int, why: str):
+        raise self.error(self.path, f"compressed data expands {out / max(consumed, 1):.0f}x ({out} bytes from the "
+                                    f"first {consumed} of its {self.compressed} bytes): stopped there and refused as a "
+                                    f"possible gzip bomb (limit: {why}; decompress it yourself if it is genuine)")
+
+
+def gunzip(data: bytes, path, limit: int, what: str, error=InputError) -> bytes:
+    """The content of a gzip-compressed file held in memory, decompressed under the rule (:class:`Meter`; ``limit``:
+    the most a ``what`` may hold). Damaged, truncated or trailing data is ``error(path, …)``."""
+    meter = Meter(path, len(data), limit, what=what, error=error)
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    parts, total, rest = [], 0, data
+    try:
+        while True:
+            chunk = d.decompress(rest, min(_STEP, meter.bound + 1 - total))
+            rest = d.unconsumed_tail
+            total += len(chunk)
+            meter.count(total, len(data) - len(rest))
+            parts.append(chunk)
+            if d.eof or not rest and not chunk:
+                break
     except zlib.error as e:
-        raise InputError(path, f"damaged gzip data ({e})") from None
-    if len(out) > limit or d.unconsumed_tail:
-        raise InputError(path, f"expands beyond the {limit >> 20} MB any {what} may hold")
+        raise error(path, f"damaged gzip data ({e})") from None
     if not d.eof:
-        raise InputError(path, "the gzip data ends early (truncated)", offset=len(data))
+        raise error(path, "the gzip data ends early (truncated)", offset=len(data))
     if d.unused_data:
-        raise InputError(path, "bytes after the end of the gzip data", offset=len(data) - len(d.unused_data))
-    return out
+        raise error(path, "bytes after the end of the gzip data", offset=len(data) - len(d.unused_data))
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def gunzip_head(head: bytes, n: int) -> bytes:
+    """Up to ``n`` bytes of the content that the first bytes of a gzip file give (b"" when they are not gzip data)."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, n)
+    except zlib.error:
+        return b""
+
+
+class GzipStream(io.RawIOBase):
+    """A gzip file read as a stream (every gzip member in turn) under the same rule as :func:`gunzip`, except that
+    the content is not held, so the memory left is no bound (``limit`` and the ratio are). ``raw``: the open file;
+    ``compressed``: its size. Errors are ``error(path, …)``; ``seek(0)`` starts again from the first byte."""
+
+    def __init__(self, raw, path, compressed: int, limit: int, what: str = "file", error=InputError):
+        import gzip
+
+        super().__init__()
+        self._raw = raw
+        self._meter = Meter(path, compressed, limit, held=False, what=what, error=error)
+        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if (offset, whence) != (0, 0):
+            raise io.UnsupportedOperation("only seek(0)")
+        self._gz.seek(0)
+        self.total = 0
+        return 0
+
+    def read(self, n: int = -1) -> bytes:
+        if n == 0:
+            return b""
+        room = self._meter.bound + 1 - self.total
+        out = self._gz.read(room if n is None or n < 0 else max(min(n, room), 1))
+        self.total += len(out)
+        self._meter.count(self.total, self._raw.tell())
+        return out
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self._gz.close()
+        finally:
+            super().close()

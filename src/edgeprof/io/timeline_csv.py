@@ -15,13 +15,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
-from ..conventions import (FORMAT_TIMELINE_CSV, METHOD_EXECUTE, NS_PER_MS, OP_TYPES_ID, OP_TYPES_TAIL, WRAPPER_EVENTS,
-                           fit_name, ms)
+from ..conventions import (CSV_GUARDED, FORMAT_TIMELINE_CSV, METHOD_EXECUTE, NS_PER_MS, OP_TYPES_ID, OP_TYPES_TAIL,
+                           WRAPPER_EVENTS, fit_name, ms)
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
@@ -60,6 +59,9 @@ def read_timeline_csv(path):
         df = pl.read_csv(io.BytesIO(data), columns=cols, schema_overrides={c: want[c] for c in cols})
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(path, f"malformed timeline CSV ({str(e).splitlines()[0]})") from None
+    # text cells edgeprof wrote with a leading apostrophe (conventions.csv_cell: a name a spreadsheet would evaluate)
+    df = df.with_columns(pl.col(c).str.replace(CSV_GUARDED, "${1}") for c in ("name", "kind", "delegate_backend", "block")
+                         if c in df.columns and df[c].str.starts_with("'").any())
     if "run_index" not in df.columns:
         df = df.with_columns(pl.lit(0, dtype=pl.Int64).alias("run_index"))
     df = df.filter(pl.col("name").is_not_null() & pl.col("duration_ms").is_not_null() & pl.col("run_index").is_not_null())
@@ -150,9 +152,11 @@ _MAX_CELL = 1 << 20
 def _op_types(cell):
     """An ``op_types`` cell: a JSON list of strings (``None`` when empty), or ``_BAD``. Deep nesting and huge
     cells are refused before parsing."""
+    from .jsontext import lone_surrogate
+
     if not cell:
         return None
-    if len(cell) > _MAX_CELL or cell.count("[") > 1:
+    if len(cell) > _MAX_CELL or cell.count("[") > 1 or lone_surrogate(cell) is not None:  # no text can hold that
         return _BAD
     try:
         v = json.loads(cell)
@@ -202,25 +206,23 @@ def execute_latency_ms(path) -> "np.ndarray":
     without building a profile; empty when it has no ``Method::execute`` rows."""
     import polars as pl
 
-    from ..files import check_regular, open_regular
+    from ..files import fd_path, open_regular
 
     path = Path(path)
-    check_regular(path)
-    try:
-        os.fsencode(path).decode("utf-8")
-        source = path  # Polars opens it (and reads only the columns it needs)
-    except UnicodeDecodeError:  # a name Polars cannot take: read through our own opener
-        with open_regular(path) as f:
-            source = io.BytesIO(f.read())
-    try:
-        lf = pl.scan_parquet(source) if path.suffix == ".parquet" else pl.scan_csv(
-            source, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
-        cols = lf.collect_schema().names()
-        if not {"name", "duration_ms"} <= set(cols):
-            raise InputError(path, "not a timeline table: needs name and duration_ms columns")
-        run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
-        per = (lf.filter(pl.col("name") == METHOD_EXECUTE).group_by(run.alias("run")).agg(pl.col("duration_ms").sum())
-               .filter(pl.col("duration_ms").is_finite() & (pl.col("duration_ms") > 0)).sort("run").collect())
-    except (pl.exceptions.PolarsError, OSError) as e:
-        raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None
+    # opened once (confined: walked from the root); Polars reads that open file as /proc/self/fd/N, only the columns
+    # it needs (and a name that is not UTF-8 never reaches it)
+    with open_regular(path) as f:
+        source = fd_path(f)
+        try:
+            lf = pl.scan_parquet(source) if path.suffix == ".parquet" else pl.scan_csv(
+                source, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
+            cols = lf.collect_schema().names()
+            if not {"name", "duration_ms"} <= set(cols):
+                raise InputError(path, "not a timeline table: needs name and duration_ms columns")
+            run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
+            per = (lf.filter(pl.col("name") == METHOD_EXECUTE).group_by(run.alias("run"))
+                   .agg(pl.col("duration_ms").sum())
+                   .filter(pl.col("duration_ms").is_finite() & (pl.col("duration_ms") > 0)).sort("run").collect())
+        except (pl.exceptions.PolarsError, OSError) as e:
+            raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None
     return per["duration_ms"].to_numpy()

@@ -22,6 +22,7 @@ import re
 import zlib
 from pathlib import Path
 
+from ..conventions import csv_text
 from ..errors import InputError
 from ..model import KernelLog, KernelRegistration
 
@@ -56,13 +57,12 @@ _LEVEL = {"Note": "info", "Debug": "debug", "Warning": "warning", "Error": "erro
 
 MAX_CSV_BYTES = 256 << 20        # a kernels CSV lists each kernel once: far below this
 MAX_LINE = 1 << 20               # a longer line is not a log line: refused (memory stays bounded)
-MAX_LOG_BYTES = 16 << 30         # decompressed bytes read from one log
-MAX_GZIP_RATIO = 500             # a gzip member expanding more than this (past GZIP_FLOOR) is a bomb, not a log
-GZIP_FLOOR = 64 << 20            # decompressed bytes any gzip log may reach, whatever its ratio
+MAX_LOG_BYTES = 16 << 30         # decompressed bytes read from one log (a gzip log: edgeprof.io.sniff's rule)
 MAX_UTF16_BYTES = 512 << 20      # UTF-16 logs are decoded whole: at most this many bytes
 _BLOCK = 1 << 20                 # read size: never above MAX_LINE
 _HINTS = (b"XNNPACK", b"microkernel '", b"running operator", b"assumed_datatype", b"Tile size for GEMM",
           b"Inlining LHS packing", b"FP16 inference mode", b"cache_bytes", b"uarch", b"threadpool", b"VLENB")
+_HINT = re.compile(b"|".join(re.escape(h) for h in _HINTS))
 
 
 def _check_text(path: Path, probe: bytes) -> None:
@@ -87,6 +87,7 @@ def read_xnnlog(path) -> KernelLog:
     """Read one log file, streaming (memory does not grow with the log). Raises :class:`InputError` for a
     missing, unreadable, binary or non-regular file, a line longer than 1 MiB, and a gzip bomb."""
     from ..files import open_regular
+    from .sniff import GzipStream
 
     path = Path(path)
     raw = open_regular(path)
@@ -95,7 +96,7 @@ def read_xnnlog(path) -> KernelLog:
         with raw:
             gz = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
-            f = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            f = GzipStream(raw, path, st.st_size, MAX_LOG_BYTES, "log") if gz else raw
             probe = f.read(_BINARY_PROBE)
             enc = _utf16(probe)
             if enc:  # UTF-16 (a Windows console capture, say): decoded, then read like any other log
@@ -103,10 +104,10 @@ def read_xnnlog(path) -> KernelLog:
                 if len(data) > MAX_UTF16_BYTES:
                     raise InputError(path, f"UTF-16 log larger than {MAX_UTF16_BYTES >> 20} MB: convert it to UTF-8 first")
                 text = data.decode(enc, errors="replace").lstrip("\ufeff")
-                return _parse_lines(_lines(io.BytesIO(text.encode("utf-8")), path, None), str(path))
+                return _parse_lines(_lines(io.BytesIO(text.encode("utf-8")), path), str(path))
             _check_text(path, probe)
             f.seek(0)
-            return _parse_lines(_lines(f, path, st.st_size if gz else None), str(path))
+            return _parse_lines(_lines(f, path), str(path))
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(path, f"cannot read the log ({e.__class__.__name__}: {e})") from None
 
@@ -115,13 +116,14 @@ def parse_xnnlog(data: bytes | str, source: str = "<memory>") -> KernelLog:
     """Parse log text (bytes are decoded as UTF-8 with replacement). Never raises on content."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
-    return _parse_lines(_lines(io.BytesIO(data), source, None, limits=False), source)
+    return _parse_lines(_lines(io.BytesIO(data), source, limits=False), source)
 
 
-def _lines(f, path, compressed_size: int | None, limits: bool = True):
+def _lines(f, path, limits: bool = True):
     """(line number, raw line) for every line that can matter, reading blocks: a block with none of the
     messages' key words is only counted, so a log of millions of unrelated lines costs a scan, not a loop.
-    The last item is (line count, None). Lines over :data:`MAX_LINE` and gzip bombs raise InputError."""
+    The last item is (line count, None). Lines over :data:`MAX_LINE` and logs over :data:`MAX_LOG_BYTES` raise
+    InputError (a gzip bomb is stopped by the stream: :class:`~edgeprof.io.sniff.GzipStream`)."""
     lineno = 0
     carry = b""
     total = 0
@@ -130,9 +132,6 @@ def _lines(f, path, compressed_size: int | None, limits: bool = True):
         if not block:
             break
         total += len(block)
-        if limits and compressed_size is not None and total > GZIP_FLOOR and total > MAX_GZIP_RATIO * compressed_size:
-            raise InputError(path, f"expands beyond {total >> 20} MB from {compressed_size} compressed bytes: refused "
-                             "as a possible gzip bomb")
         if limits and total > MAX_LOG_BYTES:
             raise InputError(path, f"larger than {MAX_LOG_BYTES >> 30} GB: not a log")
         data = carry + block if carry else block
@@ -146,15 +145,23 @@ def _lines(f, path, compressed_size: int | None, limits: bool = True):
         if limits and carry and data.find(b"\n") > MAX_LINE:
             raise InputError(path, f"line {lineno + 1} is longer than {MAX_LINE >> 20} MiB: not a log line")
         body, carry = data[: cut + 1], data[cut + 1:]  # carry < _BLOCK <= MAX_LINE: checked with the next block
-        if not any(h in body for h in _HINTS):
-            lineno += body.count(b"\n")
-            continue
-        for line in body.split(b"\n")[:-1]:
-            lineno += 1
-            if limits and len(line) > MAX_LINE:
-                raise InputError(path, f"line {lineno} is longer than {MAX_LINE >> 20} MiB: not a log line")
-            if any(h in line for h in _HINTS):
-                yield lineno, line + b"\n"
+        if limits and len(body) > MAX_LINE:
+            lengths = list(map(len, body.split(b"\n")))
+            if max(lengths) > MAX_LINE:
+                k = next(i for i, n in enumerate(lengths) if n > MAX_LINE)
+                raise InputError(path, f"line {lineno + k + 1} is longer than {MAX_LINE >> 20} MiB: not a log line")
+        # the lines holding a key word, found by one search of the block (a block of a million empty lines and one
+        # key word costs a scan, not a loop over its lines), numbered by counting the newlines before them
+        at, before = 0, lineno  # ``before``: lines ended before byte ``at`` of the body
+        for m in _HINT.finditer(body):
+            if m.start() < at:
+                continue  # a later key word of a line already given
+            start = max(body.rfind(b"\n", at, m.start()) + 1, at)
+            before += body.count(b"\n", at, start)
+            end = body.index(b"\n", m.start()) + 1
+            yield before + 1, body[start:end]
+            at, before = end, before + 1
+        lineno += body.count(b"\n")
     if carry:
         lineno += 1
         yield lineno, carry
@@ -295,12 +302,12 @@ def read_kernel_csv(path) -> list[dict]:
             raise InputError(path, "not a kernels CSV: no kernel_name column", line=1)
         rows = []
         for rec in reader:
-            name = (rec.get("kernel_name") or "").strip()
+            name = csv_text((rec.get("kernel_name") or "").strip())  # edgeprof's own apostrophe undone (csv_cell)
             count = (rec.get("count") or "").strip()
             if not name or (count and not (count.isdigit() and len(count) <= 18)):
                 raise InputError(path, "bad row: " + ("empty kernel_name" if not name else f"count {count[:40]!r} is "
                                  "not a whole number below 10^18"), line=reader.line_num)
-            rows.append({k: (v.strip() if isinstance(v, str) else v) for k, v in rec.items() if k is not None})
+            rows.append({k: (csv_text(v.strip()) if isinstance(v, str) else v) for k, v in rec.items() if k is not None})
     except csv.Error as e:
         raise InputError(path, f"malformed CSV ({e})", line=reader.line_num) from None
     return rows

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from . import jsonfmt
-from .atomic import Batch
+from ..writer import Batch
 from .tables import write_table
 
 _OP_KIT = ("operator", "category", "total_ms", "avg_ms", "pct_of_e2e", "event_count")

@@ -6,11 +6,14 @@ build blocks; this module alone writes them, so both say the same things in both
 
 from __future__ import annotations
 
+import html
 import re
-from html import escape
 
+from ..conventions import display, shown
 from . import svg
 from .markdown import code_content, code_spans, table, text
+
+escape = svg.escape  # text from data in HTML: shown (conventions.shown), then HTML-escaped
 
 
 def _chart_only(bl: list[tuple], i: int) -> bool:
@@ -41,7 +44,9 @@ def to_markdown(bl: list[tuple]) -> str:
                 out.append(f"{i}. {text(item)}" if kind == "olist" else f"- {text(item)}")
                 out += [f"   - {text(s)}" for s in sub]
             out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    # whatever outside text a block held, every piece went through text() or table(); the whole document is
+    # checked once more on its way out (nothing still unsafe is ever written raw)
+    return shown("\n".join(out).rstrip() + "\n", lines=True, rendered=True)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -70,12 +75,13 @@ a{color:inherit}}
 
 
 def _inline(text: str) -> str:
-    """Markdown-lite → HTML: code spans as CommonMark finds them (their text escaped, shown verbatim), then
-    **bold** and _italic_ in the rest (after escaping)."""
+    """Markdown-lite → HTML: code spans as CommonMark finds them (their text shown verbatim, what is unsafe in it
+    shown as :func:`~edgeprof.conventions.shown` shows it, then HTML-escaped), then **bold** and _italic_ in the
+    rest (after escaping)."""
     out = []
-    for is_code, piece in code_spans(str(text).replace("\r", " ").replace("\n", " ")):
+    for is_code, piece in code_spans(display(text)):
         if is_code:
-            out.append(f"<code>{escape(code_content(piece))}</code>")
+            out.append(f"<code>{html.escape(code_content(shown(piece, rendered=True)))}</code>")
             continue
         h = escape(piece)
         h = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", h)
@@ -154,7 +160,7 @@ def to_html(bl: list[tuple], title: str) -> str:
             cap = CAPTIONS.get(b[1]) or (b[2].get("title") if isinstance(b[2], dict) else "")
             out.append(f'<figure data-chart="{b[1]}"><figcaption>{escape(cap)}</figcaption>{_chart(b[1], b[2])}</figure>')
     out.append("</main></body></html>\n")
-    return "\n".join(out)
+    return shown("\n".join(out), lines=True, rendered=True)  # as to_markdown: checked once more on its way out
 
 
 def _slug(s: str) -> str:

@@ -71,14 +71,13 @@ def markdown(d: dict, generated: str | None = None) -> str:
 
 
 def print_history(d: dict, last: int = 15) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    from .terminal import console
+    from .terminal import console, escape
 
     out = console()
     for s in d["series"]:
-        t = Table(title=f"{s['label']} — {d['metric']} per commit (newest {min(last, len(s['points']))} of "
+        t = Table(title=f"{escape(s['label'])} — {escape(d['metric'])} per commit (newest {min(last, len(s['points']))} of "
                         f"{len(s['points'])})", title_justify="left")
         for col, kw in (("commit", {}), ("time", {}), ("launches", {"justify": "right"}), ("ms", {"justify": "right"}),
                         ("95 % interval", {"justify": "right"})):
@@ -99,9 +98,7 @@ def print_history(d: dict, last: int = 15) -> None:
 
 
 def print_ingest(d: dict) -> None:
-    from rich.markup import escape
-
-    from .terminal import console
+    from .terminal import console, escape
 
     out = console()
     out.print(f"{len(d['added'])} launch(es) added, {len(d['skipped'])} already stored, {len(d['errors'])} failed — "

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 
-from ..conventions import CHECK_JSON_ENV
+from ..conventions import CHECK_JSON_ENV, UNSAFE_BEYOND_C0
 
 DECIMALS = 6  # ms with ns resolution
 
@@ -39,4 +40,10 @@ def dumps(obj, *, indent: int | None = 2) -> str:
         from . import json_schema
 
         json_schema.check(doc)
-    return json.dumps(doc, sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(doc, sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    # strings stay raw; the characters JSON itself leaves unescaped that a terminal or an editor would act on (DEL,
+    # C1, bidirectional overrides, line separators) are written as \u escapes, which only occur inside strings
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+_UNSAFE = re.compile(f"[{UNSAFE_BEYOND_C0}]")

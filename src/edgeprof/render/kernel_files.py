@@ -10,7 +10,7 @@ _INTS = ("count", "has_sme", "has_sme2", "asm", "tile_mr", "tile_nr", "tile_kr",
 def write_kernel_table(rows: list[dict], columns: tuple[str, ...], target: Path, fmt: str = "csv") -> None:
     import polars as pl
 
-    from .atomic import atomic_path
+    from ..writer import atomic_path
     from .tables import write_table
 
     df = pl.DataFrame({c: [r[c] if r[c] != "" else None for r in rows] for c in columns},

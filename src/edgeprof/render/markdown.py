@@ -2,15 +2,18 @@
 
 Names in profiles, logs and manifests are whatever their authors wrote. Every value goes through :func:`text`
 (or :func:`cell`, :func:`code`): code spans are found by CommonMark's own rule (a run of n backticks closes
-at the next run of exactly n), so a viewer and edgeprof always agree on what is code; outside code spans
-``<``, ``>`` and ``&`` become entities (no HTML, no autolink), backslashes are doubled (no escape of ours is
-undone), and a ``]`` that could close a link, image or reference definition is escaped. Inside a code span
-nothing is interpreted by any viewer.
+at the next run of exactly n), so a viewer and edgeprof always agree on what is code; control characters are
+shown as :func:`edgeprof.conventions.shown` shows them everywhere (``\\x1b``, never raw: ``cat report.md`` sets no
+window title); outside code spans ``<``, ``>`` and ``&`` become entities (no HTML, no autolink), backslashes are
+doubled (no escape of ours is undone), and a ``]`` that could close a link, image or reference definition is
+escaped. Inside a code span nothing is interpreted by any viewer.
 """
 
 from __future__ import annotations
 
 import re
+
+from ..conventions import display, shown
 
 _RUN = re.compile(r"`+")
 
@@ -73,33 +76,51 @@ _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d{1,9}(?=[.)]))")
 
 
 def text(v) -> str:
-    """Text from data, safe in Markdown: line breaks flattened, code spans as CommonMark finds them kept,
+    """Text from data, safe in Markdown: control characters and line breaks shown (``\\n``), code spans as CommonMark finds them kept,
     everything else escaped (see the module docstring); a leading ``#``, ``>``, ``-``, ``+``, ``=`` or ``1.``
     is escaped too, so a value never turns its line into a heading, quote or list."""
     return _BLOCK_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit()
                                                     else m.group(2) + "\\"), _inline(v), count=1)
 
 
-def _inline(v) -> str:
-    s = str(v).replace("\r", " ").replace("\n", " ")
-    return "".join(piece if is_code else _escape_text(piece) for is_code, piece in code_spans(s))
+def _inline(v, pipes: bool = False) -> str:
+    """``v`` on one line: its code spans (as CommonMark finds them) kept, with what is unsafe in them shown (a code
+    span from :func:`code` went through :func:`~edgeprof.conventions.shown` already), the rest shown and escaped;
+    ``pipes``: ``|`` escaped for a table cell."""
+    out = []
+    for is_code, piece in code_spans(display(v)):
+        if is_code:
+            piece = shown(piece, rendered=True)
+            out.append(piece.replace("|", "\\|") if pipes else piece)
+        else:
+            piece = shown(piece)
+            out.append(_escape_text(piece.replace("|", "\\|") if pipes else piece))
+    return "".join(out)
 
 
 def code(v) -> str:
-    """``v`` as one code span, whatever backticks it holds (fenced by a longer run, padded where needed)."""
-    s = str(v).replace("\r", " ").replace("\n", " ")
+    """``v`` as one code span, whatever backticks it holds (fenced by a longer run, padded where needed), its
+    control characters shown (:func:`~edgeprof.conventions.shown`)."""
+    s = shown(v)
     longest = max((len(r) for r in _RUN.findall(s)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ") and s.strip()) else ""
     return f"{fence}{pad}{s}{pad}{fence}" if s else "` `"
 
 
+class Cell(str):
+    """A value :func:`cell` made safe already (a renderer may escape a name itself before handing it to
+    :func:`table`): never escaped twice."""
+
+
 def cell(v) -> str:
     """One table cell (or a name inside our own line): pipes escaped, otherwise as :func:`text` without the
-    line-start escapes a cell does not need; None is empty."""
+    line-start escapes a cell does not need; None is empty; a :class:`Cell` is returned as it is."""
     if v is None:
         return ""
-    return _inline(str(v).replace("|", "\\|"))
+    if isinstance(v, Cell):
+        return v
+    return Cell(_inline(v, pipes=True))
 
 
 def table(headers: list[str], rows: list[list]) -> str:

@@ -30,8 +30,8 @@ def program_markdown(d: dict, level: int = 3) -> str:
         out += [""] + [f"- {x['role']} {x['value']}: {x['dtype']} {x['sizes']}" for x in m["io"]]
     out += ["", f"{h}# Instructions", ""]
     out.append(table(["#", "kind", "name", "FLOPs", "args", "module / op types (ETRecord)"],
-                     [[i["index"], i["kind"], cell(i["name"]) + (f" — {cell(i['delegate']['nodes']['mix'])}"
-                                                                    if i.get("delegate") and i["delegate"]["nodes"] else ""),
+                     [[i["index"], i["kind"], cell(i["name"] + (f" — {i['delegate']['nodes']['mix']}"
+                                                               if i.get("delegate") and i["delegate"]["nodes"] else "")),
                        "not known" if i.get("flops") is None else f"{i['flops']:,}",
                        cell(", ".join(i["args"])[:90]),
                        cell(((i.get("module_path") or "") + " " + ", ".join(sorted(set(i.get("op_types") or []))))[:90])]

@@ -4,10 +4,16 @@ titles on the marks)."""
 
 from __future__ import annotations
 
+import html
 import math
-from html import escape
 
-from ..conventions import fmt_ms
+from ..conventions import fmt_ms, shown
+
+
+def escape(value) -> str:
+    """Text from data in an SVG or HTML text node or attribute: shown as everywhere
+    (:func:`edgeprof.conventions.shown`: a control character as ``\\x1b``, never raw), then HTML-escaped."""
+    return html.escape(shown(value))
 
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
 SERIES = ("#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563")

@@ -4,11 +4,10 @@ changes marked, and the categories' shares of each commit stacked. No JavaScript
 from __future__ import annotations
 
 import math
-from html import escape
 
 from ..conventions import fmt_ms
 
-from .svg import SERIES, _grid_y, _legend, _short, _svg, color_for, legend_height, nice_ticks
+from .svg import SERIES, _grid_y, _legend, _short, _svg, color_for, escape, legend_height, nice_ticks
 
 REGRESSION, IMPROVEMENT, PENDING = "#dc2626", "#059669", "#9ca3af"
 W, LEFT, RIGHT = 900, 70, 20

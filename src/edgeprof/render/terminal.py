@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 
-from ..conventions import fmt_ci, fmt_ms, fmt_pct
+from ..conventions import fmt_ci, fmt_ms, fmt_pct, shown
 from ..documents_base import ABSENT
+
+
+def escape(value) -> str:
+    """Text from data as rich markup: shown by :func:`edgeprof.conventions.shown` (every control character as
+    ``\\x1b`` …), then its brackets escaped, so a name is neither a terminal sequence nor rich markup."""
+    return _markup_escape(shown(value))
 
 
 class _NoBar:
@@ -50,9 +56,7 @@ class _RichBar:
     def update(self, done, total, path):
         if self._task is None:
             self._task = self._progress.add_task("", total=total)
-        from ..conventions import display
-
-        self._progress.update(self._task, completed=done, description=escape(display(str(path))[-60:]))
+        self._progress.update(self._task, completed=done, description=escape(shown(path)[-60:]))
 
 
 def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False):
@@ -64,20 +68,23 @@ def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False
 
 def console(stderr: bool = False):
     """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables. Text from
-    data never reaches the terminal as control characters (:func:`edgeprof.conventions.printable`): rich's own
-    styling and cursor control pass, an escape sequence in an operator name does not."""
+    data reaches it through :func:`escape`; whatever string did not is still shown by
+    :func:`edgeprof.conventions.shown` before rich reads it (rich would drop a BEL silently and pass an ESC), and
+    every segment is checked again on its way out: rich's own styling and cursor control pass, a control character
+    in a name does not. Emoji codes in names stay text."""
     from rich.console import Console
     from rich.segment import Segment
 
-    from ..conventions import printable
-
     class SafeConsole(Console):
+        def render_str(self, text, **kw):
+            return super().render_str(shown(text, lines=True, rendered=True), **kw)
+
         def _render_buffer(self, buffer):
-            return super()._render_buffer(s if s.control else Segment(printable(s.text), s.style, s.control)
-                                          for s in buffer)
+            return super()._render_buffer(s if s.control else Segment(shown(s.text, lines=True, rendered=True),
+                                                                      s.style, s.control) for s in buffer)
 
     stream = sys.stderr if stderr else sys.stdout
-    return SafeConsole(file=stream, width=None if stream.isatty() else 120, highlight=False)
+    return SafeConsole(file=stream, width=None if stream.isatty() else 120, highlight=False, emoji=False)
 
 
 def print_analyze(result) -> None:
@@ -93,12 +100,12 @@ def print_analyze(result) -> None:
     for e in s["per_etdump"]:
         lat = e["latency_ms"]
         t.add_row(escape(e["experiment"] or "—"), escape(e["etdump"].rsplit("/", 1)[-1]), str(e["runs"]), str(e["events"]),
-                  fmt_ms(lat["median_ms"]), fmt_ms(lat["p90_ms"]), e["etrecord_status"])
+                  fmt_ms(lat["median_ms"]), fmt_ms(lat["p90_ms"]), escape(e["etrecord_status"]))
     for f in s["errors"]:
         t.add_row("[red]failed[/red]", escape(f["etdump"].rsplit("/", 1)[-1]), "", "", "", "", "")
     out.print(t)
     if result.summary_path is not None:
-        out.print(f"wrote {len(result.outputs)} files; summary: {result.summary_path}")
+        out.print(f"wrote {len(result.outputs)} files; summary: {escape(result.summary_path)}")
 
 
 def print_latency(reports) -> None:
@@ -215,7 +222,7 @@ def print_breakdown(bd) -> None:
         t.add_column(col, justify="left" if col.startswith("cat") else "right")
     for c in result.categories:
         style = "dim" if c["kind"] == "overhead" else ""
-        t.add_row(c["line"].replace("_", " "), f"{fmt_ms(c['avg_ms'])}", fmt_pct(c["pct_of_e2e"]),
+        t.add_row(escape(c["line"].replace("_", " ")), f"{fmt_ms(c['avg_ms'])}", fmt_pct(c["pct_of_e2e"]),
                   f"{c['executions_per_run']:.3g}" if c["kind"] == "category" else "", str(c["operator_count"] or ""),
                   style=style)
     out.print(t)
@@ -223,14 +230,14 @@ def print_breakdown(bd) -> None:
     for col in ("operator", "backend", "category", "avg ms", "% of e2e", "per run"):
         t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
     for o in result.operators:
-        t.add_row(escape(o["operator"]), o["backend"], f"{o['category']}/{o['subtype']}", f"{fmt_ms(o['avg_ms'])}",
+        t.add_row(escape(o["operator"]), escape(o["backend"]), escape(f"{o['category']}/{o['subtype']}"), f"{fmt_ms(o['avg_ms'])}",
                   fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
     out.print(t)
     if result.other_top:
         out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(
             f"{o['operator']} ({fmt_ms(o['avg_ms'], 3)} ms, {fmt_pct(o['pct_of_e2e'])} %)" for o in result.other_top[:5])))
     b = result.backends
-    out.print("backends: " + ", ".join(f"{k} {fmt_ms(v['avg_ms'])} ms ({fmt_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
+    out.print("backends: " + ", ".join(f"{escape(k)} {fmt_ms(v['avg_ms'])} ms ({fmt_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
               + f"; framework overhead {fmt_ms(b['framework_overhead_ms'], 3)} ms, delegate overhead {fmt_ms(b['delegate_overhead_ms'], 3)} ms"
               + f" over {b['delegate_calls_per_run']:.3g} delegate call(s) per run, unattributed {fmt_ms(b['unattributed_ms'], 3)} ms")
     if result.portable_hotspots and any(o["backend"] != "portable" for o in bd.operators_all or result.operators):
@@ -265,7 +272,7 @@ def print_categories(bc: dict) -> None:
         ci = fmt_ci(c['ci_low'], c['ci_high'], 3) if c["ci_low"] is not None else ""
         sp = f"{c['speedup']:.3g}{ci}" if c["speedup"] is not None else "—"
         colour = {"faster": "green", "slower": "red"}.get(c["status"], "")
-        t.add_row(c["line"].replace("_", " "), f"{fmt_ms(c['baseline_ms'])}", f"{fmt_ms(c['candidate_ms'])}", escape(sp),
+        t.add_row(escape(c["line"].replace("_", " ")), f"{fmt_ms(c['baseline_ms'])}", f"{fmt_ms(c['candidate_ms'])}", escape(sp),
                   "—" if c.get("q_value") is None else f"{c['q_value']:.2g}",
                   f"{fmt_pct(c['baseline_share'])} → {fmt_pct(c['candidate_share'])} %",
                   f"[{colour}]{c['status']}[/{colour}]" if colour else c["status"])
@@ -303,8 +310,8 @@ def print_kernels(result: dict, top: int = 40) -> None:
         t.add_column(col, justify="right" if col == "count" else "left")
     for r in result["kernels"][:top]:
         colour = {"SME2": "green", "SME": "cyan"}.get(r["isa_family"], "")
-        fam = f"[{colour}]{r['isa_family']}[/{colour}]" if colour else r["isa_family"]
-        t.add_row(escape(r["kernel_name"]), r["category"], escape(r["isa"] or "?"), fam, escape(r["ukernel_shape"]),
+        fam = f"[{colour}]{escape(r['isa_family'])}[/{colour}]" if colour else escape(r["isa_family"])
+        t.add_row(escape(r["kernel_name"]), escape(r["category"]), escape(r["isa"] or "?"), fam, escape(r["ukernel_shape"]),
                   str(r["count"]))
     out.print(t)
     if len(result["kernels"]) > top:
@@ -384,7 +391,7 @@ def print_ane_folder(folder: dict) -> None:
     for s in folder["summary"]:
         def v(x, fmt):
             return "—" if x is None else fmt.format(x)
-        t.add_row(s.get("role") or "—", escape(s["model"]), s.get("status") or s["kind"], v(s.get("latency_ms"), "{:.4g}"),
+        t.add_row(escape(s.get("role") or "—"), escape(s["model"]), escape(s.get("status") or s["kind"]), v(s.get("latency_ms"), "{:.4g}"),
                   v(s.get("ane_cost_pct"), "{:.1f}"), str(s.get("interruptions", "—")), str(s.get("fallback_ops", "—")),
                   escape(s.get("top_type") or "—"))
     out.print(t)

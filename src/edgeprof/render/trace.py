@@ -314,12 +314,10 @@ def write_trace_blocks(path, blocks, parts: TraceParts, *, name: str | None = No
     returns the stats. Each batch of slices is written by Polars' CSV writer as one unquoted text column (every
     slice line starting with the comma that separates it from the one before). The metadata events come first in
     the document but are known only once every block is seen: with several blocks the slices go to a scratch file
-    beside the target first, copied after the metadata at the end. Raises :class:`~edgeprof.model.ReadWhole` (nothing written)
+    beside the target first (an anonymous file, gone when closed: :func:`~edgeprof.writer.scratch_beside`),
+    copied after the metadata at the end. Raises :class:`~edgeprof.model.ReadWhole` (nothing written)
     for a block that cannot follow the ones before."""
-    import tempfile
-    from pathlib import Path
-
-    from .atomic import atomic_path
+    from ..writer import atomic_path, scratch_beside
 
     def write_lines(f, slices) -> None:
         for b in lines(slices, lead=","):
@@ -337,7 +335,7 @@ def write_trace_blocks(path, blocks, parts: TraceParts, *, name: str | None = No
                 write_lines(f, slices)
                 f.write(_tail(parts))
         else:
-            with tempfile.TemporaryFile(dir=tmp.parent if tmp != Path(path) else None) as body:
+            with scratch_beside(path) as body:
                 for block, first_row in blocks:
                     write_lines(body, parts.slices(block, first_row))
                 with open(tmp, "wb") as f:

@@ -55,7 +55,7 @@ def abi_version() -> int:
 def code_paths() -> list[str]:
     """What an interpreter needs to go on importing: its own folders, its packages, the system libraries."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
-    here = os.getcwd()  # ``python -m`` puts the current folder on sys.path: it is no code of ours
+    here = os.getcwd()  # the root the worker moved to: no code of ours, even should it be on sys.path
     paths.update(p for p in sys.path if p and os.path.realpath(p) != here)
     paths.update(("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime", "/proc/self", "/proc/cpuinfo",
                   "/proc/meminfo", "/proc/stat", "/sys/fs/cgroup", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"))

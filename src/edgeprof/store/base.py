@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 from ..errors import InputError, UsageError
@@ -34,6 +35,7 @@ class Base:
         self.lock_timeout = lock_timeout
         self.con = None
         self.created = False  # this call made the store (removed again if its first batch fails)
+        self.created_id: tuple[int, int] | None = None  # what it made: device and inode
 
     def execute(self, sql: str, params=None):
         """``con.execute``, a damaged store's error as one line naming the store."""
@@ -86,21 +88,25 @@ class Base:
             self.con = None
 
     def abandon_new(self) -> None:
-        """After a failure: a store this call created (and so holds nothing) is removed again."""
+        """After a failure: a store this call created (and so holds nothing) is removed again — only what this
+        process made, each file checked by device and inode before it is unlinked (never a file found by name)."""
         if not self.created:
             return
+        wal = self.own_wal()  # taken while the store is still held (a writer holds DuckDB's lock)
         with contextlib.suppress(Exception):
             self.close()
-        if self.path.is_dir():
-            for d in sorted(self.path.rglob("*"), key=lambda q: len(q.parts), reverse=True):
-                with contextlib.suppress(OSError):
-                    d.unlink() if d.name == ".edgeprof.lock" else d.rmdir()
-            with contextlib.suppress(OSError):
-                self.path.rmdir()
+        if wal is not None:
+            remove_own(*wal)
+        if self.kind == "parquet":
+            self.remove_made()
         else:
-            for f in (self.path, Path(str(self.path) + ".wal")):
-                with contextlib.suppress(OSError):
-                    f.unlink()
+            remove_own(self.path, self.created_id)
+
+    def own_wal(self):
+        return None
+
+    def remove_made(self) -> None:
+        pass
 
     def __enter__(self):
         return self
@@ -109,6 +115,17 @@ class Base:
         if exc_type is not None:
             self.abandon_new()
         self.close()
+
+
+def remove_own(path, key: tuple[int, int] | None) -> None:
+    """Unlink ``path`` when it is the regular file ``key`` (device, inode) this process made; with ``key`` None,
+    a regular file (never a link) at a name only this process uses (its pid and a random part)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and (key is None or (st.st_dev, st.st_ino) == tuple(key)):
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def connect(database: str, *, read_only: bool = False, allowed: list[str] = ()):

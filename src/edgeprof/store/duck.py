@@ -5,7 +5,21 @@ to ``lock_timeout`` seconds) and then says who holds the lock. A batch is one tr
 stored, or none. A DuckDB file whose objects are not exactly edgeprof's tables (a view in place of a table,
 extra tables, macros, other columns) is refused — for reading and for writing — unless it is empty. A new store
 is made whole under a temporary name and linked into place; a store a call created is removed again when its
-first batch fails (:meth:`~edgeprof.store.base.Base.abandon_new`).
+first batch fails (:meth:`~edgeprof.store.base.Base.abandon_new`) — only while it is still the file this call
+made.
+
+DuckDB opens its database by name (and reopens ``/proc/self/fd/N`` by the name it resolves to, and makes its
+``.wal`` by name), so the open rule of :mod:`edgeprof.files` — the file checked is the file used — is kept
+another way: the store is opened and checked once through :func:`~edgeprof.files.open_regular`, and then
+
+* **confined, for reading** (``history`` under ``edgeprof mcp``): DuckDB reads a private copy made from that
+  descriptor (with its ``.wal``, if any) in a folder of this process's own, removed when the store is closed —
+  one copy of the store's bytes per call;
+* **otherwise** (the CLI, the API, and writing a store — ``ingest`` — which is the documented exception): DuckDB
+  opens the name, and the store is used only when a descriptor DuckDB holds is that same file (device and inode,
+  read from ``/proc/self/fd``); a name swapped in between is refused.
+
+Either way the store (and its ``.wal``) is noted in the command's scope: no output of the command may replace it.
 """
 
 from __future__ import annotations
@@ -20,9 +34,10 @@ from pathlib import Path
 
 from .. import access
 from ..errors import InputError, OutputError
-from .base import LOCK_TIMEOUT_DEFAULT, Base, _duckdb, _first_line, connect
+from ..files import note_store, open_regular
+from .base import LOCK_TIMEOUT_DEFAULT, Base, _duckdb, _first_line, connect, remove_own
 from .dataset import write_parquet
-from .schema import STORE_SCHEMA_VERSION, TABLES, columns, create_sql
+from .schema import STORE_SCHEMA_VERSION, TABLES, check_definitions, columns, create_sql
 
 
 class DuckStore(Base):
@@ -30,31 +45,40 @@ class DuckStore(Base):
 
     def __init__(self, path: Path, write: bool = False, lock_timeout: float = LOCK_TIMEOUT_DEFAULT):
         super().__init__(path, write, lock_timeout)
-        from ..files import check_regular
-
         duckdb = _duckdb()
         self.staging = None  # the folder batches are staged in (writers only)
+        self.private = None  # confined readers: the folder holding the private copy DuckDB reads
         if not os.path.lexists(path):
             if not write:
                 raise InputError(path, "no such history store (create it with edgeprof ingest --store)")
-            _create_store(path)
+            self.created_id = _create_store(path)
             self.created = True
-        st = check_regular(path)  # a FIFO, a device, a folder, a link outside the roots: refused unopened
-        if st.st_size and not _looks_like_duckdb(path):
-            raise InputError(path, "not a DuckDB history store (unrecognised file header)")
+        with open_regular(path) as fh:  # a FIFO, a device, a folder, a link outside the roots: refused unopened
+            st = os.fstat(fh.fileno())
+            if st.st_size and fh.read(16)[8:12] != b"DUCK":
+                raise InputError(path, "not a DuckDB history store (unrecognised file header)")
+            note_store(path, st, sidecars=(".wal",))
+            key = (st.st_dev, st.st_ino)
+            if access.roots() is not None and not write:
+                self.private = _private_copy(fh, path)
         if write:
             self.staging = tempfile.mkdtemp(prefix="edgeprof-ingest-")
-        allowed = [str(path.resolve().parent)] + ([self.staging] if self.staging else [])
+        if self.private is not None:
+            database, allowed = os.path.join(self.private, "store.duckdb"), [self.private]
+        else:
+            database, allowed = str(path), [str(path.resolve().parent)] + ([self.staging] if self.staging else [])
         waited = 0.0
         while True:
             try:
-                self.con = connect(str(path), read_only=not write, allowed=allowed)
+                self.con = connect(database, read_only=not write, allowed=allowed)
                 break
             except duckdb.IOException as e:
                 msg = str(e)
                 if "lock" not in msg.lower():
+                    self._abandon()
                     raise InputError(path, f"cannot open the history store ({msg.splitlines()[0]})") from None
                 if waited >= lock_timeout:
+                    self._abandon()
                     holder = msg.split("Conflicting lock is held in", 1)[-1].strip().rstrip(".") if \
                         "Conflicting lock" in msg else "another process"
                     raise InputError(path, f"the store is locked by another edgeprof ({holder}); waited "
@@ -65,6 +89,9 @@ class DuckStore(Base):
                 self._abandon()
                 raise InputError(path, f"not a DuckDB history store ({str(e).splitlines()[0]})") from None
         try:
+            if self.private is None and _holds(key) is False:
+                raise InputError(path, "changed while it was opened (the file DuckDB opened is not the one checked): "
+                                       "refused")
             objs = self._objects()
             if write and objs == {}:  # an empty DuckDB file: made a store
                 create_tables(self.con)
@@ -103,6 +130,7 @@ class DuckStore(Base):
                             "AND table_name = ? ORDER BY ordinal_position", [t])
             if [(c, d) for c, d in got] != [(c, d) for c, d in cols]:
                 raise InputError(self.path, f"not an edgeprof history store (table {t} has other columns): refused")
+        check_definitions(self.con, self.path, create_tables)  # generated columns, defaults, constraints, indexes
         v = self.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
         if not v or str(v[0][0]) != str(STORE_SCHEMA_VERSION):
             raise InputError(self.path, f"history store schema {v[0][0] if v else '?'} is not the one this edgeprof "
@@ -113,9 +141,19 @@ class DuckStore(Base):
             with contextlib.suppress(Exception):
                 self.con.close()
             self.con = None
-        if self.staging is not None:
-            shutil.rmtree(self.staging, ignore_errors=True)
-            self.staging = None
+        for attr in ("staging", "private"):  # folders this process made for itself (mkdtemp, mode 0700)
+            if getattr(self, attr) is not None:
+                shutil.rmtree(getattr(self, attr), ignore_errors=True)
+                setattr(self, attr, None)
+
+    def own_wal(self):
+        """(the ``.wal`` path, its device and inode) while this process holds a store it created, else None."""
+        wal = Path(str(self.path) + ".wal")
+        try:
+            st = os.stat(wal, follow_symlinks=False)
+        except OSError:
+            return None
+        return wal, (st.st_dev, st.st_ino)
 
     def close(self) -> None:
         try:
@@ -177,21 +215,28 @@ def create_tables(con) -> None:
     con.execute("INSERT OR IGNORE INTO store_meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
 
 
-def _create_store(path: Path) -> None:
+def _create_store(path: Path) -> tuple[int, int]:
     """A new, empty store at ``path``, made whole under a temporary name and then linked into place (never over
-    a store another edgeprof created meanwhile): a full disk leaves nothing behind."""
+    a store another edgeprof created meanwhile): a full disk leaves nothing behind. Returns the device and inode
+    of the file made (what :meth:`~edgeprof.store.base.Base.abandon_new` may remove again)."""
     from ..errors import output_error
 
     if not access.inside(path.parent):
         raise OutputError(path, "cannot write: " + access.outside_message())
     tmp = path.with_name(f".{path.name[:40]}.edgeprof-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    made: dict[Path, tuple[int, int]] = {}  # what this call made, by device and inode
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(str(tmp), allowed=[str(path.resolve().parent)])
         try:
             create_tables(con)
+            for f in (tmp, Path(str(tmp) + ".wal")):
+                with contextlib.suppress(OSError):
+                    st = os.stat(f, follow_symlinks=False)
+                    made[f] = (st.st_dev, st.st_ino)
         finally:
             con.close()
+        key = made[tmp]
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -199,17 +244,55 @@ def _create_store(path: Path) -> None:
         except OSError:  # no hard links on this file system
             if not os.path.lexists(path):
                 os.replace(tmp, path)
+        return key
     except (OSError, _duckdb().Error) as e:
         raise output_error(path, e) from None
-    finally:
+    finally:  # the temporary names are this call's (its pid and a random part): only its own files go
         for f in (tmp, Path(str(tmp) + ".wal")):
-            with contextlib.suppress(OSError):
-                f.unlink()
+            remove_own(f, made.get(f))
 
 
-def _looks_like_duckdb(path: Path) -> bool:
-    from ..files import open_regular
+def _holds(key: tuple[int, int]) -> bool | None:
+    """Whether a descriptor of this process is the file ``key`` (device, inode): DuckDB's, once it opened the
+    store by name. None where there is no ``/proc`` to tell."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for n in names:
+        try:
+            st = os.stat(f"/proc/self/fd/{n}")
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == key:
+            return True
+    return False
 
-    with open_regular(path) as fh:
-        head = fh.read(16)
-    return head[8:12] == b"DUCK"
+
+def _private_copy(fh, path: Path) -> str:
+    """A folder of this process's own holding ``store.duckdb`` copied from the open store ``fh`` (and its
+    ``.wal``, opened the same way, when there is one): what a confined reader lets DuckDB open."""
+    from ..errors import output_error
+    from ..files import exists
+
+    folder = tempfile.mkdtemp(prefix="edgeprof-store-")
+    try:
+        _copy(fh, os.path.join(folder, "store.duckdb"))
+        wal = Path(str(path) + ".wal")
+        if exists(wal):
+            with open_regular(wal) as w:
+                _copy(w, os.path.join(folder, "store.duckdb.wal"))
+    except OSError as e:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise output_error(folder, e) from None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder
+
+
+def _copy(src, dst: str) -> None:
+    src.seek(0)
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)

@@ -59,3 +59,78 @@ def create_sql(table: str) -> str:
     cols = ", ".join(f'"{c}" {t}' + (" PRIMARY KEY" if table == "launches" and c == "launch_id" else "")
                      for c, t in TABLES[table])
     return f'CREATE TABLE IF NOT EXISTS "{table}" ({cols})'
+
+
+# What a DuckDB store's tables are, as its catalog says: every column's type, default, nullability and whether (and
+# how) it is generated, every constraint, every index. A generated column's expression runs on every read and a
+# default or CHECK expression on every write: a store is read only when this is exactly what edgeprof creates.
+_COLUMNS_SQL = ("SELECT table_name, column_index, column_name, data_type, column_default, is_nullable, is_generated, "
+                "generation_expression FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND schema_name = 'main' ORDER BY table_name, column_index")
+_CONSTRAINTS_SQL = ("SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints() "
+                    "WHERE database_name = current_database() ORDER BY ALL")
+_INDEXES_SQL = ("SELECT table_name, index_name FROM duckdb_indexes() WHERE database_name = current_database() "
+                "ORDER BY ALL")
+_expected: dict | None = None
+
+
+def _catalog(con) -> dict:
+    return {"columns": con.execute(_COLUMNS_SQL).fetchall(), "constraints": con.execute(_CONSTRAINTS_SQL).fetchall(),
+            "indexes": con.execute(_INDEXES_SQL).fetchall()}
+
+
+def _column_text(row) -> str:
+    _, _, name, dtype, default, nullable, generated, expression = row
+    out = f"{name} {dtype}"
+    if generated:
+        out += f" GENERATED ALWAYS AS ({expression})"
+    elif default is not None:
+        out += f" DEFAULT {default}"
+    if not nullable:
+        out += " NOT NULL"
+    return out if len(out) <= 100 else out[:100] + "…"
+
+
+def definition_problem(con, create_tables) -> str | None:
+    """Why the tables of the DuckDB store open on ``con`` are not defined as edgeprof defines them — a generated
+    column, a default, a constraint or an index edgeprof does not create, a nullability that differs — or None.
+    ``create_tables(con)`` makes edgeprof's tables: what they are is read from an in-memory database it made."""
+    global _expected
+    if _expected is None:
+        import duckdb
+
+        mem = duckdb.connect(":memory:")
+        try:
+            create_tables(mem)
+            _expected = _catalog(mem)
+        finally:
+            mem.close()
+    got = _catalog(con)
+    want_cols = {(r[0], r[1]): r for r in _expected["columns"]}
+    for row in got["columns"]:
+        want = want_cols.get((row[0], row[1]))
+        if want is None or tuple(row) != tuple(want):
+            what = f"column {_column_text(row)}" + (f" where edgeprof has {_column_text(want)}" if want else "")
+            return f"not an edgeprof history store (table {row[0]}: {what}): refused"
+    if len(got["columns"]) != len(_expected["columns"]):
+        return "not an edgeprof history store (a table lacks columns): refused"
+    for kind in ("constraints", "indexes"):
+        extra = sorted(set(got[kind]) - set(_expected[kind]))
+        if extra or len(got[kind]) != len(_expected[kind]):
+            shown = ", ".join(" ".join(str(x) for x in r)[:80] for r in extra[:2]) or "other ones"
+            return f"not an edgeprof history store ({kind} edgeprof does not create: {shown}): refused"
+    return None
+
+
+def check_definitions(con, path, create_tables) -> None:
+    """:func:`definition_problem` as the one-line input error naming the store."""
+    import duckdb
+
+    from ..errors import InputError
+
+    try:
+        why = definition_problem(con, create_tables)
+    except duckdb.Error as e:
+        raise InputError(path, f"cannot read the history store ({str(e).strip().splitlines()[0][:200]})") from None
+    if why is not None:
+        raise InputError(path, why)

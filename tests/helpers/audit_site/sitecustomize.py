@@ -34,3 +34,14 @@ if _LOG:
             _busy[0] = False
 
     sys.addaudithook(_hook)
+
+    # edgeprof starts its Python children isolated (edgeprof.child: PYTHONPATH, and so this file, does not reach
+    # them): each is given this hook in the start-up line edgeprof runs before anything else in it
+    if __name__ == "sitecustomize":  # (not when run so in a child)
+        try:
+            from edgeprof import child as _child
+        except ImportError:  # an edgeprof without that rule: its children inherit PYTHONPATH
+            pass
+        else:
+            _start = f"exec(compile(open({__file__!r}).read(), {__file__!r}, 'exec'), {{'__name__': 'audit'}})"
+            _child.BOOT = f"{_start};{_child.BOOT}"

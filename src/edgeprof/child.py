@@ -1,0 +1,132 @@
+"""Every process edgeprof starts is started here, by one rule.
+
+A working folder may belong to someone else: a ``json.py``, ``signal.py``, ``sitecustomize.py`` or ``edgeprof/``
+placed there must never run, and nothing in the parent's environment beyond what a child needs reaches it. So
+every child (tool-call workers of ``edgeprof mcp``, collection workers of ``edgeprof run``, Dask workers of
+``--workers N``, and the programs edgeprof runs: runners, ``adb``, ``git``, ``sysctl``) gets:
+
+* **An isolated interpreter** when it is Python (:func:`python_argv`): ``python -I`` puts neither the current
+  folder nor a script's folder on ``sys.path`` and ignores every ``PYTHON*`` variable and the user's
+  site-packages; ``-B`` writes no bytecode, ``-u`` leaves no output in a buffer should the child be killed.
+  edgeprof's own location is given on the command line, not through the environment: a short bootstrap
+  (:data:`BOOT`) puts the folder holding the parent's ``edgeprof`` package first on ``sys.path`` when it is not on
+  it already, then runs the module as ``python -m`` would. The child runs the parent's copy of edgeprof (a source
+  checkout, an installed one, a copy on trial) and imports nothing from its working folder. Children the child
+  starts through :mod:`multiprocessing` inherit ``-I`` from it.
+* **An environment built from an allow-list** (:func:`environment`), never the parent's whole: ``EDGEPROF_*``;
+  ``TMPDIR``; the locale (``LANG``, ``LANGUAGE``, ``LC_*``) and ``TZ``; ``PATH``, to find programs;
+  the runtime library paths (``LD_LIBRARY_PATH``, ``DYLD_LIBRARY_PATH``, ``DYLD_FALLBACK_LIBRARY_PATH``);
+  ``COVERAGE_PROCESS_START``/``COVERAGE_PROCESS_CONFIG`` (coverage measured in children, by the tests and the
+  mutation tool); ``HOME``, ``ANDROID_*`` and ``ADB_*`` for ``adb`` and ``git``: ``adb`` finds the key the
+  device authorised under ``HOME`` (or ``ANDROID_USER_HOME``), its server and default device through
+  ``ANDROID_*``/``ADB_*``, and ``git`` the user's configuration (``safe.directory``) under ``HOME``; for an
+  isolated interpreter ``HOME`` carries no code (``-I`` ignores the user's site-packages). Anything else —
+  ``PYTHONPATH``, ``PYTHONSTARTUP``, ``LD_PRELOAD``, tokens — stays with the parent, unless the user names it
+  in ``EDGEPROF_PASS_ENV`` (comma-separated: what a runner of theirs needs, e.g. ``VK_ICD_FILENAMES``; an
+  isolated interpreter ignores ``PYTHON*`` variables even then). The caller adds what one child needs
+  (``XNN_LOG_LEVEL``, its scratch folder).
+* **A working folder it owns** (:func:`private_folder`): a fresh 0700 folder, removed once the child has ended —
+  except for an ``executor_runner``-style binary, which the Arm kit runs in its launch folder: its caller names
+  that folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# python -I -B -u -c BOOT LOCATION -m MODULE ARGS...: sys.argv is ['-c', LOCATION, '-m', MODULE, ARGS...]
+# (runpy is imported before edgeprof's folder joins the path, so it cannot come from there)
+BOOT = ("import sys,runpy;p=sys.argv[1];p in sys.path or sys.path.insert(0,p);del sys.argv[:3];"
+        "runpy._run_module_as_main(sys.argv[0])")
+
+NAMES = frozenset({"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH",
+                   "DYLD_FALLBACK_LIBRARY_PATH", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"})
+PREFIXES = ("EDGEPROF_", "LC_", "ANDROID_", "ADB_")
+
+
+def location() -> str:
+    """The folder holding the ``edgeprof`` package this process runs (not resolved: a copy made of links stays
+    that copy)."""
+    import edgeprof
+
+    return os.path.dirname(os.path.abspath(list(edgeprof.__path__)[0]))
+
+
+def python_argv(module: str, *args, python: str | None = None) -> list[str]:
+    """The command line running ``module`` (``edgeprof.server.worker``, …) as ``__main__`` in an
+    isolated interpreter, with this process's edgeprof first on its path."""
+    return [python or sys.executable, "-I", "-B", "-u", "-c", BOOT, location(), "-m", module, *map(str, args)]
+
+
+def environment(extra: dict | None = None) -> dict[str, str]:
+    """The allow-listed part of this process's environment, plus ``extra`` (see the module docstring)."""
+    named = {n.strip() for n in os.environ.get("EDGEPROF_PASS_ENV", "").split(",") if n.strip()}
+    env = {k: v for k, v in os.environ.items() if k in NAMES or k in named or k.startswith(PREFIXES)}
+    env.update({str(k): str(v) for k, v in (extra or {}).items()})
+    return env
+
+
+def private_folder(prefix: str = "edgeprof-child-") -> str:
+    """A new folder only this user can enter (0700), under ``TMPDIR`` (named, not probed: :mod:`tempfile`'s probe
+    would write a file in the current folder when no temporary folder is usable)."""
+    base = os.environ.get("TMPDIR") or "/tmp"
+    return tempfile.mkdtemp(prefix=prefix, dir=base if os.path.isdir(base) else None)
+
+
+def remove_folder(folder: str | None) -> None:
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class Child(subprocess.Popen):
+    """A started child. ``own_folder``: the working folder made for it, removed by :meth:`release` (after the
+    child has ended)."""
+
+    own_folder: str | None = None
+
+    def release(self) -> None:
+        if self.returncode is None:
+            try:
+                self.kill()
+            except OSError:
+                pass
+            self.wait()
+        remove_folder(self.own_folder)
+        self.own_folder = None
+
+
+def start(argv, *, cwd=None, env: dict | None = None, **popen) -> Child:
+    """Start ``argv`` under the rule: the allow-listed environment plus ``env``; in ``cwd`` when the caller names
+    the folder (a launch folder, a folder it made for the child), else in a private folder made here and removed
+    by :meth:`Child.release`. Python children are started with :func:`python_argv`."""
+    own = None
+    if cwd is None:
+        own = cwd = private_folder()
+    try:
+        proc = Child([str(a) for a in argv], env=environment(env), cwd=str(cwd), close_fds=True, **popen)
+    except BaseException:
+        remove_folder(own)
+        raise
+    proc.own_folder = own
+    return proc
+
+
+def run(argv, *, timeout: float, env: dict | None = None, cwd=None, text: bool = True) -> subprocess.CompletedProcess:
+    """Run ``argv`` to its end (as :func:`subprocess.run` with ``capture_output``), started by :func:`start`;
+    :class:`subprocess.TimeoutExpired` once ``timeout`` seconds passed (the child killed)."""
+    proc = start(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 text=text)
+    try:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        proc.release()
