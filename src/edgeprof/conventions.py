@@ -292,7 +292,7 @@ def parse_bytes(text: str, option: str) -> int:
 
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
     if not m or m.group(2).lower() not in _BYTE_UNITS:
-        raise UsageError(f"{option}: expected a size such as 4GB or 1500MB, got {str(text)[:40]!r}")
+        raise UsageError(f"{option}: expected a size such as 4GB or 1500MB, got '{str(text)[:40]}'")
     n = int(float(m.group(1)) * _BYTE_UNITS[m.group(2).lower()])
     if n < 64 << 20:
         raise UsageError(f"{option}: {text} is too small to run anything (at least 64MB)")
@@ -309,7 +309,7 @@ def metric_name(text: str) -> str:
     """``median``/``mean``/``p90``/``p99`` (or a stored alias such as ``median_ms``) → its one name."""
     m = METRIC_ALIASES.get(str(text), str(text))
     if m not in METRICS:
-        raise ValueError(f"a metric is one of {', '.join(METRICS)}, got {str(text)[:40]!r}")
+        raise ValueError(f"a metric is one of {', '.join(METRICS)}, got '{str(text)[:40]}'")
     return m
 
 
@@ -323,11 +323,11 @@ def parse_fraction(text, option: str, *, upper: float = 1.0, allow_zero: bool = 
     try:
         v = float(s[:-1].strip()) / 100 if pct else float(s)
     except ValueError:
-        raise UsageError(f"{option}: a relative amount such as 3% or 0.03, got {str(text)[:40]!r}") from None
+        raise UsageError(f"{option}: a relative amount such as 3% or 0.03, got '{str(text)[:40]}'") from None
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise UsageError(f"{option}: must be {'at least' if allow_zero else 'above'} 0, got {str(text)[:40]!r}")
+        raise UsageError(f"{option}: must be {'at least' if allow_zero else 'above'} 0, got '{str(text)[:40]}'")
     if not pct and v > 1:
         raise UsageError(f"{option}: {s} would be {100 * v:g} %; write {s}% for {s} percent, or {v / 100:g}")
     if v >= upper:
-        raise UsageError(f"{option}: must be below {100 * upper:g} %, got {str(text)[:40]!r}")
+        raise UsageError(f"{option}: must be below {100 * upper:g} %, got '{str(text)[:40]}'")
     return v

@@ -74,6 +74,64 @@ def make_folder(path) -> tuple[int, int]:
         close_fd(fd)
 
 
+def folder_beneath(top, folder, *, make: bool = True, refuse=None) -> tuple[int, int] | None:
+    """The (dev, ino) of ``folder`` — ``top`` itself (as the user named it) or a folder inside it — walked from
+    ``top`` one component at a time without following a link; missing folders are made (``make``; else None at the
+    first missing one): what a caller hands the writer (``folder=``) to write only into a real folder of ``top`` — a
+    different folder there by then is refused. A link or a file where a folder belongs is ``refuse(path)`` (default:
+    :class:`OutputError`, one line). Unconfined only (confined, every output's folder is walked from the root)."""
+    def refused(p: Path):
+        if refuse is not None:
+            return refuse(p)
+        what = "a symbolic link" if os.path.islink(p) else "not a folder"
+        return OutputError(p, f"cannot write: {what} where a folder is written (never followed): refused")
+
+    top, folder = Path(top), Path(folder)
+    rel = Path(os.path.abspath(folder)).relative_to(os.path.abspath(top)).parts  # ValueError: not inside (a bug)
+    if ".." in rel:
+        raise ValueError(f"{folder} is not inside {top}")
+    walk = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | CLOEXEC
+    try:
+        if make:
+            top.mkdir(parents=True, exist_ok=True)
+        fd = os.open(top, walk & ~getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise refused(top) from None
+    except (OSError, ValueError) as e:
+        raise output_error(top, e) from None
+    cur = top
+    try:
+        for part in rel:
+            cur = cur / part
+            nfd = None
+            for _ in range(2):  # made here, then opened (whatever is there now, never followed)
+                try:
+                    nfd = os.open(part, walk, dir_fd=fd)
+                    break
+                except FileNotFoundError:
+                    if not make:
+                        return None
+                    try:
+                        os.mkdir(part, 0o777, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                except OSError as e:
+                    if e.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                        raise output_error(cur, e) from None
+                    break
+            if nfd is None:
+                raise refused(cur)
+            close_fd(fd)
+            fd = nfd
+        return key_of(os.fstat(fd))
+    except OSError as e:
+        raise output_error(cur, e) from None
+    finally:
+        close_fd(fd)
+
+
 def tmp_name(name: str) -> str:
     head = name[:40].encode("utf-8", "surrogateescape")[:40].decode("utf-8", "ignore")
     return f".{head}.edgeprof-{os.getpid()}-{secrets.token_hex(4)}.tmp"

@@ -20,7 +20,12 @@
   write. Confined, an output must not be a symlink and must be a regular file or absent.
 * A target that exists and is not a regular file — ``/dev/null``, a FIFO, ``/dev/stdout`` — is written to
   directly (unconfined only), never renamed over; a FIFO with no reader is refused at once (it would block
-  forever); a folder is refused.
+  forever); a folder is refused. A name for a descriptor (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/N``)
+  that stands for a *regular* file is written in place too, but not before the command is done: the content is
+  staged in an anonymous file and poured into the target only when the block succeeds, after the rules are
+  applied again to the file held — by then the command has opened every input, so ``--out /dev/stdin <
+  input`` or ``--out /dev/fd/3 3< input`` is refused however early the output was opened, and nothing is
+  half-written. (A FIFO or a device can be no input: inputs are regular files.)
 * Every ``OSError`` becomes one :class:`~edgeprof.errors.OutputError` naming the path and the reason.
 """
 
@@ -42,17 +47,22 @@ from .outputs import (CLOEXEC, MODE, NO_TMPFILE, PROC, TMPFILE, close_fd, confli
 class _Out:
     """One output being written: its folder held by a descriptor, the new content in a file held by another."""
 
-    def __init__(self, target, *, again: bool = False, store=None):
+    def __init__(self, target, *, again: bool = False, store=None, folder=None):
         self.target, self.again, self.store = Path(target), again, store
+        self.folder = folder  # (dev, ino) the target's folder must be (checked by the caller, no link on the way)
         self.dir_fd = self.fd = None
         self.tmp: str | None = None  # the new content's name in the folder, once it has one
         self.aside: tuple[str, tuple[int, int]] | None = None  # the old target set aside by a batch
         self.direct = False
+        self.stage = None  # a direct target that is a regular file: its content, poured in at commit
         self.name = self.target.name
         if self.name in ("", ".", ".."):
             raise OutputError(self.target, "cannot write: it is a folder")
         self.dir_fd = open_folder(self.target)
         try:
+            if folder is not None and key_of(os.fstat(self.dir_fd)) != tuple(folder):
+                raise OutputError(self.target, "cannot write: its folder is not the one checked (a link put in its "
+                                               "place?): refused")
             st = self._status()
             if st is not None:
                 self._kind(st)
@@ -67,7 +77,8 @@ class _Out:
     def _status(self) -> os.stat_result | None:
         """The target's status (confined: the name itself, no link followed), None when absent."""
         try:
-            return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=access.roots() is None)
+            follow = access.roots() is None and self.folder is None
+            return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=follow)
         except FileNotFoundError:
             return None
         except OSError as e:
@@ -78,7 +89,7 @@ class _Out:
     def _kind(self, st: os.stat_result) -> None:
         if stat.S_ISDIR(st.st_mode):
             raise OutputError(self.target, "cannot write: it is a folder")
-        if access.roots() is not None:
+        if access.roots() is not None or self.folder is not None:  # confined, or a folder checked: no link
             if stat.S_ISLNK(st.st_mode):
                 raise OutputError(self.target, "cannot write: it is a symbolic link (outputs are not written "
                                                "through links here)")
@@ -98,6 +109,30 @@ class _Out:
                                                "refused") from None
             raise output_error(self.target, e) from None
         self.path = files.fd_path(self.fd) if PROC else str(self.target)
+        if stat.S_ISREG(os.fstat(self.fd).st_mode):  # a descriptor's name standing for a regular file: staged
+            self.stage = tempfile.TemporaryFile()
+            self.path = files.fd_path(self.stage)
+
+    def recheck_held(self) -> None:
+        """(A target written in place) the rules once more on the file held, right before its first byte."""
+        why = conflict(self, os.fstat(self.fd))
+        if why:
+            raise OutputError(self.target, why)
+
+    def pour(self) -> None:
+        """The staged content into the held target, from its start (the target cut to it, as opening it for
+        writing does)."""
+        src = self.stage.fileno()
+        size, done = os.fstat(src).st_size, 0
+        os.ftruncate(self.fd, 0)
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        while done < size:
+            view = memoryview(os.pread(src, min(1 << 20, size - done), done))
+            if not view:
+                break
+            done += len(view)
+            while view:
+                view = view[os.write(self.fd, view):]
 
     def _open_new(self) -> None:
         if TMPFILE and PROC:
@@ -198,21 +233,29 @@ class _Out:
         close_fd(self.fd)
         close_fd(self.dir_fd)
         self.fd = self.dir_fd = None
+        if self.stage is not None:
+            self.stage.close()
+            self.stage = None
 
     def commit(self) -> None:
         if not self.direct:
             self.recheck()
             self.put_in_place()
             self.record()
+        elif self.stage is not None:
+            self.recheck_held()
+            self.pour()
         self.close()
 
 
 @contextmanager
-def atomic_path(path, *, again: bool = False):
+def atomic_path(path, *, again: bool = False, folder=None):
     """Yield a path to write; it replaces ``path`` only if the block succeeds. A non-regular target (a device,
     a FIFO with a reader) is written in place. ``again``: ``path`` is a record this command rewrites as it
-    goes (it may replace this command's own earlier version)."""
-    out = _Out(path, again=again)
+    goes (it may replace this command's own earlier version). ``folder``: the (dev, ino) the caller found
+    ``path``'s folder to be, walking to it without following a link — a different folder there now is
+    refused, and so is a target that is a link or not a regular file (as when confined)."""
+    out = _Out(path, again=again, folder=folder)
     try:
         yield Path(out.path)
         out.commit()
@@ -277,9 +320,13 @@ class Batch:
 
     def commit(self) -> list[Path]:
         staged = [o for o in self._outs if not o.direct]
+        poured = [o for o in self._outs if o.stage is not None]  # written in place, after the others
         done: list[_Out] = []
         current = None
         try:
+            for out in poured:
+                current = out
+                out.recheck_held()
             for out in staged:
                 current = out
                 out.recheck()
@@ -301,6 +348,12 @@ class Batch:
         for out in done:
             out.drop_aside()
             out.record()
+        for out in poured:
+            try:
+                out.pour()
+            except OSError as e:
+                self.discard()
+                raise output_error(out.target, e) from None
         written = [o.target for o in staged] + [o.target for o in self._outs if o.direct]
         for out in self._outs:
             out.close()

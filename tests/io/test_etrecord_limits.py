@@ -3,7 +3,6 @@ nn_module_stack, member size and expansion limits, instruction-id keys and debug
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 
@@ -35,44 +34,6 @@ def test_op_type_of_each_target_form(target, op):
 ])
 def test_innermost_module_of_each_stack_form(stack, path):
     assert er._innermost_module(stack) == path
-
-
-class _Zip:
-    """Stands in for a ZipFile: a member opens as these bytes."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-    def open(self, info):
-        return io.BytesIO(self.data)
-
-
-def _info(size: int, compressed: int, flags: int = 0) -> zipfile.ZipInfo:
-    i = zipfile.ZipInfo("debug_handle_map")
-    i.file_size, i.compress_size, i.flag_bits = size, compressed, flags
-    return i
-
-
-def test_member_size_limit_of_the_maps_and_the_graph():
-    assert er.MAX_MAP_BYTES == 64 * MB and er.MAX_GRAPH_BYTES == 512 * MB and er.MAX_MEMBERS == 10_000
-    with pytest.raises(ETRecordError, match=f"declares {64 * MB + 1} bytes \\(limit {64 * MB}\\)"):
-        er._read_member(_Zip(b""), _info(64 * MB + 1, 64 * MB), er.MAX_MAP_BYTES, "r")
-    assert er._read_member(_Zip(b"{}"), _info(2, 2), 2, "r") == b"{}"      # exactly the limit
-    with pytest.raises(ETRecordError, match="declares 3 bytes"):
-        er._read_member(_Zip(b"{} "), _info(3, 3), 2, "r")
-    with pytest.raises(ETRecordError, match="expands beyond 2 bytes"):    # a header that understates the size
-        er._read_member(_Zip(b"{}  "), _info(2, 2), 2, "r")
-    with pytest.raises(ETRecordError, match="encrypted"):
-        er._read_member(_Zip(b"{}"), _info(2, 2, flags=1), 2, "r")
-
-
-def test_expansion_ratio_boundary():
-    body = b"x" * (200 * 5243)                         # 1,048,600 bytes: just over 1 MiB
-    assert er._read_member(_Zip(body), _info(len(body), 5243), 2 * MB, "r") == body   # exactly 200×
-    with pytest.raises(ETRecordError, match="expands 200x: refused as a possible zip bomb"):
-        er._read_member(_Zip(body), _info(len(body), 5242), 2 * MB, "r")              # just over 200×
-    small = b"x" * MB                                  # 1 MiB exactly: not checked for expansion
-    assert er._read_member(_Zip(small), _info(MB, 1), 2 * MB, "r") == small
 
 
 def test_instruction_id_keys():
@@ -254,3 +215,4 @@ def test_delegate_ids_resolve_exactly_or_by_containment():
     assert er._event_handles(rec, 0, None) == ([0], None) and er._event_handles(rec, 0, 7) == ([0], None)
     assert er._event_handles(rec, 9, None) == (None, None)
     assert er.sources_of(rec, 0) == ([], None)
+

@@ -12,7 +12,6 @@ HTTP unless asked; a memory budget no worker can start under is refused in one l
 from __future__ import annotations
 
 import asyncio
-import gzip
 import importlib
 import importlib.util
 import json
@@ -27,23 +26,11 @@ from pathlib import Path
 import pytest
 from module_traps import fired, installed_names, plant
 from testdata import DATA, ROOT
+from security_cli import etdump, need, worker_environments
 
 BIN = Path(sys.executable).parent
 EP = [str(BIN / "edgeprof")]  # the console script: the parent's own path holds no working folder
 SECRET = "s3cr3t-token-7f2a"
-
-
-def _need(module: str, flag: str) -> None:
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        if os.environ.get(flag):
-            raise
-        pytest.skip(f"{module} is not installed")
-
-
-def _etdump(name: str = "toycnn_xnn") -> bytes:
-    return gzip.decompress((DATA / "etdump" / f"{name}.N20.etdp.gz").read_bytes())
 
 
 def _pythonpath(*first: Path) -> str:
@@ -95,29 +82,6 @@ SEEN = ("edgeprof", "numpy", "polars", "_polars_runtime_32", "duckdb", "_duckdb"
 # the MCP server's workers
 # --------------------------------------------------------------------------------------------------
 
-def _workers_env(root: Path) -> list[dict]:
-    """The environment of each live tool-call worker serving ``root`` (read from /proc), with the mode of its
-    scratch folder."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-            if b"edgeprof.server.worker" not in argv or str(root).encode() not in argv:
-                continue
-            raw = (d / "environ").read_bytes()
-        except OSError:
-            continue
-        env = dict(kv.split("=", 1) for kv in raw.decode("utf-8", "replace").split("\0") if "=" in kv)
-        try:  # the worker's own folder, read while it lives (it goes with the worker)
-            env["(mode of EDGEPROF_SCRATCH)"] = oct(os.stat(env["EDGEPROF_SCRATCH"]).st_mode & 0o777)
-        except (KeyError, OSError):
-            pass
-        out.append(env)
-    return out
-
-
 def _serve(root: Path, calls, *extra: str, env: dict | None = None):
     """The answers to ``calls`` and the environments of the workers alive after them."""
     from mcp import ClientSession
@@ -129,7 +93,7 @@ def _serve(root: Path, calls, *extra: str, env: dict | None = None):
             async with ClientSession(r, w) as s:
                 await s.initialize()
                 answers = [_answer(await asyncio.wait_for(s.call_tool(n, a), 300)) for n, a in calls]
-                return answers, _workers_env(root)
+                return answers, worker_environments(root)
     return asyncio.run(go())
 
 
@@ -137,8 +101,8 @@ def _mcp_root(root: Path) -> None:
     import edgeprof
 
     root.mkdir(exist_ok=True)
-    (root / "toy_t1.etdump").write_bytes(_etdump())
-    (root / "tel_t1.etdump").write_bytes(_etdump("tel_xnn"))
+    (root / "toy_t1.etdump").write_bytes(etdump())
+    (root / "tel_t1.etdump").write_bytes(etdump("tel_xnn"))
     shutil.copy(DATA / "pte" / "tel_xnnq8.pte", root)
     edgeprof.ingest([root / "toy_t1.etdump"], store=root / "h.duckdb", commit="c1", time="2026-01-01T00:00:00")
     edgeprof.ingest([root / "tel_t1.etdump"], store=root / "h.duckdb", commit="c2", time="2026-01-02T00:00:00")
@@ -149,7 +113,7 @@ CALLS = [("latency", {"path": "toy_t1.etdump"}), ("program", {"path": "tel_xnnq8
 
 
 def test_mcp_workers_import_nothing_from_the_root_and_see_no_outside_variable(traps, tmp_path):
-    _need("mcp", "EDGEPROF_REQUIRE_MCP")
+    need("mcp", "EDGEPROF_REQUIRE_MCP")
     root, marks = traps
     _mcp_root(root)
     answers, envs = _serve(root, CALLS, env=_hostile_env(tmp_path / "empty"))
@@ -170,9 +134,9 @@ def test_mcp_workers_import_nothing_from_the_root_and_see_no_outside_variable(tr
 def test_collection_workers_import_nothing_from_the_working_folder(traps, tmp_path):
     """One run of an ExecuTorch program, an ONNX model and a LiteRT model, from the trap folder (``--out`` relative
     to it); PYTHONPATH in the parent names a folder whose sitecustomize records the processes that load it."""
-    _need("executorch", "EDGEPROF_REQUIRE_RUN")
-    _need("onnxruntime", "EDGEPROF_REQUIRE_ORT")
-    _need("ai_edge_litert", "EDGEPROF_REQUIRE_LITERT")
+    need("executorch", "EDGEPROF_REQUIRE_RUN")
+    need("onnxruntime", "EDGEPROF_REQUIRE_ORT")
+    need("ai_edge_litert", "EDGEPROF_REQUIRE_LITERT")
     work, marks = traps
     probe = tmp_path / "probe"
     probe.mkdir()
@@ -223,9 +187,9 @@ def test_an_external_runner_gets_the_allow_listed_environment(tmp_path):
 # --------------------------------------------------------------------------------------------------
 
 def test_dask_workers_import_nothing_from_the_working_folder(traps, tmp_path):
-    _need("distributed", "EDGEPROF_REQUIRE_DASK")
+    need("distributed", "EDGEPROF_REQUIRE_DASK")
     work, marks = traps
-    (work / "toy_t1.etdump").write_bytes(_etdump())  # named relative to the working folder
+    (work / "toy_t1.etdump").write_bytes(etdump())  # named relative to the working folder
     r = subprocess.run([*EP, "ingest", "toy_t1.etdump", "--store", str(tmp_path / "s.duckdb"), "--workers", "2",
                         "--commit", "c1", "--json"], cwd=work, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -236,7 +200,7 @@ def test_dask_workers_import_nothing_from_the_working_folder(traps, tmp_path):
 
 @pytest.fixture()
 def cluster(monkeypatch, tmp_path):
-    _need("distributed", "EDGEPROF_REQUIRE_DASK")
+    need("distributed", "EDGEPROF_REQUIRE_DASK")
     from edgeprof.collect.cluster import dask_client
 
     for k, v in _hostile_env(tmp_path / "empty").items():
@@ -316,7 +280,7 @@ def test_no_http_server_listens_unless_a_dashboard_is_asked_for(cluster):
 
 
 def test_a_dashboard_asked_for_listens_on_127_0_0_1_only(tmp_path):
-    _need("distributed", "EDGEPROF_REQUIRE_DASK")
+    need("distributed", "EDGEPROF_REQUIRE_DASK")
     import urllib.request
 
     from click.testing import CliRunner
@@ -324,7 +288,7 @@ def test_a_dashboard_asked_for_listens_on_127_0_0_1_only(tmp_path):
     from edgeprof.cli import main
 
     f = tmp_path / "toy_t1.etdump"
-    f.write_bytes(_etdump())
+    f.write_bytes(etdump())
     r = CliRunner().invoke(main, ["ingest", str(f), "--store", str(tmp_path / "x.duckdb"), "--dashboard"])
     assert r.exit_code == 2 and "--workers" in r.stderr and r.stderr.count("\n") == 1
     from edgeprof.collect.cluster import dask_client
@@ -347,7 +311,7 @@ def test_a_dashboard_asked_for_listens_on_127_0_0_1_only(tmp_path):
 def test_a_memory_budget_no_worker_can_start_under_is_refused_at_once(tmp_path):
     """300MB: one line naming the minimum, exit 2, at start. The minimum named is real: a server given it (and
     one 64 MB step more, as it is measured anew) answers every kind of call (history loads DuckDB)."""
-    _need("mcp", "EDGEPROF_REQUIRE_MCP")
+    need("mcp", "EDGEPROF_REQUIRE_MCP")
     root = tmp_path / "root"
     _mcp_root(root)
     r = subprocess.run([*EP, "mcp", "--root", str(root), "--memory-limit", "300MB"], stdin=subprocess.DEVNULL,
@@ -357,9 +321,9 @@ def test_a_memory_budget_no_worker_can_start_under_is_refused_at_once(tmp_path):
     m = re.fullmatch(r"edgeprof: error: --memory-limit 300 MB is below the minimum of (\d+)MB a tool-call worker "
                      r"needs here \(.*\)\n", r.stderr)
     assert m, r.stderr
-    need = int(m.group(1))
-    assert 300 < need < 4096
-    answers, _ = _serve(root, CALLS, "--memory-limit", f"{need + 64}MB")
+    minimum = int(m.group(1))
+    assert 300 < minimum < 4096
+    answers, _ = _serve(root, CALLS, "--memory-limit", f"{minimum + 64}MB")
     for (name, _), (is_error, _, text) in zip(CALLS, answers):
         assert not is_error, (name, text)
 
@@ -435,7 +399,7 @@ def test_python_m_edgeprof_imports_nothing_more_from_its_folder(tmp_path):
 
     for name in installed_names() - {"edgeprof", "_distutils_hack"}:
         (work / f"{name}.py").write_text(TRAP.format(marks=str(marks), name=name))
-    (work / "toy_t1.etdump").write_bytes(_etdump())
+    (work / "toy_t1.etdump").write_bytes(etdump())
     r = subprocess.run([sys.executable, "-m", "edgeprof", "latency", "toy_t1.etdump", "--json", "--no-write"], cwd=work,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-1500:]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import os
 import re

@@ -6,7 +6,6 @@ is refused at once; and only files a process made are ever removed (never a file
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import select
 import subprocess
@@ -16,37 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from testdata import DATA
+from security_cli import cli, refused, sha
 
-from edgeprof.cli import main
 
 LOG_ON = DATA / "xnnpack" / "mac_sme2_on_xnntrace.log"
 LOG_OFF = DATA / "xnnpack" / "mac_sme2_off_xnntrace.log"
-
-
-def cli(*args, cwd=None):
-    """One command in this process (click's runner), from ``cwd`` when given."""
-    old = os.getcwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, [str(a) for a in args])
-    finally:
-        os.chdir(old)
-
-
-def refused(res, why: str) -> str:
-    """A one-line refusal: exit 2, no traceback, the reason named."""
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    assert res.exit_code == 2, (res.exit_code, res.output[-800:])
-    errors = [line for line in res.output.splitlines() if line.startswith("edgeprof: error:")]
-    assert errors and why in errors[0] and "Traceback" not in res.output, res.output[-800:]
-    return errors[0]
-
-
-def sha(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 def listing(folder: Path) -> dict[str, str]:

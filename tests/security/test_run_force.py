@@ -130,3 +130,15 @@ def test_a_link_where_the_collection_writes_is_refused_never_written_through(env
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "symbolic link is where the collection writes" in r.stderr
     assert victim.read_text() == "do not overwrite" and link.is_symlink()
+
+
+def test_a_refused_force_leaves_the_previous_collection_as_it_was(env, tmp_path):
+    """Whatever stands in the new collection's way is found before ``--force`` removes anything: a refusal leaves
+    the folder — the previous collection, its record — exactly as it was."""
+    out = tmp_path / "c"
+    assert _run(out, env).returncode == 0
+    (out / STEM / f"{STEM}_t1_l1_latency.log").write_text("my notes on this launch\n")  # changed since: kept
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    r = _run(out, env, "--force")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "changed since" in r.stderr
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

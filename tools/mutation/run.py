@@ -39,7 +39,7 @@ from mutants import Mutant, mutants, mutated_source  # noqa: E402
 
 # the core modules and the tests that guard them
 CORE = [
-    "edgeprof.io.flatbuf", "edgeprof.io.etdump", "edgeprof.io.etdump_decode", "edgeprof.io.etrecord",
+    "edgeprof.io.flatbuf", "edgeprof.io.etdump", "edgeprof.io.etdump_decode", "edgeprof.io.etrecord", "edgeprof.io.etrecord_zip",
     "edgeprof.model", "edgeprof.ane_model", "edgeprof.analysis.latency", "edgeprof.analysis.compare",
     "edgeprof.analysis.launches", "edgeprof.analysis.rank_tests", "edgeprof.analysis.stats", "edgeprof.taxonomy", "edgeprof.analysis.breakdown",
     "edgeprof.analysis.kernels", "edgeprof.kernel_names", "edgeprof.io.xnnlog", "edgeprof.analysis.ane",

@@ -171,7 +171,7 @@ def chip(name: str) -> dict:
     from ..errors import UsageError
 
     if name not in CHIPS:
-        raise UsageError(f"unknown chip {name!r}: known are {', '.join(CHIPS)}")
+        raise UsageError(f"unknown chip '{name}': known are {', '.join(CHIPS)}")
     c = CHIPS[name]
     peak = c["ane_tops"] * 1e12 / (2 if c["tops_precision"] == "int8" else 1)
     return {"name": name, **c, "fp16_flops_per_s": peak, "bytes_per_s": c["dram_gbps"] * 1e9}

@@ -35,9 +35,9 @@ def parse_phases(spec: str, n_runs: int) -> list[str]:
             lo = int(a) if a.strip() else 0
             hi = int(b) if b.strip() else n_runs
         except ValueError:
-            raise UsageError(f"--phases: {part!r} is not START:END=NAME") from None
+            raise UsageError(f"--phases: '{part}' is not START:END=NAME") from None
         if not name or lo < 0 or hi > n_runs or lo >= hi:
-            raise UsageError(f"--phases: {part!r} must name runs inside 0:{n_runs}")
+            raise UsageError(f"--phases: '{part}' must name runs inside 0:{n_runs}")
         for i in range(lo, hi):
             if labels[i]:
                 raise UsageError(f"--phases: run {i} is labelled twice")

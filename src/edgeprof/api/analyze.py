@@ -22,6 +22,78 @@ def _targets(out_dir: Path, names: dict) -> dict:
             "csv_stats": out_dir / names["ops_stats"]}
 
 
+def _planned(f: Path, out_dir: Path, fmt: str, op_types: str) -> list[Path]:
+    """Every file :func:`_analyze_one` may write for ``f`` (the op-type lists beside each timeline included)."""
+    from ..io.runfolder import analysis_files
+    from ..io.timeline_csv import op_types_file
+    from ..render.tables import suffix
+
+    t = _targets(out_dir, analysis_files(f, suffix(fmt)))
+    if (fmt, op_types) != ("csv", OP_TYPES_REF):
+        return list(t.values())
+    return [*t.values(), *(op_types_file(t[k]) for k in ("csv_timeline_all", "csv_timeline"))]
+
+
+class _Planned:
+    """An output not opened yet, as :func:`edgeprof.outputs.conflict` looks at it (its folder by descriptor)."""
+
+    store, again = None, False
+
+    def __init__(self, target: Path, dir_fd: int):
+        self.target, self.name, self.dir_fd = target, target.name, dir_fd
+
+
+def _check_outputs(files: list[Path], plan: list[tuple[str, list[Path]]]) -> None:
+    """The output rule for the whole command before anything is written, wherever the writing happens (threads
+    in any order; Dask workers, whose scope knows only their own file): every input is noted first, then each
+    planned output is checked by the writer's own rule (:func:`edgeprof.outputs.conflict`: not an input, not a
+    store, not written already) and against every other planned output (two inputs mapping to one name).
+    ``plan``: (whose output, the targets) pairs. An :class:`~edgeprof.errors.OutputError` names the first."""
+    import stat
+
+    from .. import access
+    from ..errors import OutputError
+    from ..files import note_input, open_fd
+    from ..outputs import DIRFD, close_fd, conflict, key_of
+
+    for f in files:  # noted as inputs of the command by their status (each is opened once, by its reader; one
+        try:             # that cannot be read is reported then)
+            st = os.stat(f)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            note_input(f, st)
+    by_folder: dict[Path, list[tuple[str, Path]]] = {}
+    for owner, targets in plan:
+        for t in targets:
+            by_folder.setdefault(t.parent, []).append((owner, t))
+    seen: dict[tuple, str] = {}
+    for parent, planned in by_folder.items():  # one folder open at a time
+        try:
+            fd = open_fd(parent, DIRFD)
+        except (OSError, ValueError, InputError):
+            fd = None  # no such folder yet: nothing there can be an input
+        try:
+            folder = key_of(os.fstat(fd)) if fd is not None else (os.path.abspath(parent),)
+            for owner, t in planned:
+                other = seen.setdefault((*folder, t.name), owner)
+                if other != owner:
+                    raise OutputError(t, f"cannot write: this command already writes this file (for another "
+                                         f"input, {other}), so it would be replaced: refused — give each output "
+                                         "its own name")
+                if fd is None:
+                    continue
+                try:
+                    st = os.stat(t.name, dir_fd=fd, follow_symlinks=access.roots() is None)
+                except OSError:
+                    st = None
+                why = conflict(_Planned(t, fd), st if st is not None and not stat.S_ISDIR(st.st_mode) else None)
+                if why:
+                    raise OutputError(t, why)
+        finally:
+            close_fd(fd)
+
+
 # the event columns the statistics after the timelines read (a file read in blocks keeps only these)
 STATS_COLUMNS = ("run_index", "name", "kind", "duration_ns", "self_ns", "parent", "delegate_backend", "timing_source",
                  "op_types")
@@ -196,9 +268,9 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
     from ..render.tables import FORMATS
 
     if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+        raise UsageError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     if op_types not in OP_TYPES_MODES:
-        raise UsageError(f"unknown op-types form {op_types!r} (choose from {', '.join(OP_TYPES_MODES)})")
+        raise UsageError(f"unknown op-types form '{op_types}' (choose from {', '.join(OP_TYPES_MODES)})")
     paths = [Path(p) for p in as_list(inputs)]
     for p in paths:
         if not exists(p):
@@ -230,6 +302,11 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
         except InputError as e:
             return None, e
 
+    # every output is checked before any is written: the same refusals for threads in any order and Dask workers
+    plan = [(str(f), _planned(f, out_dir_for(f), fmt, op_types)) for f in files]
+    if write_summary:
+        plan.append((SUMMARY, [(out_root or run_dir) / SUMMARY]))
+    _check_outputs(files + ([Path(etrecord)] if etrecord is not None else []), plan)
     n_jobs = max(1, min(jobs or (os.cpu_count() or 1), len(files)))
     results = []
     if workers is not None or scheduler is not None:

@@ -34,7 +34,7 @@ def _metric(metric: str) -> tuple[str, str | None]:
         return column, None
     if column is not None:
         raise UsageError(f"--metric {metric}: the history store keeps the median, mean and p90 of each launch")
-    raise UsageError(f"--metric must be median, mean, p90, category:NAME or op:NAME; got {metric[:60]!r}")
+    raise UsageError(f"--metric must be median, mean, p90, category:NAME or op:NAME; got '{metric[:60]}'")
 
 
 def store_launch_noise(store, device: str | None = None):
@@ -137,7 +137,7 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     if not series:
         avail = sorted(set((cats if kind == "category" else ops)["category" if kind == "category" else "operator"]
                            .to_list()))[:12]
-        raise UsageError(f"no launch has {metric!r}; stored: {', '.join(avail) or 'nothing'}")
+        raise UsageError(f"no launch has '{metric}'; stored: {', '.join(avail) or 'nothing'}")
     regression = []
     for s in series:
         gate = [c for c in s["changes"] if c["status"] in ("confirmed", "eager") and _after_since(c, s, since_at)]
@@ -184,7 +184,7 @@ def _since(since: str | None, launches) -> tuple[str | None, str | None] | None:
     if 7 <= len(text) <= 64 and _HEX.fullmatch(text):
         return None
     shown = since if len(since) <= 60 else since[:60] + "…"
-    raise UsageError(f"--since {shown!r} is neither a commit of the launches shown nor an ISO 8601 time")
+    raise UsageError(f"--since '{shown}' is neither a commit of the launches shown nor an ISO 8601 time")
 
 
 _HEX = re.compile(r"[0-9a-fA-F]+")

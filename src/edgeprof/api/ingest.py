@@ -37,7 +37,7 @@ def parse_time(text: str, *, what: str = "--time") -> datetime:
     try:
         t = datetime.fromisoformat(s)
     except ValueError:
-        raise UsageError(f"{what}: not an ISO 8601 time: {text[:60]!r}") from None
+        raise UsageError(f"{what}: not an ISO 8601 time: '{text[:60]}'") from None
     if t.tzinfo is not None:
         t = t.astimezone(timezone.utc).replace(tzinfo=None)
     return t
@@ -50,7 +50,7 @@ def parse_labels(items) -> dict:
             k, v = item
         else:
             if "=" not in item:
-                raise UsageError(f"--label takes KEY=VALUE, got {item[:60]!r}")
+                raise UsageError(f"--label takes KEY=VALUE, got '{item[:60]}'")
             k, v = item.split("=", 1)
         if not k.strip():
             raise UsageError("--label needs a key before '='")

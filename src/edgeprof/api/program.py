@@ -29,7 +29,7 @@ def _attach(doc: dict, path) -> None:
     rec = read_etrecord(path)
     rows = [i for i in doc["instructions"] if i["plan"] == rec.method]
     if not rows:
-        raise ETRecordError(path, f"its method {rec.method!r} is not in the program (methods: {', '.join(doc['methods'])})")
+        raise ETRecordError(path, f"its method '{rec.method}' is not in the program (methods: {', '.join(doc['methods'])})")
     bad = []
     for row in rows:
         row["op_types"], row["module_path"] = sources_of(rec, row["index"])

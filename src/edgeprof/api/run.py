@@ -1,26 +1,28 @@
 """``edgeprof run``: profile models and write the run folder the analysis reads.
 
 Plans the collection (:mod:`edgeprof.collect.config`, :mod:`edgeprof.collect.plan`), runs each launch in its own
-process in the interleaved order (:mod:`edgeprof.collect.runners`), reads back what each launch wrote (its
-ETDump, through the same reader as every command), and keeps ``manifest.json`` and ``metrics.json`` — in the
-Arm kit's schema, plus the environment of every launch — up to date after every launch, so an interrupted
-collection leaves a consistent folder whose manifest says ``partial``.
+process in the interleaved order (:mod:`edgeprof.collect.runners`), its processes writing into a private staging
+folder; reads back what each launch wrote (its ETDump, through the same reader as every command), puts its files
+in place in the run folder (:func:`edgeprof.collect.staging.place`: the one writer, real folders of the run
+folder, names where nothing is, the SHA-256 of what was written recorded), and keeps ``manifest.json`` and
+``metrics.json`` — in the Arm kit's schema, plus the environment of every launch — up to date after every
+launch, so an interrupted collection leaves a consistent folder whose manifest says ``partial``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import platform as _platform
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .. import child
 from ..errors import EdgeprofError, InputError, UsageError
 from ..files import command, display, is_file
 from .results import Collection
-
-from .run_outputs import FAILED_SUFFIX, nothing_in_the_way, prepare_folder
+from .run_outputs import nothing_in_the_way, prepare_folder, publish_inputs, put_in_place
 
 
 class Interrupted(EdgeprofError):
@@ -125,22 +127,22 @@ def _inputs_inside(cfg, run_dir: Path) -> None:
             raise UsageError(f"the output folder {display(run_dir)} holds an input ({display(p)}): choose another --out")
 
 
-def _etrecords(cfg, run_dir: Path) -> dict[str, str]:
+def _etrecords(cfg, run_dir: Path) -> tuple[dict[str, str], dict[Path, str]]:
     """ETRecords found beside the models (``m.etrecord``, ``m.pte.etrecord``), copied to ``RUN_DIR/artifacts``
-    where the analysis finds them (read as a regular file, written by the one writer: never through a link)."""
+    where the analysis finds them (read as a regular file, put in place as every file of the collection).
+    Returns ({model stem: ETRecord}, {copy: its SHA-256})."""
+    from ..collect.staging import place
     from ..files import open_regular
-    from ..writer import atomic_path
 
-    out = {}
+    out, written = {}, {}
     for e in cfg.experiments:
         for cand in (e.model.with_suffix(".etrecord"), Path(str(e.model) + ".etrecord")):
             if is_file(cand) and e.model.stem not in out:
-                (run_dir / "artifacts").mkdir(parents=True, exist_ok=True)
-                with open_regular(cand) as src, atomic_path(run_dir / "artifacts" / f"{e.model.stem}.etrecord") as tmp:
-                    with open(tmp, "wb") as dst:
-                        shutil.copyfileobj(src, dst, 1 << 20)
+                target = run_dir / "artifacts" / f"{e.model.stem}.etrecord"
+                with open_regular(cand) as src:
+                    written[target] = place(run_dir, target, src)
                 out[e.model.stem] = str(cand)
-    return out
+    return out, written
 
 
 class _Recorder:
@@ -167,24 +169,32 @@ class _Recorder:
         }
 
     def track(self, paths) -> None:
-        """Record the content of files this collection wrote (written into the manifest with the next write)."""
+        """Record the content of files this collection's analysis wrote (written into the manifest with the next
+        write)."""
         from .run_outputs import record
 
         self.doc["files"].update(record(self.run_dir, paths))
+
+    def keep(self, written: dict) -> None:
+        """Record ``{path: SHA-256 of what was put there}`` (files the collection put in place)."""
+        from .run_outputs import recorded
+
+        self.doc["files"].update(recorded(self.run_dir, written))
 
     def add(self, entry: dict, overhead: bool) -> None:
         self.doc["overhead_launches" if overhead else "results"].append(entry)
         self.write()
 
     def write(self) -> None:
+        from ..collect.staging import place
         from ..io.runfolder import MANIFEST, METRICS
         from ..render import jsonfmt
-        from ..writer import write_text
 
         self.doc["updated_at"] = _now()
-        write_text(self.run_dir / MANIFEST, jsonfmt.dumps(self.doc), again=True)  # the record, rewritten as it goes
-        write_text(self.run_dir / METRICS, jsonfmt.dumps({"results": self.doc["results"],
-                                                          "overhead": self.doc.get("overhead")}), again=True)
+        metrics = {"results": self.doc["results"], "overhead": self.doc.get("overhead")}
+        for name, doc in ((MANIFEST, self.doc), (METRICS, metrics)):  # the record, rewritten as it goes
+            data = jsonfmt.dumps(doc).encode("utf-8", "replace")
+            place(self.run_dir, self.run_dir / name, io.BytesIO(data), again=True)
 
 
 def _executorch(cfg, machines: dict) -> dict:
@@ -231,8 +241,9 @@ def _state(sh, launch):
     return fingerprint.host_state()
 
 
-def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
-    """(status, error, metrics, warnings) of a finished launch, from what it wrote."""
+def _read_launch(launch, lr, stage) -> tuple[str, str | None, dict, list[str]]:
+    """(status, error, metrics, warnings) of a finished launch, from what it wrote (in its staging folder;
+    the metrics name the files where they are put)."""
     import numpy as np
 
     from ..io.readers import read_profile
@@ -252,7 +263,7 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
     status, error = lr.status, lr.error
     if launch.experiment.mode == "xnntrace":
         metrics["xnntrace_log"] = str(launch.xnntrace)
-        if status == "ok" and not is_file(launch.xnntrace):
+        if status == "ok" and stage.regular(launch.xnntrace) is None:
             status, error = "no output", "no xnntrace log written"
         return status, error, metrics, warnings
     if launch.etdump is None:  # an overhead-check launch
@@ -260,10 +271,11 @@ def _read_launch(launch, lr) -> tuple[str, str | None, dict, list[str]]:
     metrics.update(etdump=str(launch.etdump), etdump_rel=_rel(launch.etdump, launch.folder.parent))
     if status != "ok":
         return status, error, metrics, warnings
-    if not is_file(launch.etdump):
+    staged = stage.regular(launch.etdump)
+    if staged is None:
         return "no ETDump", f"the runner exited 0 but wrote no ETDump at {launch.etdump}", metrics, warnings
     try:
-        prof = read_profile(launch.etdump).valid_runs()
+        prof = read_profile(staged).valid_runs()
     except InputError as e:
         return "corrupt ETDump", str(e), metrics, warnings
     lat = prof.latency_ms()
@@ -281,16 +293,6 @@ def _rel(p: Path, base: Path) -> str:
         return str(p)
 
 
-def _set_aside(launch) -> list[str]:
-    """Outputs of a launch that did not finish, renamed so no analysis takes them for a measurement."""
-    moved = []
-    for p in (launch.etdump,):
-        if p is not None and p.exists():
-            p.replace(p.with_name(p.name + FAILED_SUFFIX))
-            moved.append(p.name + FAILED_SUFFIX)
-    return moved
-
-
 @command
 def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool = False, overhead_check: bool = False,
         report: bool = False, progress=None, echo=None, verbose_echo=None, **given) -> Collection:
@@ -304,6 +306,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
     from ..collect.execute import DryRun, Shell, tail
     from ..collect.plan import schedule
     from ..collect.runners import Context, run_launch
+    from ..collect.staging import Stage, inputs_folder
     from .run_overhead import overhead_of
 
     if given.get("inputs") is not None:
@@ -312,21 +315,21 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
     warnings = _check(cfg, dry_run)
     run_dir = _run_dir(cfg, out)
     launches = schedule(cfg, run_dir, overhead_check=overhead_check)
-    ctx = Context(run_dir=run_dir, seed=cfg.seed, inputs=cfg.inputs, debug_buffer=cfg.debug_buffer)
+    ctx = Context(run_dir=run_dir, seed=cfg.seed, inputs=cfg.inputs, debug_buffer=cfg.debug_buffer,
+                  inputs_dir=inputs_folder(True, run_dir))
     if dry_run:
         lines: list[str] = []
         sh = DryRun(lines.append)
         for ln in launches:
             lines.append(f"# {ln.position}/{len(launches)}: {ln.label}")
-            run_launch(ln, sh, ctx)
+            run_launch(ln, sh, ctx, Stage(ln, dry=True))
         for line in lines:
             if echo:
                 echo(line)
         return Collection({"run_dir": str(run_dir), "status": "dry run", "commands": lines,
                            "launches_planned": len(launches), "warnings": warnings})
     _inputs_inside(cfg, run_dir)
-    warnings += prepare_folder(run_dir, force)
-    nothing_in_the_way(cfg, launches, run_dir)
+    warnings += prepare_folder(run_dir, force, lambda gone: nothing_in_the_way(cfg, launches, run_dir, gone))
     run_dir.mkdir(parents=True, exist_ok=True)
     sh = Shell(echo=verbose_echo)
     machines = {}
@@ -334,48 +337,50 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
         machines[f"adb:{serial}"] = fingerprint.device_facts(_shell_of(sh, serial))
     if any(e.kind != "adb" for e in cfg.experiments):
         machines["host"] = fingerprint.host_facts()
-    rec = _Recorder(run_dir, cfg, launches, machines, {"etrecords": _etrecords(cfg, run_dir)})
-    rec.track(run_dir / "artifacts" / f"{stem}.etrecord" for stem in rec.doc["etrecords"])
+    etrecords, copies = _etrecords(cfg, run_dir)
+    rec = _Recorder(run_dir, cfg, launches, machines, {"etrecords": etrecords})
+    rec.keep(copies)
     rec.write()
     records: list[dict] = []
-    current = None
+    ctx.inputs_dir = inputs_folder(False, run_dir)  # the workers' cache, private; put in RUN_DIR/inputs for the record
+    published: set[str] = set()
     try:
         for i, ln in enumerate(launches):
-            current = ln
-            before = _state(sh, ln)
-            lr = run_launch(ln, sh, ctx)
-            if cfg.debug_buffer and ln.etdump is not None and is_file(ln.etdump.with_suffix(".bin")):
-                from ..io.debug_buffer import trim_debug_buffer
-                trim_debug_buffer(ln.etdump, ln.etdump.with_suffix(".bin"))
-            after = _state(sh, ln)
-            status, error, metrics, lw = _read_launch(ln, lr)
-            entry = {"experiment": ln.experiment.name, "threads": ln.threads, "launch": ln.launch, "round": ln.round,
-                     "position": ln.position, "status": status, "error": error, "metrics": metrics, "warnings": lw,
-                     "seconds": round(sum(o.seconds for o in lr.outcomes), 3),
-                     "fingerprint": {"before": before, "after": after}, "overhead": not ln.etdump_on}
-            if status != "ok":
-                entry["output_tail"] = tail(lr.main.output if lr.main else "", 2000)
-                entry["set_aside"] = _set_aside(ln)
-            rec.track([*ln.outputs(), *(ln.folder / n for n in entry.get("set_aside", ())),
-                       ln.etdump.with_suffix(".bin") if ln.etdump is not None else None])
+            stage, written = Stage(ln), {}
+            try:
+                before = _state(sh, ln)
+                lr = run_launch(ln, sh, ctx, stage)
+                after = _state(sh, ln)
+                status, error, metrics, lw = _read_launch(ln, lr, stage)
+                entry = {"experiment": ln.experiment.name, "threads": ln.threads, "launch": ln.launch,
+                         "round": ln.round, "position": ln.position, "status": status, "error": error,
+                         "metrics": metrics, "warnings": lw, "seconds": round(sum(o.seconds for o in lr.outcomes), 3),
+                         "fingerprint": {"before": before, "after": after}, "overhead": not ln.etdump_on}
+                aside = put_in_place(run_dir, ln, stage, written, ok=status == "ok")
+                if status != "ok":
+                    entry["output_tail"] = tail(lr.main.output if lr.main else "", 2000)
+                    entry["set_aside"] = aside
+                rec.keep(written)
+                rec.keep(publish_inputs(run_dir, ctx.inputs_dir, published))
+            except KeyboardInterrupt:
+                aside = put_in_place(run_dir, ln, stage, written, ok=False, interrupted=True)
+                rec.keep(written)
+                rec.doc.setdefault("interrupted", {"launch": ln.label, "set_aside": aside})
+                raise
+            finally:
+                stage.remove()
             records.append(entry)
             rec.add(entry, overhead=not ln.etdump_on)
-            current = None
             if progress:
                 progress(i + 1, len(launches), ln.label)
     except KeyboardInterrupt:
-        if current is not None:
-            moved = _set_aside(current)
-            for p in current.outputs():
-                if p.exists() and p.suffix != ".log":
-                    p.unlink()
-            rec.track([*current.outputs(), *(current.folder / n for n in moved)])
-            rec.doc.setdefault("interrupted", {"launch": current.label, "set_aside": moved})
         rec.doc["status"] = "partial"
         rec.write()
         done = sum(1 for r in records if not r["overhead"])
         raise Interrupted(f"interrupted: {run_dir / 'manifest.json'} says partial ({done} of "
                           f"{sum(1 for ln in launches if ln.etdump_on)} launches recorded)") from None
+    finally:
+        child.remove_folder(str(ctx.inputs_dir))
     rec.doc["overhead"] = overhead_of(records, cfg.seed) if overhead_check else None
     noise_file = _noise_profile(run_dir, records)
     rec.track([noise_file])

@@ -2,8 +2,8 @@
 collection without touching anything else the folder holds (the user's notes, a model kept there).
 
 The manifest keeps the SHA-256 of every file ``run`` wrote (``files``: the launches' ETDumps, debug buffers, logs,
-kernel logs and the outputs set aside after a failure, the ETRecords copied to ``artifacts/``, ``noise.json``, and
-with ``--report`` the analysis outputs and the report). ``--force`` removes:
+kernel logs and the outputs set aside after a failure, the generated inputs in ``inputs/``, the ETRecords copied to
+``artifacts/``, ``noise.json``, and with ``--report`` the analysis outputs and the report). ``--force`` removes:
 
 * ``manifest.json`` and ``metrics.json`` — the record itself, replaced by the new collection's;
 * each recorded file that is still a regular file (never a link) inside the folder with the recorded content;
@@ -13,8 +13,11 @@ with ``--report`` the analysis outputs and the report). ``--force`` removes:
 
 Anything else stays — a path a forged manifest names without the recorded content, a link, a file whose content
 changed, a report written later by hand — and is named in a warning. A manifest without hashes (an older
-edgeprof's) is not replaced at all. Before a collection writes, every file it is about to write must be absent
-(:func:`blocked`): a file or link left in the way is refused, never written through.
+edgeprof's) is not replaced at all. Before a collection writes (:func:`nothing_in_the_way`), every folder it
+writes into must be a real folder of the run folder (or not there yet), every file it is about to write must be
+absent, and ``inputs/`` (where the generated inputs go) empty: a file, link or folder link left in the way is
+refused, never written through or read. Its processes write only into private folders; the parent puts each file
+in place (:mod:`edgeprof.collect.staging`) and records the SHA-256 of what it wrote.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from ..collect.staging import INPUTS_FOLDER, in_the_way, real_folder
 from ..errors import UsageError
 from ..files import display, is_dir, is_file
 from ..io.runfolder import MANIFEST, METRICS, NOISE, SUMMARY, analysis_files, read_manifest_file
@@ -75,6 +79,16 @@ def _inside(rel: object, run_dir: Path) -> Path | None:
     if parent != top and not parent.startswith(top.rstrip(os.sep) + os.sep):
         return None
     return p
+
+
+def recorded(run_dir: Path, written: dict) -> dict[str, str]:
+    """``{relative path: sha256}`` of ``{path: sha256 of what was written there}`` (paths inside ``run_dir``)."""
+    out = {}
+    for p, h in written.items():
+        rel = _relative(Path(p), run_dir)
+        if rel is not None:
+            out[rel] = h
+    return out
 
 
 def record(run_dir: Path, paths) -> dict[str, str]:
@@ -163,16 +177,19 @@ def blocked(paths) -> Path | None:
     return next((Path(p) for p in paths if p is not None and os.path.lexists(p)), None)
 
 
-def prepare_folder(run_dir: Path, force: bool) -> list[str]:
+def prepare_folder(run_dir: Path, force: bool, check=None) -> list[str]:
     """An empty or absent folder is used as it is; a collection edgeprof wrote is replaced with ``--force`` —
     only the files its manifest recorded with their content (:mod:`edgeprof.api.run_outputs`), never the rest of
-    the folder. Returns warnings (recorded files kept because they changed)."""
-
+    the folder. ``check(gone)`` is called before anything is removed, with the set of files that will be (a
+    refusal there leaves the folder as it was). Returns warnings (recorded files kept because they changed)."""
+    check = check or (lambda gone: None)
     if not os.path.lexists(run_dir):
+        check(set())
         return []
     if not is_dir(run_dir):
         raise UsageError(f"{display(run_dir)} exists and is not a folder")
     if not any(run_dir.iterdir()):
+        check(set())
         return []
     if not force:
         raise UsageError(f"{display(run_dir)} exists and is not empty: give --force to replace the collection in it, "
@@ -184,6 +201,7 @@ def prepare_folder(run_dir: Path, force: bool) -> list[str]:
     if not isinstance(manifest.get(FILES), dict):
         raise UsageError(f"{display(run_dir)}: its manifest.json records no file contents (an older edgeprof wrote it): "
                          "not replaced, even with --force; remove the folder yourself or choose another --out")
+    check(set(written_files(run_dir, manifest)))
     _, kept = clear(run_dir, manifest)
     if not kept:
         return []
@@ -192,22 +210,79 @@ def prepare_folder(run_dir: Path, force: bool) -> list[str]:
 
 
 def planned(cfg, launches, run_dir: Path) -> list[Path]:
-    """Every file the collection is about to write (before the launches run)."""
-    out = [run_dir / "artifacts" / f"{e.model.stem}.etrecord" for e in cfg.experiments]
+    """Every file of a name known beforehand the collection is about to write into the run folder (its processes
+    write into private folders only; the generated inputs' names depend on the models, see
+    :func:`nothing_in_the_way`)."""
+    out = [run_dir / f for f in (*RECORD, NOISE)]
+    out += [run_dir / "artifacts" / f"{e.model.stem}.etrecord" for e in cfg.experiments]
     for ln in launches:
         out += ln.outputs()
         if ln.etdump is not None:
             out += [ln.etdump.with_suffix(".bin"), ln.etdump.with_name(ln.etdump.name + FAILED_SUFFIX)]
-        out.append(ln.folder / f".{ln.stem}{'' if ln.etdump_on else '_noetdump'}.worker.json")
     return out
 
 
-def nothing_in_the_way(cfg, launches, run_dir: Path) -> None:
-    """A collection writes only where nothing is: a file or link left at one of its outputs (one ``--force`` did
-    not remove because the previous collection did not record it) is refused, never written through."""
-    p = blocked(planned(cfg, launches, run_dir))
+def generates_inputs(cfg) -> bool:
+    """Whether the collection's workers generate inputs (cached in ``RUN_DIR/inputs``)."""
+    return cfg.inputs is None and any(e.kind == "python" for e in cfg.experiments)
+
+
+def nothing_in_the_way(cfg, launches, run_dir: Path, gone=frozenset()) -> None:
+    """A collection writes only where nothing is: a link or non-folder where one of its folders belongs, a file or
+    link left at one of its outputs (one ``--force`` does not remove because the previous collection did not record
+    it: not in ``gone``), or anything else in ``inputs/`` when it generates inputs (a cache it did not write) is
+    refused in one line, never written through, replaced or read."""
+    folders = {run_dir / "artifacts", *(ln.folder for ln in launches)}
+    if generates_inputs(cfg):
+        folders.add(run_dir / INPUTS_FOLDER)
+    for f in sorted(folders):
+        real_folder(run_dir, f, make=False)
+    p = blocked(q for q in planned(cfg, launches, run_dir) if q not in gone)
+    if p is None and generates_inputs(cfg) and os.path.isdir(run_dir / INPUTS_FOLDER):
+        p = next(iter(sorted(q for q in (run_dir / INPUTS_FOLDER).iterdir() if q not in gone)), None)
     if p is not None:
-        kind = "a symbolic link" if os.path.islink(p) else \
-            "a file that is not the previous collection's (not in its record, or changed since)"
-        raise UsageError(f"{display(p)}: {kind} is where the collection writes: not replaced; move it away or "
-                         "choose another --out")
+        raise in_the_way(p)
+
+
+def put_in_place(run_dir: Path, launch, stage, written: dict, *, ok: bool, interrupted: bool = False) -> list[str]:
+    """Put what the launch wrote in its staging folder in place (:func:`edgeprof.collect.staging.place`): its
+    profile — under ``<name>.failed`` when the launch did not finish, so no analysis takes it for a measurement —,
+    its debug buffer (the bytes the recording used), its log and xnntrace log; interrupted, only the profile (set
+    aside) and the log not put in place yet. Adds {path: SHA-256} to ``written``; returns the names set aside."""
+    from ..collect.staging import open_staged, place
+
+    etd = launch.etdump
+    buf = etd.with_suffix(".bin") if etd is not None else None
+    aside = []
+    for final in (etd, buf, launch.log, None if interrupted else launch.xnntrace):
+        staged = stage.regular(final)
+        if staged is None or (interrupted and final == buf):
+            continue
+        target = final.with_name(final.name + FAILED_SUFFIX) if final == etd and not ok else final
+        if interrupted and (final in written or target in written):  # already in place
+            continue
+        limit = None
+        if final == buf and ok:
+            from ..io.debug_buffer import recorded_size
+
+            limit = recorded_size(stage(etd))
+        with open_staged(staged) as src:
+            written[target] = place(run_dir, target, src, limit=limit)
+        if target != final:
+            aside.append(target.name)
+    return aside
+
+
+def publish_inputs(run_dir: Path, folder: Path, done: set) -> dict:
+    """The inputs the workers generated (in the collection's private folder), put in ``RUN_DIR/inputs`` for the
+    record — never read back from there. Returns {path: SHA-256}."""
+    from ..collect.staging import INPUTS_FOLDER, cached_inputs, open_staged, place
+
+    written = {}
+    for p in cached_inputs(folder):
+        if p.name not in done:
+            target = run_dir / INPUTS_FOLDER / p.name
+            with open_staged(p) as src:
+                written[target] = place(run_dir, target, src)
+            done.add(p.name)
+    return written

@@ -3,6 +3,7 @@ installed into the folder an agent reads skills from."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import OutputError, UsageError
@@ -32,7 +33,11 @@ def skills() -> list[dict]:
 
 
 def install_skills(dest, *, force: bool = False, names: list[str] | None = None) -> list[str]:
-    """Copy the skills to ``dest/<name>/SKILL.md``; an existing different file is kept unless ``force``."""
+    """Copy the skills to ``dest/<name>/SKILL.md``; an existing different file is kept unless ``force``. What is
+    there is read through the one opener (only a regular file: a FIFO or a device is refused in one line, and only
+    as many bytes as the shipped skill has) and written through the one writer; a file identical to the shipped
+    skill is left as it is."""
+    from .. import files
     from ..writer import write_text
 
     dest = Path(dest)
@@ -40,18 +45,31 @@ def install_skills(dest, *, force: bool = False, names: list[str] | None = None)
     unknown = sorted(set(names or []) - {s["name"] for s in chosen})
     if unknown:
         raise UsageError(f"unknown skill(s) {', '.join(unknown)}: known are {', '.join(s['name'] for s in skills())}")
-    if dest.exists() and not dest.is_dir():
+    if files.exists(dest) and not files.is_dir(dest):
         raise OutputError(dest, "is not a folder")
-    plan = []
+    plan, same = [], set()
     for s in chosen:
         text = Path(s["path"]).read_text(encoding="utf-8")
         target = dest / s["name"] / "SKILL.md"
-        if target.exists() and target.read_text(encoding="utf-8", errors="replace") != text and not force:
-            raise OutputError(target, "exists and differs from the shipped skill (use --force to replace it)")
+        if not force and files.probe(target) is not None:  # (a link to nothing is replaced, as a missing file)
+            if _holds_text(target, text.encode("utf-8")):
+                same.add(target)
+            else:
+                raise OutputError(target, "exists and differs from the shipped skill (use --force to replace it)")
         plan.append((target, text))
     written = []
     for target, text in plan:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_text(target, text)
+        if target not in same:
+            write_text(target, text)
         written.append(str(target))
     return written
+
+
+def _holds_text(target: Path, want: bytes) -> bool:
+    """Whether the file at ``target`` holds exactly ``want`` (a regular file, else one line naming it)."""
+    from ..files import open_regular
+
+    with open_regular(target, OutputError) as f:
+        if os.fstat(f.fileno()).st_size != len(want):
+            return False
+        return f.read(len(want) + 1) == want

@@ -24,7 +24,7 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
     from ..render.trace import select_runs, write_trace
 
     if op_types not in OP_TYPES_MODES:
-        raise UsageError(f"unknown op-types form {op_types!r} (choose from {', '.join(OP_TYPES_MODES)})")
+        raise UsageError(f"unknown op-types form '{op_types}' (choose from {', '.join(OP_TYPES_MODES)})")
     ws = workspace(ws, None, etrecord=etrecord)
     p = Path(etdump)
     target = Path(out) if out else p.with_name(fit_name(trace_stem(p), ".trace.json"))

@@ -140,7 +140,7 @@ class Fraction(click.ParamType):
         except UsageError as e:
             self.fail(str(e).split(": ", 1)[-1], param, ctx)
         if v < self.lower:
-            self.fail(f"must be at least {100 * self.lower:g} %, got {value!r}", param, ctx)
+            self.fail(f"must be at least {100 * self.lower:g} %, got '{value}'", param, ctx)
         return v
 
 
@@ -154,7 +154,7 @@ def int_option(value: str, name: str) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise UsageError(f"{name} must be 'auto' or a whole number, got {value[:40]!r}") from None
+        raise UsageError(f"{name} must be 'auto' or a whole number, got '{value[:40]}'") from None
     if n < 0:
         raise UsageError(f"{name} must not be negative")
     return n

@@ -6,7 +6,9 @@ call runs in a confined worker process with a time and memory budget (:mod:`edge
 outside the roots is read or written — arguments, files found in folders, paths named by manifests — and a
 call that hangs or grows is stopped without stopping the server. The server is read-only unless started with
 ``--allow-write``: only then are the tools that write files (``analyze``, ``report``) offered. An edgeprof
-error is a tool error carrying edgeprof's one-line message.
+error is a tool error carrying edgeprof's one-line message. The lines people read — a tool error and each
+answer's ``summary`` — are escaped as the CLI's are (:func:`edgeprof.conventions.shown`); the ``result`` keeps
+raw names, as JSON does.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
     except ImportError:
         raise MissingExtraError("mcp", "edgeprof mcp") from None
     from ..conventions import TOOL_VERSION as __version__
+    from ..conventions import shown
     from ..render import json_schema
     from ..server import tools
     from ..server.worker import DEFAULT_MEMORY, DEFAULT_TIMEOUT, CallFailed, CannotStart, Pool
@@ -47,7 +50,7 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
             try:
                 doc = pool.call(fn.__name__, kwargs)
             except CallFailed as e:
-                raise ToolError(str(e)) from None
+                raise ToolError(shown(str(e))) from None  # (every tool error leaves here: escaped once)
             # the document as structured content (checked by clients against the published output schema) and
             # as its JSON text
             return CallToolResult(content=[TextContent(type="text", text=json.dumps(doc, ensure_ascii=False))],

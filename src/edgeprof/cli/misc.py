@@ -44,6 +44,6 @@ def schema(kind, as_list):
         say("\n".join(KINDS), lines=True)
         return
     if kind is not None and kind not in KINDS:
-        raise UsageError(f"schema: unknown document kind {kind!r}; the kinds: {', '.join(KINDS)}")
+        raise UsageError(f"schema: unknown document kind '{kind}'; the kinds: {', '.join(KINDS)}")
     doc = json_schema.schema(kind) if kind else json_schema.schemas()
     say(json.dumps(doc, indent=2, ensure_ascii=False), lines=True, rendered=True)

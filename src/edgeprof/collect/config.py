@@ -92,9 +92,15 @@ class CollectionConfig:
 # checks
 # --------------------------------------------------------------------------------------------------
 
+def _given(v) -> str:
+    """A value as a message quotes it: a string between quotes as it is (not its repr — the one escaping,
+    :func:`edgeprof.conventions.shown`, happens where the message is shown), anything else as written."""
+    return f"'{v}'" if isinstance(v, str) else str(v)
+
+
 def _int(v, where: str, path, low: int = 0, high: int = 10**7) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
-        raise InputError(path, f"{where}: must be a whole number from {low} to {high:,}, got {v!r}")
+        raise InputError(path, f"{where}: must be a whole number from {low} to {high:,}, got {_given(v)}")
     return v
 
 
@@ -113,7 +119,7 @@ def parse_providers(v, where: str, path) -> tuple[str, ...]:
     vals = [x.strip() for x in v.split(",")] if isinstance(v, str) else v
     if not isinstance(vals, list) or not all(isinstance(x, str) and _PROVIDER.match(x) for x in vals) \
             or len(set(vals)) != len(vals):
-        msg = f"{where}: execution provider names such as OpenVINOExecutionProvider (distinct), got {v!r}"
+        msg = f"{where}: execution provider names such as OpenVINOExecutionProvider (distinct), got {_given(v)}"
         raise InputError(path, msg) if path is not None else UsageError(msg)
     return tuple(vals)
 
@@ -121,7 +127,7 @@ def parse_providers(v, where: str, path) -> tuple[str, ...]:
 def parse_delegate(v, where: str, path) -> str | None:
     if v is None or v in DELEGATES:
         return v
-    msg = f"{where}: one of {', '.join(DELEGATES)}, got {v!r}"
+    msg = f"{where}: one of {', '.join(DELEGATES)}, got {_given(v)}"
     raise InputError(path, msg) if path is not None else UsageError(msg)
 
 
@@ -135,7 +141,7 @@ def parse_device(v: str, where: str, path) -> str:
     """``adb:SERIAL`` (or a bare serial) → the serial."""
     serial = v[4:] if v.startswith("adb:") else v
     if not _SERIAL.match(serial):
-        raise InputError(path, f"{where}: expected adb:SERIAL (letters, digits, . _ : -), got {v!r}")
+        raise InputError(path, f"{where}: expected adb:SERIAL (letters, digits, . _ : -), got {_given(v)}")
     return serial
 
 
@@ -167,7 +173,7 @@ def from_document(doc: dict, path) -> CollectionConfig:
     base = Path(path).resolve().parent if path is not None else None
     unknown = sorted(set(doc) - _TOP)
     if unknown:
-        raise InputError(path, f"unknown key(s) {', '.join(map(repr, unknown))} (known: {', '.join(sorted(_TOP))})")
+        raise InputError(path, f"unknown key(s) {', '.join(map(_given, unknown))} (known: {', '.join(sorted(_TOP))})")
     exps = doc.get("experiments", doc.get("experiment"))
     if not isinstance(exps, list) or not exps:
         raise InputError(path, "experiments: give a list of experiments (each with a name)")
@@ -181,13 +187,13 @@ def from_document(doc: dict, path) -> CollectionConfig:
             raise InputError(path, f"{where}: must be a table/object")
         bad = sorted(set(e) - _EXP)
         if bad:
-            raise InputError(path, f"{where}: unknown key(s) {', '.join(map(repr, bad))} (known: {', '.join(sorted(_EXP))})")
+            raise InputError(path, f"{where}: unknown key(s) {', '.join(map(_given, bad))} (known: {', '.join(sorted(_EXP))})")
         merged = {**top, **e}
         name = _str(merged.get("name"), f"{where}.name", path, 100)
         if not _NAME.match(name):
-            raise InputError(path, f"{where}.name: {name!r} must be letters, digits, . _ + - (it names files)")
+            raise InputError(path, f"{where}.name: {_given(name)} must be letters, digits, . _ + - (it names files)")
         if name in names:
-            raise InputError(path, f"{where}.name: {name!r} is used twice")
+            raise InputError(path, f"{where}.name: {_given(name)} is used twice")
         names.add(name)
         model = merged.get("model")
         if model is None:
@@ -195,17 +201,17 @@ def from_document(doc: dict, path) -> CollectionConfig:
         runner = merged.get("runner", merged.get("runner_path", merged.get("quiet_runner", PYTHON)))
         mode = merged.get("mode", "timing")
         if mode not in MODES:
-            raise InputError(path, f"{where}.mode: must be one of {', '.join(MODES)}, got {mode!r}")
+            raise InputError(path, f"{where}.mode: must be one of {', '.join(MODES)}, got {_given(mode)}")
         extra = merged.get("extra_args", [])
         if not isinstance(extra, list) or not all(isinstance(a, str) and "\x00" not in a for a in extra):
             raise InputError(path, f"{where}.extra_args: must be a list of strings")
         timeout = merged.get("timeout", DEFAULTS["timeout"])
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 7 * 86400:
-            raise InputError(path, f"{where}.timeout: must be seconds between 0 and a week, got {timeout!r}")
+            raise InputError(path, f"{where}.timeout: must be seconds between 0 and a week, got {_given(timeout)}")
         mask = merged.get("cpu_affinity")
         if mask is not None and (not isinstance(mask, str) or not _MASK.match(mask)):
             raise InputError(path, f"{where}.cpu_affinity: a taskset mask such as 0x80 or a CPU list such as 4-7, "
-                                   f"got {mask!r}")
+                                   f"got {_given(mask)}")
         device = merged.get("device")
         out.append(Experiment(
             name=name, model=_resolve(_str(model, f"{where}.model", path), base).absolute(),
@@ -232,14 +238,14 @@ def from_document(doc: dict, path) -> CollectionConfig:
             v = pr.get(role)
             v = v.get("experiment") if isinstance(v, dict) else v
             if not isinstance(v, str) or v not in names:
-                raise InputError(path, f"{where}.{role}: {str(v)[:80]!r} is not an experiment name")
+                raise InputError(path, f"{where}.{role}: {_given(str(v)[:80])} is not an experiment name")
             ends.append(v)
         pairs.append((ends[0], ends[1]))
     seed = _int(doc.get("seed", DEFAULTS["seed"]), "seed", path, 0, 2**32 - 1)
     inputs = doc.get("inputs")
     platform = doc.get("platform")
     if platform is not None and (not isinstance(platform, str) or not _NAME.match(platform)):
-        raise InputError(path, f"platform: letters, digits, . _ + - only, got {platform!r}")
+        raise InputError(path, f"platform: letters, digits, . _ + - only, got {_given(platform)}")
     root = doc.get("output_root")
     return CollectionConfig(
         experiments=out, output_root=Path(_str(root, "output_root", path)).expanduser() if root is not None else None,
@@ -284,11 +290,11 @@ def parse_size(text) -> int:
     """``--debug-buffer 4MB``: bytes, with an optional KB/MB/GB suffix (powers of 1024)."""
     m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B?|B)?\s*", str(text), re.IGNORECASE)
     if not m:
-        raise UsageError(f"--debug-buffer: a size in bytes such as 4MB or 524288, got {text!r}")
+        raise UsageError(f"--debug-buffer: a size in bytes such as 4MB or 524288, got {_given(text)}")
     unit = (m.group(2) or "B").upper()[0]
     n = int(m.group(1)) * {"B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[unit]
     if not 1 <= n <= 4 * 1024**3:
-        raise UsageError(f"--debug-buffer: from 1 byte to 4 GB, got {text!r}")
+        raise UsageError(f"--debug-buffer: from 1 byte to 4 GB, got {_given(text)}")
     return n
 
 
@@ -297,7 +303,7 @@ def parse_threads(text: str) -> tuple[int, ...]:
     try:
         vals = tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise UsageError(f"--threads: a comma-separated list of whole numbers, got {text!r}") from None
+        raise UsageError(f"--threads: a comma-separated list of whole numbers, got {_given(text)}") from None
     if not vals or any(not 1 <= v <= 1024 for v in vals) or len(set(vals)) != len(vals):
-        raise UsageError(f"--threads: distinct thread counts from 1 to 1024, got {text!r}")
+        raise UsageError(f"--threads: distinct thread counts from 1 to 1024, got {_given(text)}")
     return vals

@@ -1,19 +1,22 @@
 """Running commands: each started by the one rule for children (:mod:`edgeprof.child`: allow-listed environment,
-a private working folder unless the caller names one), in a process group of its own, its output to a file or
-captured, with a timeout that stops the whole group (a runner's children too). :class:`DryRun` prints what would
-run instead."""
+a private working folder unless the caller names one), in a process group of its own, its output to a file (made
+here, in the launch's staging folder, never through a link) or captured, with a timeout that stops the whole group
+(a runner's children too). :class:`DryRun` prints what would run instead."""
 
 from __future__ import annotations
 
 import os
 import shlex
 import signal
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import child
+from ..errors import OutputError, output_error
+from .staging import open_staged
 
 TAIL = 2000  # characters of stderr/stdout kept for the manifest
 
@@ -64,7 +67,7 @@ class Shell:
         if self.echo:
             self.echo(command_line(argv, env))
         t0 = time.perf_counter()
-        fh = open(out, "ab" if append else "wb") if out is not None else subprocess.PIPE
+        fh = _open_output(out, append) if out is not None else subprocess.PIPE
         try:
             proc = child.start(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
                                start_new_session=True)
@@ -98,9 +101,24 @@ class Shell:
         return Outcome(argv, None if timed_out else proc.returncode, seconds, timed_out, text)
 
 
+def _open_output(out: Path, append: bool):
+    """The file a command's output goes to (in a launch's staging folder): made here — or, ``append``, a regular
+    file there already — never a link followed; one :class:`~edgeprof.errors.OutputError` otherwise."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK
+    try:
+        fd = os.open(out, flags | (os.O_APPEND if append else os.O_EXCL), 0o666)
+    except OSError as e:
+        raise output_error(out, e) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputError(out, "cannot write: not a regular file (a FIFO, device or socket): refused")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "ab")
+
+
 def _file_tail(p: Path, n: int = TAIL) -> str:
     try:
-        with open(p, "rb") as f:
+        with open_staged(p) as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - 4 * n))

@@ -1,9 +1,12 @@
 """How one launch runs, per kind of runner: the commands, their environment and where their output goes.
 
+Every process writes into the launch's staging folder (:mod:`edgeprof.collect.staging`), never into the run
+folder; the parent puts the files in place afterwards.
+
 * ``python`` — ``edgeprof.collect.worker`` (the ExecuTorch Python runtime), ``…worker_ort`` (ONNX Runtime, for
   an ``.onnx`` model) or ``…worker_litert`` (LiteRT, for a ``.tflite``), in a process of its own, started as
-  every child is (:mod:`edgeprof.child`: an isolated interpreter running this edgeprof, in a private folder,
-  with an allow-listed environment) — so every path it is given is absolute.
+  every child is (:mod:`edgeprof.child`: an isolated interpreter running this edgeprof, with an allow-listed
+  environment), working in the staging folder — every path it is given is absolute.
 * ``external`` — an ``executor_runner``-style binary, as the Arm kit's ``perf_runner.py`` runs it: a warm-up
   process (``--num_executions W``; a failure only warns), then the timed process (``--num_executions N
   --cpu_threads T --etdump_path …``) with ``XNN_LOG_LEVEL=0``, its stdout and stderr in ``_latency.log``;
@@ -28,6 +31,7 @@ from pathlib import Path
 from ..child import python_argv
 from .execute import Outcome, tail
 from .plan import Launch
+from .staging import Stage, real_folder
 
 DEVICE_DIR = "/data/local/tmp/edgeprof"
 _EXECUTED = re.compile(r"model executed successfully\s+(\d+)\s+time\(s\)\s+in\s+([0-9]+(?:\.[0-9]+)?)\s*ms", re.I)
@@ -68,6 +72,7 @@ class Context:
     run_dir: Path
     seed: int
     inputs: Path | None
+    inputs_dir: Path | None = None     # where the workers cache generated inputs (the collection's private folder)
     python: str = sys.executable
     debug_buffer: int = 0              # bytes: record intermediate tensors (ExecuTorch Python runtime)
     prepared: set = field(default_factory=set)  # experiments whose model and runner are on the device
@@ -80,15 +85,15 @@ def _parse_runner_times(text: str, run: LaunchRun) -> None:
         run.runner_executions, run.runner_total_ms = int(n), float(ms)
 
 
-def _python(launch: Launch, sh, ctx: Context) -> LaunchRun:
+def _python(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
     e = launch.experiment
-    result = launch.folder / f".{launch.stem}{'' if launch.etdump_on else '_noetdump'}.worker.json"
+    result = stage.result
     ort = e.runtime == "onnxruntime"
     worker = {"onnxruntime": "worker_ort", "litert": "worker_litert"}.get(e.runtime, "worker")
     argv = ["--model", os.path.abspath(e.model), "--runs", e.runs, "--warmup", e.warmup, "--threads", launch.threads,
             "--seed", ctx.seed, "--result", os.path.abspath(result),
-            "--inputs-dir", os.path.abspath(ctx.run_dir / "inputs")]
-    argv += ["--etdump", os.path.abspath(launch.etdump)] if launch.etdump else ["--no-etdump"]
+            "--inputs-dir", os.path.abspath(ctx.inputs_dir or ctx.run_dir / "inputs")]
+    argv += ["--etdump", os.path.abspath(stage(launch.etdump))] if launch.etdump else ["--no-etdump"]
     if ort:
         argv += ["--providers", ",".join(e.session_providers)]
     if e.runtime == "litert":
@@ -98,21 +103,15 @@ def _python(launch: Launch, sh, ctx: Context) -> LaunchRun:
     if ctx.debug_buffer and launch.etdump and worker == "worker":
         argv += ["--debug-buffer-size", str(ctx.debug_buffer)]
     run = LaunchRun()
-    try:
-        o = sh.run(python_argv(f"edgeprof.collect.{worker}", *argv, python=ctx.python), out=launch.log,
-                   timeout=e.timeout)
-        run.outcomes.append(o)
-        run.main = o
-        if not sh.dry and o.ok:
-            try:
-                run.worker = json.loads(result.read_text())
-            except (OSError, ValueError) as err:
-                run.warnings.append(f"the worker's report is unreadable ({err})")
-    finally:
+    o = sh.run(python_argv(f"edgeprof.collect.{worker}", *argv, python=ctx.python), out=stage(launch.log),
+               timeout=e.timeout, cwd=stage.folder)
+    run.outcomes.append(o)
+    run.main = o
+    if not sh.dry and o.ok:
         try:
-            result.unlink()
-        except OSError:
-            pass
+            run.worker = json.loads(result.read_text())
+        except (OSError, ValueError) as err:
+            run.warnings.append(f"the worker's report is unreadable ({err})")
     return run
 
 
@@ -124,13 +123,15 @@ def _runner_args(launch: Launch, executions: int, model: str, etdump: str | None
     return args + list(e.extra_args)
 
 
-def _external(launch: Launch, sh, ctx: Context) -> LaunchRun:
+def _external(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
     e = launch.experiment
     run = LaunchRun()
     model = str(e.model)
+    if not sh.dry:  # the runner runs in its launch folder: a real folder of the run folder, never a link
+        real_folder(ctx.run_dir, launch.folder)
     if e.mode == "xnntrace":
         o = sh.run([e.runner, *_runner_args(launch, 1, model, None)], env={"XNN_LOG_LEVEL": "5"},
-                   out=launch.xnntrace, timeout=e.timeout, cwd=launch.folder)
+                   out=stage(launch.xnntrace), timeout=e.timeout, cwd=launch.folder)
         run.outcomes.append(o)
         run.main = o
         return run
@@ -141,10 +142,10 @@ def _external(launch: Launch, sh, ctx: Context) -> LaunchRun:
         if not w.ok:
             run.warnings.append(f"warm-up process failed ({'timed out' if w.timed_out else f'exit code {w.rc}'}): "
                                 f"{tail(w.output, 300).strip()}")
-    # the runner runs in the launch's folder: an output path relative to ours would land elsewhere
-    etd = os.path.abspath(launch.etdump) if launch.etdump else None
+    # the runner runs in the launch's folder and writes into the staging folder: an absolute path
+    etd = os.path.abspath(stage(launch.etdump)) if launch.etdump else None
     o = sh.run([e.runner, *_runner_args(launch, e.runs, model, etd)], env={"XNN_LOG_LEVEL": "0"},
-               out=launch.log, timeout=e.timeout, cwd=launch.folder)
+               out=stage(launch.log), timeout=e.timeout, cwd=launch.folder)
     run.outcomes.append(o)
     run.main = o
     _parse_runner_times(o.output, run)
@@ -167,7 +168,7 @@ def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_
     return " && ".join(parts + [" ".join(cmd)])
 
 
-def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
+def _android(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
     e = launch.experiment
     adb = _adb(e.device)
     run = LaunchRun()
@@ -196,27 +197,27 @@ def _android(launch: Launch, sh, ctx: Context) -> LaunchRun:
             time.sleep(0.5)
         lc = step([*adb, "logcat", "-d", "-s", "XNNPACK"], timeout=120)
         if not sh.dry:
-            launch.xnntrace.write_text(f"=== XNNPACK Logcat Output ===\n{lc.output}\n\n=== Runner stdout ===\n{o.output}\n",
-                                       encoding="utf-8")
+            stage(launch.xnntrace).write_text(f"=== XNNPACK Logcat Output ===\n{lc.output}\n\n=== Runner stdout ===\n"
+                                              f"{o.output}\n", encoding="utf-8")
         return run
     if e.warmup > 0:
         w = step([*adb, "shell", device_command(launch, e.warmup, None, None)])
         if not w.ok:
             run.warnings.append(f"warm-up failed on the device ({'timed out' if w.timed_out else f'exit code {w.rc}'})")
     name = f"{launch.stem}.etdump" if launch.etdump else None
-    o = step([*adb, "shell", device_command(launch, e.runs, name, 0)], out=launch.log)
+    o = step([*adb, "shell", device_command(launch, e.runs, name, 0)], out=stage(launch.log))
     run.main = o
     _parse_runner_times(o.output, run)
     if name:  # pulled even after a crash: a partial ETDump says how far it got
-        p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", os.path.abspath(launch.etdump)], timeout=600)  # adb: own folder
+        p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", os.path.abspath(stage(launch.etdump))], timeout=600)
         if not p.ok and o.ok:
             run.warnings.append(f"adb pull failed: {tail(p.output, 300).strip()}")
         step([*adb, "shell", f"rm -f {shlex.quote(f'{DEVICE_DIR}/{name}')}"], timeout=60)
     return run
 
 
-def run_launch(launch: Launch, sh, ctx: Context) -> LaunchRun:
-    launch.folder.mkdir(parents=True, exist_ok=True) if not sh.dry else None
+def run_launch(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
+    """Run ``launch``; its processes write into ``stage`` (the parent puts the files in place afterwards)."""
     kind = launch.experiment.kind
-    return _python(launch, sh, ctx) if kind == "python" else _android(launch, sh, ctx) if kind == "adb" \
-        else _external(launch, sh, ctx)
+    how = _python if kind == "python" else _android if kind == "adb" else _external
+    return how(launch, sh, ctx, stage)

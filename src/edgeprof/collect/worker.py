@@ -6,11 +6,15 @@ discards what they recorded, then times ``--runs`` executions (``time.perf_count
 writes their ETDump. What it did — wall time per run, load time, threads in effect, versions, the inputs'
 source and hash — goes to ``--result`` as JSON.
 
+Every path it is given lies in a folder the parent made for it (:mod:`edgeprof.collect.staging`): the launch's
+staging folder, where it also works, and the collection's private inputs folder. It writes nothing else and
+removes nothing (the runtime's scratch files stay where they were written; the parent removes the folder whole).
+
 Inputs: ``--inputs`` (``.npy`` for one input, ``.npz`` with one array per input in order, or ``.pt``
 holding a tensor or a list/tuple of tensors), else generated from the method's input metadata with
 ``--seed``: floats standard normal, integers in [0, 8), booleans fair. Generated inputs are cached in
-``--inputs-dir`` under a name derived from the signature, so every configuration of a collection with the
-same signature runs on the same values.
+``--inputs-dir`` (the collection's private folder, which only its workers write) under a name derived from the
+signature, so every configuration of a collection with the same signature runs on the same values.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 
@@ -112,8 +117,12 @@ def inputs_for(a, sig):
         return arrays, a.inputs
     key = hashlib.sha256(json.dumps([a.seed, sig]).encode()).hexdigest()[:16]
     cache = os.path.join(a.inputs_dir, f"inputs_{key}.npz") if a.inputs_dir else None
-    if cache and os.path.exists(cache):
-        arrays = _load_inputs(cache)
+    if cache and os.path.lexists(cache):  # written by an earlier launch of this collection: a regular file
+        with os.fdopen(os.open(cache, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise OSError(f"{cache}: not a regular file")
+            data = np.load(f, allow_pickle=False)
+            arrays = [data[k] for k in data.files]
     else:
         arrays = _generate(sig, a.seed)
         if cache:
@@ -212,11 +221,8 @@ def main(argv=None) -> int:
     for _ in range(a.warmup if not debug else 0):
         method.call(inputs)
     if etdump is not None and a.warmup and not debug:  # writing clears the buffer: the ETDump holds the timed runs only
-        scratch = etdump + ".warmup.tmp"
+        scratch = etdump + ".warmup.tmp"  # in the staging folder, left there (the parent removes the folder)
         program.write_etdump_result_to_file(scratch, scratch + ".bin")
-        for p in (scratch, scratch + ".bin"):
-            if os.path.exists(p):
-                os.remove(p)
     wall = []
     for _ in range(a.runs):
         s = time.perf_counter()
@@ -227,8 +233,6 @@ def main(argv=None) -> int:
         program.write_etdump_result_to_file(tmp, tmp + ".bin")
         if debug and os.path.exists(tmp + ".bin"):
             os.replace(tmp + ".bin", _debug_buffer_path(etdump))
-        if os.path.exists(tmp + ".bin"):
-            os.remove(tmp + ".bin")
         os.replace(tmp, etdump)  # never a half-written ETDump under the final name
     versions = versions_of("executorch", "torch")
     report = {"wall_ms": wall, "load_ms": load_ms, "import_s": import_s, "threads": threads,

@@ -87,8 +87,8 @@ def main(argv=None) -> int:
         tmp = profile + ".tmp"
         with open(tmp, "w") as f:
             json.dump(timed_events(events, a.warmup), f)
-        os.replace(tmp, profile)  # never a half-written profile under the final name
-        os.remove(written)
+        os.replace(tmp, profile)  # never a half-written profile under the final name (the runtime's own file stays
+        # in the staging folder, which the parent removes)
     report = {"wall_ms": wall, "load_ms": load_ms, "import_s": import_s, "threads": a.threads,
               "threads_requested": a.threads, "warmup": a.warmup, "runs": a.runs, "etdump": profile,
               "providers_requested": providers, "providers": session.get_providers(),

@@ -26,16 +26,28 @@ def example_root() -> Path:
 
 def copy_example(dest, *, force: bool = False) -> list[str]:
     """Copy the example run folder to ``dest``; returns the copied files (relative paths)."""
-    from ..writer import write_bytes
+    from ..outputs import folder_beneath
+    from ..writer import atomic_path
 
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())) and not force:
         raise UsageError(f"{dest} exists and is not empty (use --force to copy into it anyway)")
     src = example_root()
+    chosen = [f for f in sorted(src.rglob("*"))
+              if f.is_file() and f.name != "__init__.py" and "__pycache__" not in f.parts]
+    # every folder first: real folders of dest, walked from it without following a link (a link where a folder
+    # belongs is refused before anything is written) ...
+    folders = {}
+    for f in chosen:
+        parent = (dest / f.relative_to(src)).parent
+        if parent not in folders:
+            folders[parent] = folder_beneath(dest, parent)
     files = []
-    for f in sorted(src.rglob("*")):
-        if f.is_file() and f.name != "__init__.py" and "__pycache__" not in f.parts:
-            rel = f.relative_to(src)
-            write_bytes(dest / rel, f.read_bytes())  # the one writer: never through a link found in dest
-            files.append(rel.as_posix())
+    for f in chosen:
+        rel = f.relative_to(src)
+        # ... then each file through the one writer, told the folder found: a different one there by then, or a
+        # link, FIFO or device at the file's name, is refused — never written through
+        with atomic_path(dest / rel, folder=folders[(dest / rel).parent]) as tmp, open(tmp, "wb") as out:
+            out.write(f.read_bytes())
+        files.append(rel.as_posix())
     return files

@@ -62,7 +62,7 @@ class _Doc:
             try:
                 v = float(v)
             except ValueError:
-                self.fail(f"{where}.{key}", f"expected a number, got {v[:40]!r}")
+                self.fail(f"{where}.{key}", f"expected a number, got '{v[:40]}'")
         if isinstance(v, bool):
             return float(v)
         if not isinstance(v, (int, float)):
@@ -102,7 +102,7 @@ class _Doc:
             return bool(v)
         if isinstance(v, str) and v.strip().lower() in ("true", "false", "0", "1", "yes", "no"):
             return v.strip().lower() in ("true", "1", "yes")
-        self.fail(f"{where}.{key}", f"expected true/false or 0/1, got {v!r:.40}")
+        self.fail(f"{where}.{key}", f"expected true/false or 0/1, got '{str(v)[:40]}'")
 
 
 def _kind(v) -> str:
@@ -169,7 +169,7 @@ def report_from_doc(doc, path: str) -> AneProfile | AneCostPlan:
         return profile_from_doc(doc, str(path))
     if kind == "costplan":
         return costplan_from_doc(doc, str(path))
-    hint = f" (its tool is {doc.get('tool')!r:.60})" if isinstance(doc, dict) and "tool" in doc else ""
+    hint = f" (its tool is '{str(doc.get('tool'))[:60]}')" if isinstance(doc, dict) and "tool" in doc else ""
     raise InputError(path, f"neither an anemll-profile nor an ane-costplan JSON report: the document is {_kind(doc)}{hint}")
 
 

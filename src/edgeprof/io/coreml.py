@@ -80,10 +80,10 @@ def _weight_path(ref: str, base: Path, bundle: Path) -> Path:
     """``@model_path/weights/weight.bin`` → the file inside the bundle; anything reaching outside it is refused."""
     rel = ref[len("@model_path/"):] if ref.startswith("@model_path/") else None
     if not rel or "\0" in rel or any(part in ("", ".", "..") for part in rel.split("/")):
-        raise CoreMLBundleError(bundle, f"weight reference {ref[:80]!r} does not name a file inside the bundle")
+        raise CoreMLBundleError(bundle, f"weight reference '{ref[:80]}' does not name a file inside the bundle")
     f = base / rel
     if not os.path.realpath(f).startswith(os.path.realpath(base) + os.sep):
-        raise CoreMLBundleError(bundle, f"weight reference {ref[:80]!r} leads outside the bundle")
+        raise CoreMLBundleError(bundle, f"weight reference '{ref[:80]}' leads outside the bundle")
     return f
 
 

@@ -162,9 +162,9 @@ def debug_tensors(debug_events, buf, path) -> DebugData:
     return out
 
 
-def trim_debug_buffer(etdump, buffer) -> int:
-    """Cut a debug buffer the runtime wrote whole (the size it was given) to the bytes its recording used (written
-    atomically); returns the size kept."""
+def recorded_size(etdump) -> int:
+    """The bytes of its debug buffer a recording used (the runtime writes the buffer whole, the size it was given:
+    ``edgeprof run`` keeps only these)."""
     from .etdump_read import read_etdump
 
     prof = read_etdump(etdump, allow_empty=True)
@@ -174,12 +174,4 @@ def trim_debug_buffer(etdump, buffer) -> int:
             dtype = np.dtype(NUMPY_DTYPES.get(m["scalar_type"], np.uint8))
             if m["offset"] >= 0:
                 end = max(end, int(m["offset"]) + math.prod(m["sizes"]) * dtype.itemsize)
-    buffer = Path(buffer)
-    if buffer.stat().st_size <= end:
-        return buffer.stat().st_size
-    with open(buffer, "rb") as f:
-        data = f.read(end)
-    tmp = buffer.with_name(buffer.name + ".trim.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, buffer)
     return end

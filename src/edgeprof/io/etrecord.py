@@ -20,19 +20,16 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 
 from ..conventions import FRAMEWORK_EVENTS
 from ..errors import ETRecordError
-from . import sniff
+from .etrecord_zip import MAX_MEMBERS, check_directory, read_member
 
 EDGE_PREFIX = "edge_dialect_exported_program"
 JSON_MEMBERS = ("debug_handle_map", "delegate_map", "instruction_id_to_num_outs_map")
 MAX_MAP_BYTES = 64 * 1024**2  # a map member larger than this is refused
 MAX_GRAPH_BYTES = 512 * 1024**2  # the edge-program JSON of very large models stays well below this
-MAX_MEMBERS = 10_000
-MAX_RATIO = sniff.MAX_RATIO  # uncompressed / compressed above this (for members > 1 MB) is treated as a zip bomb
 RESERVED_EVENTS = FRAMEWORK_EVENTS  # events the ETRecord maps to no operator
 _EDGE_OPS = "executorch.exir.dialects.edge.ops."
 _SKIPPED_TARGETS = ("_operator.getitem", "operator.getitem", "executorch.exir.memory.alloc")
@@ -87,28 +84,6 @@ def _innermost_module(stack) -> str | None:
         if isinstance(last, (list, tuple)) and last:
             return str(last[0])
     return None
-
-
-def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) -> bytes:
-    if info.flag_bits & 0x1:
-        raise ETRecordError(path, f"member {info.filename!r} is encrypted")
-    if info.file_size > limit:
-        raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {limit}): refused")
-    if info.file_size > 1024**2 and info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
-        raise ETRecordError(path, f"member {info.filename!r} expands {info.file_size // info.compress_size}x: refused as a possible zip bomb")
-    # the same bound as every compressed input (the memory left too), on the size the member declares
-    bound, why = sniff.expansion_bound(info.compress_size, limit, what=f"member {info.filename!r}")
-    if info.file_size > bound:
-        raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes from {info.compress_size} "
-                                  f"compressed: refused (limit: {why})")
-    try:
-        with z.open(info) as f:
-            data = f.read(limit + 1)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as e:
-        raise ETRecordError(path, f"member {info.filename!r} cannot be read ({type(e).__name__}: {e}): corrupt ETRecord") from None
-    if len(data) > limit:
-        raise ETRecordError(path, f"member {info.filename!r} expands beyond {limit} bytes: refused")
-    return data
 
 
 def _loads(data: bytes, what: str, path):
@@ -198,6 +173,7 @@ def read_etrecord(path, method: str | None = None) -> ETRecord:
 
 def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
     try:
+        check_directory(f, path)
         z = zipfile.ZipFile(f)
     except FileNotFoundError:
         raise ETRecordError(path, "no such ETRecord file") from None
@@ -215,7 +191,7 @@ def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
         maps = {}
         for m in JSON_MEMBERS:
             if m in by_name:
-                maps[m] = _loads(_read_member(z, by_name[m], MAX_MAP_BYTES, path), m, path)
+                maps[m] = _loads(read_member(z, by_name[m], MAX_MAP_BYTES, path), m, path)
         if "debug_handle_map" not in maps:
             raise ETRecordError(path, "ETRecord has no debug_handle_map: it cannot be tied to ETDump events")
         dhm = maps["debug_handle_map"]
@@ -247,7 +223,7 @@ def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
             graph_member = EDGE_PREFIX if EDGE_PREFIX in by_name else None
         nodes: list[GraphNode] = []
         if graph_member is not None:
-            nodes = _graph_nodes(_loads(_read_member(z, by_name[graph_member], MAX_GRAPH_BYTES, path), graph_member, path), path)
+            nodes = _graph_nodes(_loads(read_member(z, by_name[graph_member], MAX_GRAPH_BYTES, path), graph_member, path), path)
     by_handle: dict[int, list[GraphNode]] = {}
     for nd in nodes:
         if nd.debug_handle is not None:

@@ -170,9 +170,9 @@ def _num(row: dict, key: str, path, cast=float):
     try:
         x = cast(v.rstrip("%"))
     except ValueError:
-        raise InputError(path, f"{label} {v!r} is not a number", line=row.get("line")) from None
+        raise InputError(path, f"{label} '{v}' is not a number", line=row.get("line")) from None
     if not np.isfinite(x) or x < 0 or x > 1e9:
-        raise InputError(path, f"{label} {v!r} is out of range", line=row.get("line"))
+        raise InputError(path, f"{label} '{v}' is out of range", line=row.get("line"))
     return x
 
 

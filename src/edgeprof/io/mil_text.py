@@ -48,7 +48,7 @@ class _Tokens:
         while pos < n:
             m = _TOKEN.match(text, pos)
             if m is None:
-                raise MilTextError(path, f"unexpected character {text[pos]!r}", line=line)
+                raise MilTextError(path, f"unexpected character '{text[pos]}'", line=line)
             kind = m.lastgroup
             if kind == "nl":
                 line += 1
@@ -69,12 +69,12 @@ class _Tokens:
 
     def fail(self, what: str):
         kind, text, line = self.peek()
-        got = "end of file" if kind == "eof" else repr(text)
+        got = "end of file" if kind == "eof" else f"'{text}'"  # (quoted, not repr: shown() escapes once)
         raise MilTextError(self.path, f"expected {what}, found {got}", line=line)
 
     def expect(self, text: str) -> tuple[str, str, int]:
         if self.peek()[1] != text or self.peek()[0] in ("str", "eof"):
-            self.fail(repr(text))
+            self.fail(f"'{text}'")
         return self.next()
 
     def accept(self, text: str) -> bool:
@@ -149,7 +149,7 @@ def _parse_literal(t: _Tokens, depth: int = 0):
         try:
             return _number(text)
         except (OverflowError, ValueError):
-            raise MilTextError(t.path, f"number {text[:40]!r} cannot be represented", line=line) from None
+            raise MilTextError(t.path, f"number '{text[:40]}' cannot be represented", line=line) from None
     if kind == "str":
         t.next()
         return bytes(text[1:-1], "utf-8").decode("unicode_escape", errors="replace") if "\\" in text else text[1:-1]
@@ -328,7 +328,7 @@ def parse_mil_text(text: str, path="<memory>") -> MilProgram:
         outputs = _parse_names(t)
         t.expect(";")
         if fname in functions:
-            raise MilTextError(path, f"function {fname!r} is defined twice", line=func_line)
+            raise MilTextError(path, f"function '{fname}' is defined twice", line=func_line)
         functions[fname] = Function(fname, opset, inputs, ops, outputs)
     if t.peek()[0] != "eof":
         t.fail("end of file")

@@ -100,7 +100,7 @@ def program_from_spec(spec, source: str) -> MilProgram:
     for fname in order:
         fn = spec.mlProgram.functions[fname]
         if fn.opset not in fn.block_specializations:
-            raise CoreMLBundleError(source, f"function {fname!r} has no block for its opset {fn.opset!r}")
+            raise CoreMLBundleError(source, f"function '{fname}' has no block for its opset '{fn.opset}'")
         blk = fn.block_specializations[fn.opset]
         functions[fname] = Function(fname, fn.opset, [(i.name, conv.type(i.type)) for i in fn.inputs],
                                     conv.ops(blk, fname), list(blk.outputs))

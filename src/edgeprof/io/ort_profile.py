@@ -69,7 +69,7 @@ def _events(doc, path) -> list:
 def _number(e: dict, key: str, i: int, path) -> float:
     v = e.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v >= 2.0**53 / 1000:
-        raise InputError(path, f"event {i} ({str(e.get('name'))[:60]!r}): {key!r} is {v!r}, not a time in µs")
+        raise InputError(path, f"event {i} ('{str(e.get('name'))[:60]}'): '{key}' is {v!r}, not a time in µs")
     return float(v)
 
 

@@ -208,7 +208,7 @@ def _plan(p: Table, prog: PteProgram, mm, path) -> ExecutionPlan:
     refs += [(f"value {k} list", v) for k, items in plan.lists.items() for v in items]
     for where, v in refs:
         if not 0 <= v < n:
-            raise CorruptProgramError(path, f"method {plan.name!r}: {where} name value {v}, but the method has {n} values",
+            raise CorruptProgramError(path, f"method '{plan.name}': {where} name value {v}, but the method has {n} values",
                                       offset=p.pos)
     return plan
 

@@ -256,7 +256,7 @@ def resolve(spec: str, run_dir: Path | None = None, threads: int | None = None, 
             files = [f for f in rglob(run_dir, TIMELINE_GLOB) if is_file(f) and describe(f).experiment == spec]
         if not files:
             known = sorted({e for e in (describe(f).experiment for f in etdumps(run_dir)) if e})
-            raise UsageError(f"no experiment {spec!r} in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
+            raise UsageError(f"no experiment '{spec}' in {run_dir}" + (f" (experiments: {', '.join(known)})" if known else ""))
         return _filter_threads(files, threads, run_dir)
     raise InputError(p, "no such file or folder" + _experiment_hint(spec))
 

@@ -10,7 +10,13 @@ memory, a share (:data:`MEMORY_SHARE`) of the memory this process may still take
 ``RLIMIT_AS``, less what it maps; the system's available memory; a cgroup v2 limit). The refusal is one line with the
 figures: compressed bytes, bytes reached, the ratio, and which bound stopped it. :func:`gunzip` decompresses whole
 content, :class:`GzipStream` is the same rule for a reader that streams (XNNPACK logs), :func:`gunzip_head` the first
-bytes only (deciding a format), and :func:`expansion_bound` is the bound a zip member is read under.
+bytes only (deciding a format), and :func:`expansion_bound` is the bound a zip member is read under. Every gzip
+member is read in turn (``gzip a b > ab.gz`` holds two), each counted against the same bounds.
+
+**Only gzip is decompressed, and a parser gets only bytes already checked.** Polars decompresses zlib, zstd and
+lz4 content on its own, unbounded, when a CSV's bytes start with their magic: :func:`plain` — what every reader
+that hands outside bytes to such a parser calls — decompresses gzip under the rule and refuses any other
+compression (zlib, zstd, bzip2, xz, lz4, :func:`compression`) in one line naming it, also inside gzip data.
 """
 
 from __future__ import annotations
@@ -174,27 +180,95 @@ class Meter:
 
 
 def gunzip(data: bytes, path, limit: int, what: str, error=InputError) -> bytes:
-    """The content of a gzip-compressed file held in memory, decompressed under the rule (:class:`Meter`; ``limit``:
-    the most a ``what`` may hold). Damaged, truncated or trailing data is ``error(path, …)``."""
+    """The content of a gzip-compressed file held in memory — every gzip member in turn, zero padding after a
+    member skipped (as ``gzip -d`` does) — decompressed under the rule (:class:`Meter`, counted over all the
+    members; ``limit``: the most a ``what`` may hold). The compressed bytes are fed a step at a time, so nothing
+    is copied whole. Damaged, truncated or trailing data is ``error(path, …)``."""
     meter = Meter(path, len(data), limit, what=what, error=error)
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    parts, total, rest = [], 0, data
+    view, n = memoryview(data), len(data)
+    parts, total = [], 0
+    # pos: bytes fed; tail: fed, not yet consumed; feed: the next step's size — small at a member's start and
+    # doubling (what follows a member's end is copied once: small members cost little, large ones their own size)
+    d, pos, tail, feed = zlib.decompressobj(16 + zlib.MAX_WBITS), 0, b"", _FIRST_FEED
     try:
         while True:
-            chunk = d.decompress(rest, min(_STEP, meter.bound + 1 - total))
-            rest = d.unconsumed_tail
+            if not tail:
+                if pos >= n:
+                    break
+                tail, pos = view[pos:pos + feed], min(pos + feed, n)
+                feed = min(feed * 2, _STEP)
+            chunk = d.decompress(tail, min(_STEP, meter.bound + 1 - total))
+            tail = d.unconsumed_tail
             total += len(chunk)
-            meter.count(total, len(data) - len(rest))
-            parts.append(chunk)
-            if d.eof or not rest and not chunk:
-                break
+            end = pos - len(tail) - len(d.unused_data)  # the compressed bytes consumed
+            meter.count(total, end)
+            if chunk:
+                parts.append(chunk)
+            if d.eof:  # the end of a member: another may follow
+                nxt = _past_zeros(view, end)
+                if nxt >= n:
+                    break
+                if bytes(view[nxt:nxt + 2]) != b"\x1f\x8b":
+                    raise error(path, "bytes after the end of the gzip data", offset=nxt)
+                d, pos, tail, feed = zlib.decompressobj(16 + zlib.MAX_WBITS), nxt, b"", _FIRST_FEED
     except zlib.error as e:
         raise error(path, f"damaged gzip data ({e})") from None
     if not d.eof:
-        raise error(path, "the gzip data ends early (truncated)", offset=len(data))
-    if d.unused_data:
-        raise error(path, "bytes after the end of the gzip data", offset=len(data) - len(d.unused_data))
+        raise error(path, "the gzip data ends early (truncated)", offset=n)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+_FIRST_FEED = 1 << 10
+
+
+def _past_zeros(view, at: int) -> int:
+    """The offset of the first byte at or after ``at`` that is not zero (``len(view)`` when there is none)."""
+    while at < len(view):
+        step = bytes(view[at:at + (1 << 16)])
+        rest = step.lstrip(b"\x00")
+        if rest:
+            return at + len(step) - len(rest)
+        at += len(step)
+    return at
+
+
+_COMPRESSED = (  # the first bytes of compressed content, and its format (what Polars decompresses on its own among them)
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\x78\x01", "zlib"), (b"\x78\x5e", "zlib"), (b"\x78\x9c", "zlib"), (b"\x78\xda", "zlib"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x04\x22\x4d\x18", "lz4"), (b"\x02\x21\x4c\x18", "lz4"),
+)
+
+
+def compression(head: bytes) -> str | None:
+    """The compression format content starting with ``head`` is in (``gzip``, ``zstd``, ``zlib``, ``bzip2``, ``xz``,
+    ``lz4``: by its magic bytes — a zstd skippable frame too), None for content that is none of them."""
+    for magic, fmt in _COMPRESSED:
+        if head.startswith(magic):
+            return fmt
+    if len(head) >= 4 and head[0] & 0xF0 == 0x50 and head[1:4] == b"\x2a\x4d\x18":
+        return "zstd"
+    return None
+
+
+def plain(data: bytes, path, limit: int, what: str, error=InputError) -> bytes:
+    """A file's bytes as a parser may be given them: gzip content decompressed under the rule (:func:`gunzip`),
+    uncompressed content as it is; any other compression — or compressed content inside the gzip data — refused in
+    one line naming it, before a library that would decompress it unbounded (Polars: zlib, zstd, lz4) sees a byte."""
+    fmt = compression(data[:8])
+    if fmt is None:
+        return data
+    if fmt != "gzip":
+        raise error(path, f"holds {fmt}-compressed data: edgeprof decompresses gzip only (decompress it first, or gzip it): "
+                          "refused")
+    out = gunzip(data, path, limit, what, error)
+    inner = compression(out[:8])
+    if inner is not None:
+        raise error(path, f"the gzip data holds {inner}-compressed data (compressed twice): refused — decompress it "
+                          "first")
+    return out
 
 
 def gunzip_head(head: bytes, n: int) -> bytes:

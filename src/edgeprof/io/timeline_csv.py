@@ -35,11 +35,9 @@ def read_timeline_csv(path):
     from ..files import read_regular
 
     path = Path(path)
-    data = read_regular(path, MAX_CSV_BYTES, "timeline CSV")  # read once: parsed from memory, hashed for the store
-    if data[:2] == b"\x1f\x8b":  # gzip-compressed
-        from .sniff import gunzip
-
-        data = gunzip(data, path, MAX_CSV_BYTES, "timeline CSV")
+    # read once: parsed from memory, hashed for the store; gzip decompressed under the one rule, any other compression
+    # refused before Polars (which would decompress zlib, zstd or lz4 on its own, unbounded) sees it
+    data = _checked(read_regular(path, MAX_CSV_BYTES, "timeline CSV"), path, "timeline CSV")
     if looks_like_litert(data[:4096]):  # LiteRT's op profile written as CSV (--op_profiling_output_mode=csv)
         from .litert_profile import profile_of_bytes
 
@@ -183,7 +181,7 @@ def _referenced_lists(path: Path) -> tuple[dict, list[str]]:
     side = op_types_file(path)
     if not exists(side):
         return {}, [f"op_types_id refers to {side.name}, which is not beside it: op types left empty"]
-    data = read_regular(side, MAX_CSV_BYTES, "op-types CSV")
+    data = _checked(read_regular(side, MAX_CSV_BYTES, "op-types CSV"), side, "op-types CSV")
     try:
         t = pl.read_csv(io.BytesIO(data), schema_overrides={OP_TYPES_ID: pl.Int64, "op_types": pl.String})
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
@@ -201,28 +199,44 @@ def _referenced_lists(path: Path) -> tuple[dict, list[str]]:
     return lists, [f"{bad} op-type list(s) in {side.name} are not JSON lists of strings: left empty"] if bad else []
 
 
+def _checked(data: bytes, path, what: str) -> bytes:
+    """A CSV's bytes as Polars may parse them (:func:`edgeprof.io.sniff.plain`)."""
+    from .sniff import plain
+
+    return plain(data, path, MAX_CSV_BYTES, what)
+
+
 def execute_latency_ms(path) -> "np.ndarray":
-    """Per-run ``Method::execute`` time (ms, run order) of a timeline table (CSV or Parquet), read lazily
-    without building a profile; empty when it has no ``Method::execute`` rows."""
+    """Per-run ``Method::execute`` time (ms, run order) of a timeline table (CSV or Parquet) without building a
+    profile; empty when it has no ``Method::execute`` rows. A CSV is read once and checked like every timeline CSV
+    (:func:`_checked`: Polars never sees compressed bytes), then only the columns needed are parsed; a Parquet
+    table is read by Polars from the open file (``/proc/self/fd/N``)."""
     import polars as pl
 
-    from ..files import fd_path, open_regular
+    from ..files import fd_path, open_regular, read_regular
 
     path = Path(path)
-    # opened once (confined: walked from the root); Polars reads that open file as /proc/self/fd/N, only the columns
-    # it needs (and a name that is not UTF-8 never reaches it)
-    with open_regular(path) as f:
-        source = fd_path(f)
-        try:
-            lf = pl.scan_parquet(source) if path.suffix == ".parquet" else pl.scan_csv(
-                source, schema_overrides={"duration_ms": pl.Float64, "run_index": pl.Int64})
-            cols = lf.collect_schema().names()
-            if not {"name", "duration_ms"} <= set(cols):
-                raise InputError(path, "not a timeline table: needs name and duration_ms columns")
-            run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
-            per = (lf.filter(pl.col("name") == METHOD_EXECUTE).group_by(run.alias("run"))
-                   .agg(pl.col("duration_ms").sum())
-                   .filter(pl.col("duration_ms").is_finite() & (pl.col("duration_ms") > 0)).sort("run").collect())
-        except (pl.exceptions.PolarsError, OSError) as e:
-            raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None
+    try:
+        if path.suffix == ".parquet":
+            with open_regular(path) as f:  # opened once (confined: walked from the root)
+                lf = pl.scan_parquet(fd_path(f))
+                cols = lf.collect_schema().names()
+                per = _execute_per_run(pl, lf, cols, path).collect()
+        else:
+            data = _checked(read_regular(path, MAX_CSV_BYTES, "timeline CSV"), path, "timeline CSV")
+            cols = pl.read_csv(io.BytesIO(data), n_rows=0).columns
+            want = {"name": pl.String, "duration_ms": pl.Float64, "run_index": pl.Int64}
+            use = [c for c in want if c in cols]
+            lf = pl.read_csv(io.BytesIO(data), columns=use, schema_overrides={c: want[c] for c in use}).lazy()
+            per = _execute_per_run(pl, lf, cols, path).collect()
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
+        raise InputError(path, f"unreadable timeline table ({str(e).splitlines()[0]})") from None
     return per["duration_ms"].to_numpy()
+
+
+def _execute_per_run(pl, lf, cols: list[str], path):
+    if not {"name", "duration_ms"} <= set(cols):
+        raise InputError(path, "not a timeline table: needs name and duration_ms columns")
+    run = pl.col("run_index") if "run_index" in cols else pl.lit(0)
+    return (lf.filter(pl.col("name") == METHOD_EXECUTE).group_by(run.alias("run")).agg(pl.col("duration_ms").sum())
+            .filter(pl.col("duration_ms").is_finite() & (pl.col("duration_ms") > 0)).sort("run"))

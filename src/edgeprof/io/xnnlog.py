@@ -305,7 +305,7 @@ def read_kernel_csv(path) -> list[dict]:
             name = csv_text((rec.get("kernel_name") or "").strip())  # edgeprof's own apostrophe undone (csv_cell)
             count = (rec.get("count") or "").strip()
             if not name or (count and not (count.isdigit() and len(count) <= 18)):
-                raise InputError(path, "bad row: " + ("empty kernel_name" if not name else f"count {count[:40]!r} is "
+                raise InputError(path, "bad row: " + ("empty kernel_name" if not name else f"count '{count[:40]}' is "
                                  "not a whole number below 10^18"), line=reader.line_num)
             rows.append({k: (csv_text(v.strip()) if isinstance(v, str) else v) for k, v in rec.items() if k is not None})
     except csv.Error as e:

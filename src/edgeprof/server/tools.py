@@ -26,7 +26,7 @@ def _path(p: str | None, what: str = "path") -> str | None:
     if "\x00" in p:
         raise UsageError(f"{what}: a path with a NUL byte")
     if not access.inside(p):
-        raise UsageError(f"{what} {p!r} " + access.outside_message())
+        raise UsageError(f"{what} '{p}' " + access.outside_message())
     return os.path.realpath(p)
 
 
@@ -55,9 +55,11 @@ def _doc(res) -> dict:
     else:
         doc = res.to_json() if hasattr(res, "to_json") else res
     doc = json.loads(jsonfmt.dumps(doc))  # the CLI's JSON exactly (its stable float formatting, sorted keys)
+    from ..conventions import shown
     from ..render.headline import headline
 
-    return {"summary": headline(doc), "result": doc}
+    # the one line people read (agent front ends print it): escaped as the CLI prints it; the result keeps raw names
+    return {"summary": shown(headline(doc)), "result": doc}
 
 
 def latency(path: str) -> dict:
@@ -227,5 +229,5 @@ def call(name: str, args: dict) -> dict:
     """Run one tool (inside the worker)."""
     fn = TOOLS.get(name)
     if fn is None:
-        raise UsageError(f"no tool {name!r}")
+        raise UsageError(f"no tool '{name}'")
     return fn(**args)

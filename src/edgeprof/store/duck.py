@@ -20,6 +20,17 @@ another way: the store is opened and checked once through :func:`~edgeprof.files
   read from ``/proc/self/fd``); a name swapped in between is refused.
 
 Either way the store (and its ``.wal``) is noted in the command's scope: no output of the command may replace it.
+
+**The write-ahead log.** DuckDB opens ``<store>.wal`` by name, following a link: it replays it when it opens the
+store (a FIFO there would block forever) and creates and writes it at a write (through a link: over the file it
+names, which may be an input of the command; a dangling link makes DuckDB create its target). So
+(:func:`check_wal`) before DuckDB opens a store, and again right before each write transaction, ``<store>.wal``
+must be absent or a regular file with one name (never a link, a hard link, a FIFO, a device) that is no input of
+the command — else one line, exit 2; and after each write the log DuckDB holds is audited as the store is: the
+regular file at that name, held by this process. What remains is a race no check by name can close: someone who
+may write into the store's folder swapping a link in between the last check and DuckDB's open of the log in the
+same transaction (microseconds) — the audit then reports it, after the fact. A store folder others may write
+into should have the sticky bit (Linux then refuses to follow their links there: ``fs.protected_symlinks``).
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 import uuid
@@ -58,6 +70,12 @@ class DuckStore(Base):
             if st.st_size and fh.read(16)[8:12] != b"DUCK":
                 raise InputError(path, "not a DuckDB history store (unrecognised file header)")
             note_store(path, st, sidecars=(".wal",))
+            try:
+                check_wal(path)  # DuckDB replays it when it opens the store
+            except InputError:
+                if self.created:  # the empty store this call made goes again (only while it is that file)
+                    remove_own(path, self.created_id)
+                raise
             key = (st.st_dev, st.st_ino)
             if access.roots() is not None and not write:
                 self.private = _private_copy(fh, path)
@@ -94,7 +112,8 @@ class DuckStore(Base):
                                        "refused")
             objs = self._objects()
             if write and objs == {}:  # an empty DuckDB file: made a store
-                create_tables(self.con)
+                with self.writing():
+                    create_tables(self.con)
                 objs = None
             self._check(objs)
         except BaseException:
@@ -146,6 +165,18 @@ class DuckStore(Base):
                 shutil.rmtree(getattr(self, attr), ignore_errors=True)
                 setattr(self, attr, None)
 
+    @contextlib.contextmanager
+    def writing(self):
+        """A write to the store: the ``.wal`` checked right before (:func:`check_wal`) and audited after — the log
+        DuckDB holds is the regular file at ``<store>.wal`` (when there is one now), held by this process."""
+        check_wal(self.path)
+        yield
+        st = check_wal(self.path, audit=True)
+        if st is not None and _holds((st.st_dev, st.st_ino)) is False:
+            raise OutputError(self.path, "the write-ahead log DuckDB wrote is not the file at "
+                                         f"{os.path.basename(self.path)}.wal (a link or another file was put in its "
+                                         "place while the batch was stored): stopped — check the store's folder")
+
     def own_wal(self):
         """(the ``.wal`` path, its device and inode) while this process holds a store it created, else None."""
         wal = Path(str(self.path) + ".wal")
@@ -174,26 +205,33 @@ class DuckStore(Base):
                 f = Path(tmp) / f"{t}.parquet"
                 write_parquet(df.select(columns(t)), f, self.path)
                 staged[t] = f
-            self.con.execute("BEGIN TRANSACTION")
-            try:
-                for t, f in staged.items():
-                    cols = ", ".join(f'"{c}"' for c in columns(t))
-                    self.con.execute(f'INSERT INTO "{t}" ({cols}) SELECT {cols} FROM read_parquet(?)', [str(f)])
-                self.con.execute("COMMIT")
-            except BaseException as e:
-                with contextlib.suppress(Exception):  # a failed commit may already have ended the transaction
-                    self.con.execute("ROLLBACK")
-                if isinstance(e, _duckdb().Error):
-                    raise OutputError(self.path, f"the batch could not be stored, nothing was ({_first_line(e)})") from None
-                raise
+            with self.writing():
+                self._insert(staged)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def _insert(self, staged: dict) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for t, f in staged.items():
+                cols = ", ".join(f'"{c}"' for c in columns(t))
+                self.con.execute(f'INSERT INTO "{t}" ({cols}) SELECT {cols} FROM read_parquet(?)', [str(f)])
+            self.con.execute("COMMIT")
+        except BaseException as e:
+            with contextlib.suppress(Exception):  # a failed commit may already have ended the transaction
+                self.con.execute("ROLLBACK")
+            if isinstance(e, _duckdb().Error):
+                raise OutputError(self.path, f"the batch could not be stored, nothing was ({_first_line(e)})") from None
+            raise
 
     def relabel(self, updates: dict[str, dict]) -> None:
         """Give stored launches new labels (``{launch_id: {column: value}}``), all in one transaction."""
         if not updates:
             return
+        with self.writing():
+            self._relabel(updates)
+
+    def _relabel(self, updates: dict[str, dict]) -> None:
         self.con.execute("BEGIN TRANSACTION")
         try:
             for lid, new in updates.items():
@@ -229,6 +267,7 @@ def _create_store(path: Path) -> tuple[int, int]:
         path.parent.mkdir(parents=True, exist_ok=True)
         con = connect(str(tmp), allowed=[str(path.resolve().parent)])
         try:
+            check_wal(tmp)
             create_tables(con)
             for f in (tmp, Path(str(tmp) + ".wal")):
                 with contextlib.suppress(OSError):
@@ -250,6 +289,49 @@ def _create_store(path: Path) -> tuple[int, int]:
     finally:  # the temporary names are this call's (its pid and a random part): only its own files go
         for f in (tmp, Path(str(tmp) + ".wal")):
             remove_own(f, made.get(f))
+
+
+def check_wal(path, *, audit: bool = False) -> os.stat_result | None:
+    """The rule for ``<path>.wal``, which DuckDB opens by name and follows: absent (None), or a regular file with one
+    name that is no input of the running command — its status, noted in the command's scope as part of the store
+    (no output may replace it). Else one line (exit 2). Looked at through its folder's descriptor, never followed
+    (confined: the folder walked from the root). ``audit``: after a write (the error says what DuckDB did)."""
+    from ..files import open_fd, scopes
+    from ..outputs import DIRFD, close_fd
+
+    wal = Path(f"{os.fspath(path)}.wal")
+    shown = os.fsdecode(os.fspath(wal))
+    try:
+        fd = open_fd(wal.parent, DIRFD)
+    except OSError:
+        return None  # no folder to look in: DuckDB will not find one either
+    try:
+        st = os.stat(wal.name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InputError(path, f"cannot look at its write-ahead log {wal.name} ({e.strerror or e})") from None
+    finally:
+        close_fd(fd)
+    why = None
+    if stat.S_ISLNK(st.st_mode):
+        why = "is a symbolic link"
+    elif not stat.S_ISREG(st.st_mode):
+        why = "is not a regular file (a FIFO, device, socket or folder)"
+    elif st.st_nlink > 1:
+        why = f"has {st.st_nlink} names (hard links)"
+    else:
+        key = (st.st_dev, st.st_ino)
+        for s in scopes():
+            with s.lock:
+                inp = s.inputs.get(key)
+            if inp is not None and inp != shown:
+                why = f"is an input of this command ({inp})"
+    if why is not None:
+        did = "and DuckDB opened it by name as it wrote: stopped" if audit else "and DuckDB opens it by name: refused"
+        raise InputError(path, f"its write-ahead log {wal.name} {why}, {did}")
+    note_store(wal, st)
+    return st
 
 
 def _holds(key: tuple[int, int]) -> bool | None:
@@ -279,7 +361,7 @@ def _private_copy(fh, path: Path) -> str:
     try:
         _copy(fh, os.path.join(folder, "store.duckdb"))
         wal = Path(str(path) + ".wal")
-        if exists(wal):
+        if exists(wal):  # (a link or another file in its place: refused by check_wal before)
             with open_regular(wal) as w:
                 _copy(w, os.path.join(folder, "store.duckdb.wal"))
     except OSError as e:
