@@ -22,6 +22,10 @@ SCHEMA_VERSION = 1
 # set (not "0"): every document is checked against its declared type before it is printed or written
 # (render/json_schema.py; needs jsonschema — the tests set it)
 CHECK_JSON_ENV = "EDGEPROF_CHECK_JSON"
+# set (not "0"): every document is walked for what must hold in any honest report before it is printed or written —
+# a point inside its interval, shares in [0, 100], sentences quoting the figures beside them (edgeprof/invariants.py;
+# no dependency). EDGEPROF_CHECK_JSON implies it.
+CHECK_ENV = "EDGEPROF_CHECK"
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
          "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan",

@@ -132,7 +132,7 @@ def test_every_argument_is_described_and_the_options_people_use_are_there(root):
     from mcp_client import run_calls
 
     launches = []
-    for k in range(2):  # two launches per arm: the same recordings under two names each
+    for k in range(2):  # two inputs per arm: the same recordings under two names each
         for n in ("tel_xnn", "tel_xnnq8"):
             f = root / f"{n}_l{k}.etdp"
             f.write_bytes((root / f"{n}.etdp").read_bytes())
@@ -149,7 +149,9 @@ def test_every_argument_is_described_and_the_options_people_use_are_there(root):
     assert {"metric", "threshold", "since", "device"} <= set(schemas["history"]["properties"])
     is_error, doc, _ = out[0]
     assert not is_error and doc["result"]["threshold"] == 0.05
-    assert len(doc["result"]["baseline"]["launches"]) == 2
+    # copies of one recording are one launch, as in the CLI: counted once and said so
+    assert len(doc["result"]["baseline"]["launches"]) == 1
+    assert any("repeat a recording already in the arm and count once" in w for w in doc["result"]["warnings"])
 
 
 def test_tools_read_onnx_runtime_and_litert_profiles(root):

@@ -32,7 +32,7 @@ def test_kit_keys_against_numpy_and_scipy():
     assert v["more_variable"] == "cand" and v["cv_ratio"] == pytest.approx(v["config1_cv"] / v["config2_cv"])
     assert _kit_keys("base", "cand", c, b)["speedup"]["description"] == \
         f"cand is {np.median(b) / np.median(c):.2f}x slower than base"
-    assert _kit_keys("b", "c", b, b)["speedup"]["description"] == "c and b have the same median"
+    assert _kit_keys("b", "c", b, b)["speedup"]["description"] == "c and b are equally fast"
     assert _kit_keys("b", "c", b, b)["variability"]["more_variable"] == "equal"
     assert _kit_keys("b", "c", b, c)["variability"]["more_variable"] == "c"
     assert _kit_keys("b", "c", c, b)["variability"]["more_variable"] == "b"

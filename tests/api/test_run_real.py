@@ -121,3 +121,26 @@ def test_inputs_from_files_reach_the_program_unchanged(tmp_path, collected):
     assert not res.ok
     tail = json.loads((tmp_path / "two" / "manifest.json").read_text())["results"][0]["output_tail"]
     assert "holds 2 input(s), the model takes 1" in tail
+
+
+def test_a_thread_sweep_is_two_configurations_compared(tmp_path):
+    """`run --threads 1,2 --report` of one program: the two thread counts are two configurations — a report of t2
+    against t1, each arm holding only its own launches — never one configuration of both (README: Invariants)."""
+    out = tmp_path / "sweep"
+    res = api.run([ART / "toycnn_xnnpack_fp32.pte"], runs=10, warmup=1, launches=2, threads=(1, 2), out=out,
+                  report=True, seed=5)
+    assert res.ok and res["launches_ok"] == 4, res.data
+    rep = res["report"]
+    assert rep["markdown"].endswith("report_t1_vs_t2.md") and (out / "report_t1_vs_t2.html").is_file()
+    assert rep["summary_line"].startswith("toycnn_xnnpack_fp32 t2 vs toycnn_xnnpack_fp32 t1")
+    assert "2 vs 2 launch(es)" in rep["summary_line"]
+    m = json.loads((out / "manifest.json").read_text())
+    by_threads = {t: sorted(r["metrics"]["etdump_rel"] for r in m["results"] if r["threads"] == t) for t in (1, 2)}
+    assert all(len(v) == 2 for v in by_threads.values())
+    rows = {line.split("|")[2].strip(): line for line in (out / "report_t1_vs_t2.md").read_text().splitlines()
+            if line.startswith("| toycnn_xnnpack_fp32 t")}
+    for t, role in ((1, "baseline"), (2, "candidate")):  # each arm: its thread count, its first launch (+1 more)
+        cells = [c.strip() for c in rows[role].split("|")]
+        assert cells[1] == f"toycnn_xnnpack_fp32 t{t}" and cells[4] == str(t)
+        assert by_threads[t][0].rsplit("/", 1)[-1] in rows[role] and "(+1)" in rows[role]
+    assert "report_t1_vs_t2.md" in m["files"]  # recorded, so --force can remove it

@@ -287,7 +287,8 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, l
         if w:
             warnings.append(w)
     result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
-    result["speedup"].update(estimate=speedup, ci_low=lo_r, ci_high=hi_r)
+    result["speedup"].update(estimate=speedup, ci_low=lo_r, ci_high=hi_r,
+                             description=description(baseline.name, candidate.name, speedup))
     result.update({
         "ci": {"low": lo_r, "high": hi_r, "level": level, "method": ct["method"], "scope": scope,
                "degrees_of_freedom": df, "standard_error_log": se},
@@ -332,14 +333,7 @@ def _kit_keys(bname: str, cname: str, b: np.ndarray, c: np.ndarray) -> dict:
     c1, c2 = cfg(bname, b), cfg(cname, c)
     med = c1["median_ms"] / c2["median_ms"] if c1["median_ms"] and c2["median_ms"] else None
     tm = c1["trimmed_mean_ms"] / c2["trimmed_mean_ms"] if c1["trimmed_mean_ms"] and c2["trimmed_mean_ms"] else None
-    if med is None:
-        desc = "not enough data"
-    elif med > 1:
-        desc = f"{cname} is {med:.2f}x faster than {bname}"
-    elif med < 1:
-        desc = f"{cname} is {1 / med:.2f}x slower than {bname}"
-    else:
-        desc = f"{cname} and {bname} have the same median"
+    desc = description(bname, cname, med)
     cv1, cv2 = c1["cv_percent"], c2["cv_percent"]
     more = None if cv1 is None or cv2 is None else (bname if cv1 > cv2 else cname if cv2 > cv1 else "equal")
     return {
@@ -349,6 +343,18 @@ def _kit_keys(bname: str, cname: str, b: np.ndarray, c: np.ndarray) -> dict:
         "variability": {"config1_cv": cv1, "config2_cv": cv2, "more_variable": more,
                         "cv_ratio": (cv1 / cv2) if cv1 is not None and cv2 else None},
     }
+
+
+def description(bname: str, cname: str, ratio: float | None) -> str:
+    """The Arm kit's one-sentence ``speedup.description`` of a speedup (the comparison's estimate, once there is one:
+    the sentence and the figure beside it are one figure)."""
+    if ratio is None:
+        return "not enough data"
+    if ratio > 1:
+        return f"{cname} is {ratio:.2f}x faster than {bname}"
+    if ratio < 1:
+        return f"{cname} is {1 / ratio:.2f}x slower than {bname}"
+    return f"{cname} and {bname} are equally fast"
 
 
 def _line(r: dict) -> str:
@@ -361,8 +367,8 @@ def _line(r: dict) -> str:
     else:  # an estimate only: the interval does not support calling it faster or slower
         change = f"point estimate {fmt_ratio(s)} " + ("faster" if s >= 1 else "slower") + ", not established"
     p = r["p_value"]
-    nb, nc = r["baseline"]["count"], r["candidate"]["count"]
-    kb, kc = len(r["baseline"]["launches"]), len(r["candidate"]["launches"])
+    nc, nb = r["candidate"]["count"], r["baseline"]["count"]  # in the order the names are said: candidate first
+    kc, kb = len(r["candidate"]["launches"]), len(r["baseline"]["launches"])
     reg = r.get("regime")
     about = (" (about these two launches)" if reg == "single-launch, no allowance" else
              f" ({reg}: allowance of {100 * r['launch_allowance']['launch_cv']:.3g} % launch-to-launch SD per arm)"
@@ -370,5 +376,5 @@ def _line(r: dict) -> str:
     metric = r.get("metric", "median")
     what = "" if metric == "median" else f" ({metric})"
     return (f"{c} vs {b}{what}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI {ci['low']:.3f}–{ci['high']:.3f}], "
-            f"launch-level p = {p:.2g}; {nb} vs {nc} runs in {kb} vs {kc} launch(es); threshold "
+            f"launch-level p = {p:.2g}; {nc} vs {nb} runs in {kc} vs {kb} launch(es); threshold "
             f"{r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")

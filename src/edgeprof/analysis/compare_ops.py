@@ -77,16 +77,42 @@ def _share_stats(cols: list[np.ndarray], e2es: list[np.ndarray]) -> tuple[np.nda
     return np.array(y), np.array(v)
 
 
-def _arm_interval(y: np.ndarray, v: np.ndarray, level: float) -> list[float]:
+def _arm_share(y: np.ndarray, v: np.ndarray, level: float, allowance: float = 0.0) -> tuple[float, list[float]]:
+    """An arm's share of end-to-end (%) and its interval, from the per-launch shares ``y`` and their sampling
+    variances ``v``: the mean of the launches' shares, with a t interval over launches (k ≥ 2) or the delta-method
+    one (k = 1) taken on the logit scale — so the interval lies in [0, 100] because a share does, not because it was
+    clipped. A single launch cannot show how much a share moves between launches: ``allowance`` (the line's launch
+    SD allowance, :func:`.noise.line_allowance`, on the log scale that the logit follows for small shares) is added
+    to its variance then. A share of 0 or 100 in every launch has the interval [0, 0] or [100, 100]."""
     from .special import ndtri, stdtrit
 
     k = y.size
     m = float(y.mean())
-    if k >= 2:
-        half = float(stdtrit(k - 1, 1 - (1 - level) / 2)) * float(y.std(ddof=1)) / math.sqrt(k)
+    if m <= 0 or m >= 100:
+        return m, [m, m]
+    p = np.clip(y / 100, 1e-9, 1 - 1e-9)
+    z = np.log(p / (1 - p))
+    if k >= 2 and float(z.std(ddof=1)) > 0:
+        centre = math.log(m / (100 - m))
+        half = float(stdtrit(k - 1, 1 - (1 - level) / 2)) * float(z.std(ddof=1)) / math.sqrt(k)
     else:
-        half = float(ndtri(1 - (1 - level) / 2)) * math.sqrt(float(v.sum()))
-    return [m - half, m + half]
+        pm = m / 100
+        centre = math.log(pm / (1 - pm))
+        var = float(v.sum()) / k ** 2 / (100 * pm * (1 - pm)) ** 2 + (allowance ** 2 if k == 1 else 0.0)
+        half = float(ndtri(1 - (1 - level) / 2)) * math.sqrt(var)
+    lo, hi = centre - half, centre + half
+    return m, [100 / (1 + math.exp(-lo)), 100 / (1 + math.exp(-hi))]
+
+
+def _speedup_of(ct: dict | None, b_mean: float, c_mean: float) -> dict:
+    """A line's speedup with its interval, both from the one estimator that tests it (the launch-level contrast of
+    10 %-trimmed means: a point of another estimator could lie outside the interval), and the ratio of the mean
+    times per run the table shows beside it. An untested line has the ratio of means and no interval."""
+    ratio = b_mean / c_mean if b_mean > 0 and c_mean > 0 else None
+    if ct is None:
+        return {"speedup": ratio, "ci_low": None, "ci_high": None, "mean_ratio": ratio}
+    return {"speedup": math.exp(ct["estimate"]), "ci_low": math.exp(ct["low"]), "ci_high": math.exp(ct["high"]),
+            "mean_ratio": ratio}
 
 
 def _line_contrast(b_cols, c_cols, *, level, noise: LaunchNoise) -> dict | None:
@@ -127,6 +153,10 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
     eb_all = np.concatenate([e for _, e, _ in lb])
     ec_all = np.concatenate([e for _, e, _ in lc])
     eb_m, ec_m = float(eb_all.mean()), float(ec_all.mean())
+    # what a share is of, per run: the end-to-end time, or the lines' sum where they overlap past it (events of
+    # several threads, a hostile profile) — so a share is a part of a whole; a negative residual is no time spent
+    db = [np.maximum(e, np.clip(m, 0, None).sum(axis=1)) for m, e, _ in lb]
+    dc = [np.maximum(e, np.clip(m, 0, None).sum(axis=1)) for m, e, _ in lc]
     cats, tests = [], []
     for j, ln in enumerate(LINES):
         b_cols = [m[:, j] for m, _, _ in lb]
@@ -136,18 +166,19 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
         if b_mean == 0 and c_mean == 0:
             continue
         ct = _line_contrast(b_cols, c_cols, level=level, noise=noise)
-        sb, svb = _share_stats(b_cols, [e for _, e, _ in lb])
-        sc, svc = _share_stats(c_cols, [e for _, e, _ in lc])
+        sb, svb = _share_stats([np.clip(x, 0, None) for x in b_cols], db)
+        sc, svc = _share_stats([np.clip(x, 0, None) for x in c_cols], dc)
         sh = contrast(sc, svc, sb, svb, level=level, launch_cv=0.0)  # candidate − baseline, percentage points
+        b_share, b_share_ci = _arm_share(sb, svb, level, line_allowance(noise, ms(b_mean)))
+        c_share, c_share_ci = _arm_share(sc, svc, level, line_allowance(noise, ms(c_mean)))
         row = {
             "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
             "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
             "change_percent": (c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
-            "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None,
-            "ci_low": math.exp(ct["low"]) if ct else None, "ci_high": math.exp(ct["high"]) if ct else None,
+            **_speedup_of(ct, b_mean, c_mean),
             "p_value": ct["p_value"] if ct else None, "q_value": None, "regime": ct["regime"] if ct else None,
-            "baseline_share": b_mean / eb_m * 100 if eb_m else None, "candidate_share": c_mean / ec_m * 100 if ec_m else None,
-            "baseline_share_ci": _arm_interval(sb, svb, level), "candidate_share_ci": _arm_interval(sc, svc, level),
+            "baseline_share": b_share, "candidate_share": c_share,
+            "baseline_share_ci": b_share_ci, "candidate_share_ci": c_share_ci,
             "share_change_ci": [sh["low"], sh["high"]],
         }
         if c_mean == 0:
@@ -177,8 +208,12 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
         "runs_used": {"baseline": int(eb_all.size), "candidate": int(ec_all.size)},
         "regime": regime,
         "false_discovery_rate": alpha,
-        "method": ("ratio of mean time per run; tested on each launch's 10 %-trimmed mean (a few slow runs move a "
-                   "small line's mean by more than a change does), launch-level interval per line (as for end-to-end: "
+        "statistic": "ms: mean time per run over the arm's runs; share: mean of the launches' shares of end-to-end "
+                     "(% of the mean run; of the lines' sum where they overlap past it), with a logit-scale interval "
+                     "over launches",
+        "method": ("speedup and its interval from one estimator: each launch's 10 %-trimmed mean time per run (a few "
+                   "slow runs move a small line's mean by more than a change does; mean_ratio is the ratio of the "
+                   "mean times shown), launch-level interval per line (as for end-to-end: "
                    + (regime or "—") + "; with one launch per arm the allowance grows for lines of few µs); "
                    "Benjamini–Hochberg q-values across the lines; a line is faster or slower when q ≤ 0.05 and its "
                    "interval clears the threshold; a line absent from most runs of a launch is not tested"),
@@ -208,7 +243,15 @@ def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c
     grown = [c for c in cc if c["line"] not in [s["line"] for s in shrunk]
              and share(c, "candidate") - share(c, "baseline") >= SHIFT_PP and share(c, "candidate") >= MATERIAL_SHARE_PCT
              and (c.get("share_change_ci") or [0.0])[0] > 0]
-    base.update(shrunk_categories=[c["line"] for c in shrunk], grown_categories=[c["line"] for c in grown])
+    # grew to a material share by the point figures, but the share's interval does not exclude no growth: said as
+    # measured and as uncertain, never left out of a sentence that says no category grew
+    unsure = [c for c in cc if c["line"] not in [s["line"] for s in shrunk] and c not in grown
+              and share(c, "candidate") - share(c, "baseline") >= SHIFT_PP
+              and share(c, "candidate") >= MATERIAL_SHARE_PCT]
+    base.update(shrunk_categories=[c["line"] for c in shrunk], grown_categories=[c["line"] for c in grown],
+                unestablished_growth=[c["line"] for c in unsure])
+    unsure_txt = ("; " + ", ".join(f"{c['line']} {share(c, 'baseline'):.0f} % → {share(c, 'candidate'):.0f} %"
+                                   for c in unsure) + " of latency, not established at this noise") if unsure else ""
 
     def moved(c):
         return f"{c['line']} {share(c, 'baseline'):.0f} % → {share(c, 'candidate'):.0f} % of latency"
@@ -224,14 +267,16 @@ def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c
         accel = [c for c in cc if c["line"] in ACCELERATED]
         why = ("GEMM/CONV time did not shrink beyond the threshold (" + ", ".join(
             f"{c['line']} {c['status']}" for c in accel) + ")") if accel else "no GEMM or CONV time in either profile"
-        return {**base, "statement": f"no bottleneck shift: {why}; the largest category is {top_c['line']} "
-                                     f"({share(top_c, 'candidate'):.0f} % in {c_name})"}
+        return {**base, "statement": f"no bottleneck shift: {why}{unsure_txt}; the largest category is "
+                                     f"{top_c['line']} ({share(top_c, 'candidate'):.0f} % in {c_name})"}
     shrink_txt = "; ".join(f"{moved(c)} ({c['change_percent']:+.0f} % time)" if c["change_percent"] is not None
                            else moved(c) for c in sorted(shrunk, key=lambda c: -c["baseline_ms"]))
     if not grown:
         return {**base, "statement": f"no bottleneck shift: {shrink_txt}, and no other category grew to a material "
-                                     f"share (≥ {MATERIAL_SHARE_PCT:g} % of latency, +{SHIFT_PP:g} points); "
-                                     f"the largest category is {top_c['line']} ({share(top_c, 'candidate'):.0f} %)"}
+                                     f"share (≥ {MATERIAL_SHARE_PCT:g} % of latency, +{SHIFT_PP:g} points)"
+                                     + (" that the runs establish" + unsure_txt if unsure else "")
+                                     + f"; the largest category is {top_c['line']} "
+                                       f"({share(top_c, 'candidate'):.0f} %)"}
     riser = max(grown, key=lambda c: share(c, "candidate") - share(c, "baseline"))
     rise_txt = ", ".join(moved(c) for c in sorted(grown, key=lambda c: -share(c, "candidate")))
     if riser is top_c:
@@ -282,21 +327,22 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
         xb, xc = cols(ops_b, nb, kb), cols(ops_c, nc, kc)
         b_mean, c_mean = mean_of(xb), mean_of(xc)
         rows.append({"baseline_operator": kb, "candidate_operator": kc, "match": "same" if kb == kc else "renamed",
-                     "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
-                     "speedup": b_mean / c_mean if b_mean > 0 and c_mean > 0 else None, "_cols": (xb, xc)})
+                     "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean), "_means": (b_mean, c_mean),
+                     "_cols": (xb, xc)})
     rows.sort(key=lambda r: (-max(r["baseline_ms"], r["candidate_ms"]), r["baseline_operator"]))
     shown = rows[:top]
     tested = []
     for r in shown:
         xb, xc = r.pop("_cols")
         ct = _line_contrast(xb, xc, level=level, noise=noise)
-        r.update(ci_low=math.exp(ct["low"]) if ct else None, ci_high=math.exp(ct["high"]) if ct else None,
+        r.update(**_speedup_of(ct, *r.pop("_means")),
                  p_value=ct["p_value"] if ct else None, q_value=None, significant=False,
                  status="in too few runs to test" if ct is None else None)
         if ct is not None:
             tested.append(r)
     for r in rows[top:]:
         r.pop("_cols")
+        r.update(_speedup_of(None, *r.pop("_means")))
     for r, q in zip(tested, bh([r["p_value"] for r in tested])):
         v = verdict(r["ci_low"], r["ci_high"], threshold)
         r.update(q_value=q, significant=q <= alpha,
@@ -311,8 +357,9 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
                         key=lambda r: (-r["candidate_ms"], r["operator"]))[:top],
         "removed_total": len(only_b),
         "added_total": len(only_c),
-        "method": (f"matched by operator type; the top {top} by time: launch-level interval of the 10 %-trimmed mean "
-                   "time per run, Benjamini–Hochberg q-values across them"),
+        "method": (f"matched by operator type; the top {top} by time: speedup and launch-level interval from each "
+                   "launch's 10 %-trimmed mean time per run (ms: mean time per run; mean_ratio their ratio), "
+                   "Benjamini–Hochberg q-values across them"),
     }
 
 

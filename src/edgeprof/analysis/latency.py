@@ -129,11 +129,47 @@ def detect_drift(v: np.ndarray) -> dict:
     }
 
 
+def drift_per_launch(segments: list[np.ndarray]) -> dict:
+    """Drift of runs that come from several launches: tested within each launch, never across a boundary (three
+    20-run launches strung together are no 60-run trend). Each launch at α/k (Bonferroni: k launches, one
+    family-wise α); the slope is the median of the testable launches'; ``per_launch`` holds each launch's test."""
+    if len(segments) == 1:
+        return detect_drift(segments[0])
+    per = [detect_drift(np.asarray(x, dtype=float)) for x in segments]
+    k = len(per)
+    testable = [d for d in per if d["testable"]]
+    if not testable:
+        note = f"too few runs in each launch to tell ({', '.join(str(len(x)) for x in segments)} runs; a trend is " \
+               f"tested within a launch, never across launches)"
+        return {**per[0], "note": note, "mann_kendall": {**per[0]["mann_kendall"], "note": note}, "per_launch": per}
+    best = min(testable, key=lambda d: d["mann_kendall"]["p_value"])
+    p_adj = min(1.0, best["mann_kendall"]["p_value"] * k)
+    significant = p_adj < DRIFT_ALPHA
+    slopes = [d["slope_percent_per_100_runs"] for d in testable if d["slope_percent_per_100_runs"] is not None]
+    pct = float(np.median(slopes)) if slopes else None
+    ms_slopes = [d["theil_sen_slope_ms_per_run"] for d in testable if d["theil_sen_slope_ms_per_run"] is not None]
+    return {
+        "mann_kendall": {**best["mann_kendall"], "p_value": p_adj,
+                         "note": f"the launch with the strongest trend, its p-value × {k} launches (Bonferroni)"},
+        "theil_sen_slope_ms_per_run": float(np.median(ms_slopes)) if ms_slopes else None,
+        "slope_percent_per_100_runs": pct,
+        "significant": bool(significant),
+        "testable": True,
+        "direction": ("slower over time" if (best["slope_percent_per_100_runs"] or 0) > 0 else "faster over time")
+                     if significant else "none",
+        "alpha": DRIFT_ALPHA,
+        "note": f"tested within each of {k} launches ({len(testable)} with enough runs), never across launches",
+        "per_launch": per,
+    }
+
+
 def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, seed: int = 0,
-                   resamples: int = 2000, source: str = "method_execute", warmup_known: int | None = None) -> dict:
+                   resamples: int = 2000, source: str = "method_execute", warmup_known: int | None = None,
+                   launch_sizes: list[int] | None = None) -> dict:
     """The full latency report of one series: the Arm kit's ``*_robust_stats.json`` keys plus ours.
     ``warmup_known``: the warm-up was already left out (several launches, each without its own): none is
-    looked for in the series."""
+    looked for in the series. ``launch_sizes``: the runs of each launch, in order, when the series is several
+    launches put together — drift is then tested per launch (:func:`drift_per_launch`)."""
     from .stats import bimodality, bootstrap_median_ci, outliers, summarize
 
     v = np.asarray(values_ms, dtype=float)
@@ -164,7 +200,9 @@ def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, s
         "steady": {**summarize(steady), "first_run": warm["count"], "runs_total": int(v.size),
                    "ci_median": bootstrap_median_ci(steady, resamples=resamples, seed=seed),
                    "outliers": st_out["count"]},
-        "drift": detect_drift(steady),
+        "drift": (drift_per_launch(np.split(steady, np.cumsum(launch_sizes)[:-1]))
+                  if launch_sizes and len(launch_sizes) > 1 and sum(launch_sizes) == steady.size
+                  else detect_drift(steady)),
         "multimodality": bimodality(steady),
     }
     report["robust_stats"]["note"] = "the same statistics without the flagged outliers (the headline keeps them)"

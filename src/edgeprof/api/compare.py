@@ -8,6 +8,7 @@ two positional inputs, or the Arm kit's ``--compare`` input as the reference.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,14 +104,37 @@ def _facts(ws: Workspace, f: Path) -> dict:
     return launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
 
 
-def _arm_name(series, given: str | None) -> str:
+def _arm_name(series, given: str | None, by_file: bool = False) -> str:
+    """An arm's name: the one given, else its experiment, else (or with ``by_file``) what its files' names share
+    once their launch numbers (``_l<k>``) are left out."""
     if given:
         return given
     exps = {s.experiment for s in series}
-    if len(exps) == 1 and None not in exps:
+    if len(exps) == 1 and None not in exps and not by_file:
         return exps.pop()
-    stems = [profile_stem(s.path) for s in series]
+    stems = [_LAUNCH.sub("", profile_stem(s.path)) for s in series]
     return os.path.commonprefix(stems).rstrip("._-") or stems[0]
+
+
+_LAUNCH = re.compile(r"[._-]l\d+$")
+
+
+def _distinct_launches(ws: Workspace, files: list[Path], role: str) -> tuple[list[Path], str | None]:
+    """An arm's files with identical recordings (the same file given twice, or copies of one measurement) counted
+    once, and the one line that says so (None when there were none)."""
+    kept: list[Path] = []
+    dropped: list[tuple[Path, Path]] = []
+    for f in files:
+        same = next((g for g in kept if g.resolve() == f.resolve() or ws.same_measurement(g, f)), None)
+        if same is None:
+            kept.append(f)
+        else:
+            dropped.append((f, same))
+    if not dropped:
+        return kept, None
+    return kept, (f"{len(dropped)} {role} input(s) repeat a recording already in the arm and count once "
+                  f"({', '.join(f'{a.name} = {b.name}' for a, b in dropped[:3])}"
+                  + (", …" if len(dropped) > 3 else "") + f"): {len(kept)} distinct launch(es)")
 
 
 def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, facts: list[dict] = ()):
@@ -173,9 +197,13 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     b_files = [f for spec in as_list(baseline) for f in ws.resolve(spec, run_dir, threads)]
     c_files = [f for spec in as_list(candidate) for f in ws.resolve(spec, run_dir, threads)]
     check_distinct(ws, b_files, c_files)
+    b_files, b_repeat = _distinct_launches(ws, b_files, "baseline")
+    c_files, c_repeat = _distinct_launches(ws, c_files, "candidate")
     bs, cs = [ws.series(f) for f in b_files], [ws.series(f) for f in c_files]
     b_arm = Arm(_arm_name(bs, baseline_name), [s.values_ms for s in bs], [str(s.path) for s in bs])
     c_arm = Arm(_arm_name(cs, candidate_name), [s.values_ms for s in cs], [str(s.path) for s in cs])
+    if b_arm.name == c_arm.name and not (baseline_name or candidate_name):  # one experiment: name them by file
+        b_arm.name, c_arm.name = _arm_name(bs, None, by_file=True), _arm_name(cs, None, by_file=True)
     if b_arm.name == c_arm.name:
         b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
     b_facts, c_facts = [_facts(ws, f) for f in b_files], [_facts(ws, f) for f in c_files]
@@ -196,7 +224,9 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
                 f"verdict: {result['verdict_if_comparable']}", "verdict: not_comparable")
     elif comp["other_differences"]:
         result["warnings"].append(comp["statement"])
-    result["warnings"] = [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)] + result["warnings"]
+    result["warnings"] = ([w for w in (b_repeat, c_repeat) if w]
+                          + [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)]
+                          + result["warnings"])
     stem_b = bs[0].timeline_stem if len(bs) == 1 else b_arm.name
     stem_c = cs[0].timeline_stem if len(cs) == 1 else c_arm.name
     result["output_stem"] = comparison_stem(stem_b, stem_c)

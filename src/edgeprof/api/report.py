@@ -74,13 +74,15 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     profs = [ws.valid_profile(f) for f in files]
     prof = profs[0]
     runs = select_runs([p.latency_ms() for p in profs], "auto", [str(f) for f in files])
-    steady = concat_runs([p.without_leading_runs(x.warmup) for p, x in zip(profs, runs.launches)])
+    parts = [p.without_leading_runs(x.warmup) for p, x in zip(profs, runs.launches)]
+    steady = concat_runs(parts)
     if len(files) == 1:  # one launch: its warm-up is reported with the statistics (the same detection)
         latency_rep = robust_latency(prof.latency_ms(), name=name, seed=seed, resamples=resamples,
                                      source=prof.latency_source)
     else:
         latency_rep = robust_latency(steady.latency_ms(), name=name, seed=seed, resamples=resamples,
-                                     source=steady.latency_source, warmup_known=runs.warmup_total)
+                                     source=steady.latency_source, warmup_known=runs.warmup_total,
+                                     launch_sizes=[len(p.latency_ms()) for p in parts])
     bd = run_breakdown(steady, taxonomy=taxonomy, top=top, name=name)
     bd.pop("operators_all", None)
     rep_run = representative_run(steady.latency_ms().tolist(), 0)

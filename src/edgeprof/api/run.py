@@ -396,7 +396,9 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
               "metrics": str(run_dir / "metrics.json"), "warnings": warnings, "report": None,
               "noise_profile": str(noise_file) if noise_file else None}
     if report:
-        result["report"] = _report(run_dir, cfg)
+        from .run_report import report_after_run
+
+        result["report"] = report_after_run(run_dir, cfg)
         from .run_outputs import derived
 
         rec.track(derived(run_dir, [Path(r["metrics"]["etdump"]) for r in records
@@ -420,17 +422,3 @@ def _noise_profile(run_dir: Path, records: list[dict]):
             x = np.asarray(lat, dtype=float)
             configs.setdefault(f"{r['experiment']} t{r['threads']}", []).extend(select_runs([x]).steady([x]))
     return write_noise_profile(run_dir, configs, "edgeprof run")
-
-
-def _report(run_dir: Path, cfg) -> dict:
-    from .analyze import analyze
-    from .report import report
-
-    analyze([run_dir])
-    timing = [e.name for e in cfg.experiments if e.mode == "timing"]
-    pair = cfg.compare_pairs[0] if cfg.compare_pairs else tuple(timing[:2]) if len(timing) == 2 else None
-    kw = {"baseline": [pair[0]], "candidate": [pair[1]]} if pair else {}
-    rep = report([str(run_dir)], out=run_dir / "report.md", html=run_dir / "report.html", write=True, **kw)
-    return {"markdown": str(run_dir / "report.md"), "html": str(run_dir / "report.html"),
-            "verdict": rep.comparison.verdict if rep.comparison else None,
-            "summary_line": rep.comparison.summary_line if rep.comparison else None}

@@ -109,6 +109,7 @@ def derived(run_dir: Path, etdumps) -> list[Path]:
     from ..io.timeline_csv import op_types_file
 
     named = [run_dir / f for f in DERIVED]
+    named += sorted(p for p in run_dir.glob("report_t*") if p.suffix in (".md", ".html"))  # one per thread count
     for e in etdumps:
         for ext in (".csv", ".parquet"):
             files = analysis_files(e, ext)

@@ -100,8 +100,9 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
         if d.get("overhead"):
             say(d["overhead"]["statement"])
         if d.get("report"):
-            r = d["report"]
-            say(f"report: {r['markdown']}, {r['html']}" + (f" — {r['summary_line']}" if r.get("summary_line") else ""))
+            for r in d["report"].get("reports") or [d["report"]]:  # one per thread count of a sweep
+                say(f"report: {r['markdown']}, {r['html']}"
+                    + (f" — {r['summary_line']}" if r.get("summary_line") else ""))
     if d["failed"]:
         raise CheckFailed(f"{len(d['failed'])} launch(es) failed: "
                           + "; ".join(f"{f['launch']}: {f['status']} ({f['error']})" for f in d["failed"][:5])

@@ -7,7 +7,7 @@ import math
 import os
 import re
 
-from ..conventions import CHECK_JSON_ENV, UNSAFE_BEYOND_C0
+from ..conventions import CHECK_ENV, CHECK_JSON_ENV, UNSAFE_BEYOND_C0
 
 DECIMALS = 6  # ms with ns resolution
 
@@ -36,10 +36,15 @@ def clean(obj, decimals: int = DECIMALS):
 
 def dumps(obj, *, indent: int | None = 2) -> str:
     doc = clean(obj)
-    if os.environ.get(CHECK_JSON_ENV, "") not in ("", "0"):  # a document departing from its declared type is a bug
+    schema = os.environ.get(CHECK_JSON_ENV, "") not in ("", "0")
+    if schema:  # a document departing from its declared type is a bug
         from . import json_schema
 
         json_schema.check(doc)
+    if schema or os.environ.get(CHECK_ENV, "") not in ("", "0"):  # so is one that contradicts itself
+        from .. import invariants
+
+        invariants.check(doc)
     text = json.dumps(doc, sort_keys=True, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
     # strings stay raw; the characters JSON itself leaves unescaped that a terminal or an editor would act on (DEL,
     # C1, bidirectional overrides, line separators) are written as \u escapes, which only occur inside strings

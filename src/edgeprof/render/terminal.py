@@ -151,6 +151,11 @@ def print_latency(reports) -> None:
         out.print()
 
 
+def _with_role(name: str, role: str) -> str:
+    """An arm's column head: its name and role, the role said once (a name already suffixed keeps its suffix)."""
+    return name if name.endswith(f" ({role})") else f"{name} ({role})"
+
+
 def print_compare(result) -> None:
     """A comparison (:class:`~edgeprof.api.results.Comparison`), read from its typed document."""
     from rich.table import Table
@@ -158,7 +163,7 @@ def print_compare(result) -> None:
     r = result.doc
     out = console()
     t = Table(title="baseline vs candidate (speedup = baseline / candidate; > 1: candidate faster)", title_justify="left")
-    for col in ("", escape(r.baseline["name"]) + " (baseline)", escape(r.candidate["name"]) + " (candidate)"):
+    for col in ("", _with_role(escape(r.baseline["name"]), "baseline"), _with_role(escape(r.candidate["name"]), "candidate")):
         t.add_column(col, justify="right" if col else "left")
     b, c = r.baseline, r.candidate
     t.add_row("launches", str(len(b["launches"])), str(len(c["launches"])))

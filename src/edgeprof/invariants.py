@@ -1,0 +1,183 @@
+"""What must hold in every edgeprof document, whatever its kind: the invariant walk.
+
+:func:`violations` walks a cleaned JSON document (dicts, lists, numbers, strings) and names every place where it
+contradicts itself. The rules are about what an honest report cannot say, and are keyed on the conventions every
+document follows (the field names of :mod:`edgeprof.documents`), not on one document's layout:
+
+- ``interval`` — a point lies inside its interval: ``speedup``/``estimate`` with ``ci_low``/``ci_high`` (or a
+  ``ci``/``{low, high}`` beside it), ``X`` with ``X_ci``.
+- ``share`` — a share of latency (``…share``, ``…share_pct``) and both bounds of its interval lie in [0, 100];
+  a change of share (``share_change…``) in [-100, 100].
+- ``probability`` — ``p_value``, ``q_value`` and every ``…_p_value`` lie in [0, 1].
+- ``status`` — a line's status agrees with its point and its interval: ``faster`` needs both above 1,
+  ``slower`` both below 1.
+- ``description`` — a sentence that quotes a speedup ("… is 55.10x faster …") quotes the estimate beside it.
+- ``sentence`` — a bottleneck statement quotes each category's shares as the category table states them.
+
+:func:`check` raises on the first few; :func:`edgeprof.render.jsonfmt.dumps` applies it to every document it writes
+when ``EDGEPROF_CHECK`` is set (:data:`edgeprof.conventions.CHECK_ENV`), and the test suite sets it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+POINTS = ("speedup", "estimate")  # the point an interval of the same object belongs to, first found
+_QUOTED = re.compile(r"is (\d+(?:\.\d+)?)x (faster|slower) than")
+_SHARES = re.compile(r"([A-Za-z_][\w./-]*) (\d+(?:\.\d+)?) % → (\d+(?:\.\d+)?) %")
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.path or '(top)'}: {self.rule}: {self.detail}"
+
+
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _close(a: float, b: float) -> float:
+    """Slack for figures written with 6 decimals (and ratios of such figures)."""
+    return 2e-6 + 1e-9 * max(abs(a), abs(b))
+
+
+def _inside(point, low, high) -> bool:
+    return low - _close(point, low) <= point <= high + _close(point, high)
+
+
+def violations(doc) -> list[Violation]:
+    """Every violation in ``doc``, in walk order."""
+    out: list[Violation] = []
+    _walk(doc, "", out)
+    return out
+
+
+def check(doc, *, what: str = "document") -> None:
+    """Raise ``ValueError`` naming the first violations of ``doc`` (at most 5)."""
+    found = violations(doc)
+    if found:
+        kind = doc.get("kind", what) if isinstance(doc, dict) else what
+        more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+        raise ValueError(f"{kind} document breaks its invariants: " + "; ".join(map(str, found[:5])) + more)
+
+
+def _walk(x, path: str, out: list) -> None:
+    if isinstance(x, dict):
+        _object(x, path, out)
+        for k, v in x.items():
+            _walk(v, f"{path}/{k}", out)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            _walk(v, f"{path}/{i}", out)
+
+
+def _point(d: dict):
+    for k in POINTS:
+        if _num(d.get(k)):
+            return k, d[k]
+    return None, None
+
+
+def _object(d: dict, path: str, out: list) -> None:
+    name, point = _point(d)
+    # intervals of the object's point
+    bounds = []
+    if _num(d.get("ci_low")) and _num(d.get("ci_high")):
+        bounds.append(("ci_low/ci_high", d["ci_low"], d["ci_high"]))
+    ci = d.get("ci")
+    if isinstance(ci, dict) and _num(ci.get("low")) and _num(ci.get("high")):
+        bounds.append(("ci", ci["low"], ci["high"]))
+    if _num(d.get("low")) and _num(d.get("high")):
+        bounds.append(("low/high", d["low"], d["high"]))
+    for label, lo, hi in bounds:
+        if lo > hi + _close(lo, hi):
+            out.append(Violation(path, "interval", f"{label} [{lo:g}, {hi:g}] is reversed"))
+        elif point is not None and not _inside(point, lo, hi):
+            out.append(Violation(path, "interval", f"{name} {point:g} lies outside its {label} [{lo:g}, {hi:g}]"))
+    for k, v in d.items():
+        if k.endswith("_ci") and isinstance(v, list) and len(v) == 2 and all(_num(b) for b in v):
+            base = k[:-3]
+            lo, hi = v
+            if lo > hi + _close(lo, hi):
+                out.append(Violation(path, "interval", f"{k} [{lo:g}, {hi:g}] is reversed"))
+            elif _num(d.get(base)) and not _inside(d[base], lo, hi):
+                out.append(Violation(path, "interval", f"{base} {d[base]:g} lies outside {k} [{lo:g}, {hi:g}]"))
+            _share_range(path, k, base, v, out)
+        elif _num(v):
+            _share_range(path, k, k, [v], out)
+            if (k in ("p_value", "q_value") or k.endswith("_p_value")) and not -1e-12 <= v <= 1 + 1e-12:
+                out.append(Violation(path, "probability", f"{k} {v:g} is not in [0, 1]"))
+    _status(d, path, name, point, bounds, out)
+    desc = d.get("description")
+    if isinstance(desc, str) and point is not None and name == "estimate":
+        m = _QUOTED.search(desc)
+        if m:
+            quoted = float(m.group(1))
+            shown = point if m.group(2) == "faster" else 1 / point if point else math.inf
+            digits = len(m.group(1).split(".")[1]) if "." in m.group(1) else 0
+            if abs(round(shown, digits) - quoted) > 10 ** -digits / 2 + 1e-9:
+                out.append(Violation(path, "description", f"{desc!r} quotes {quoted:g}, the estimate is {shown:g}"))
+    if isinstance(d.get("categories"), list) and isinstance(d.get("bottleneck"), dict):
+        _bottleneck(d, path, out)
+
+
+def _share_range(path: str, key: str, base: str, values: list, out: list) -> None:
+    if base.startswith("share_change") or base.endswith("share_change"):
+        lo_ok, hi_ok = -100.0, 100.0
+    elif base.endswith("share") or base.endswith("share_pct") or base.endswith("share_percent"):
+        lo_ok, hi_ok = 0.0, 100.0
+    else:
+        return
+    for v in values:
+        if not lo_ok - 1e-6 <= v <= hi_ok + 1e-6:
+            out.append(Violation(path, "share", f"{key} {v:g} is not in [{lo_ok:g}, {hi_ok:g}]"))
+            return
+
+
+def _status(d: dict, path: str, name, point, bounds: list, out: list) -> None:
+    status = d.get("status")
+    if status not in ("faster", "slower") or name != "speedup" or point is None:
+        return
+    above = status == "faster"
+    if (point <= 1) if above else (point >= 1):
+        out.append(Violation(path, "status", f"status {status} beside speedup {point:g}"))
+    for label, lo, hi in bounds:
+        if (lo <= 1) if above else (hi >= 1):
+            out.append(Violation(path, "status", f"status {status} beside its {label} [{lo:g}, {hi:g}]"))
+
+
+def _bottleneck(d: dict, path: str, out: list) -> None:
+    statement = d["bottleneck"].get("statement")
+    if not isinstance(statement, str):
+        return
+    shares = {c.get("line"): (c.get("baseline_share"), c.get("candidate_share"))
+              for c in d["categories"] if isinstance(c, dict)}
+    for m in _SHARES.finditer(statement):
+        cat = m.group(1)
+        if cat not in shares:
+            continue
+        for text, actual in zip((m.group(2), m.group(3)), shares[cat]):
+            quoted = float(text)
+            digits = len(text.split(".")[1]) if "." in text else 0
+            if _num(actual) and abs(round(actual, digits) - quoted) > 10 ** -digits / 2 + 1e-9:
+                out.append(Violation(f"{path}/bottleneck", "sentence",
+                                     f"{statement!r} quotes {cat} {quoted:g} %, the table {actual:g} %"))
+    grown = [c for c in d["categories"] if isinstance(c, dict) and _num(c.get("baseline_share"))
+             and _num(c.get("candidate_share")) and c.get("kind", "category") == "category"]
+    material = d["bottleneck"].get("material_share_pct")
+    points = d["bottleneck"].get("threshold_percentage_points")
+    if statement.startswith("no bottleneck shift") and _num(material) and _num(points):
+        for c in grown:
+            if (c["candidate_share"] >= material and c["candidate_share"] - c["baseline_share"] >= points
+                    and c.get("line") != d["bottleneck"].get("largest_baseline")
+                    and f"{c.get('line')} " not in statement):
+                out.append(Violation(f"{path}/bottleneck", "sentence",
+                                     f"{statement[:60]!r}… says no category grew to a material share, "
+                                     f"{c.get('line')} went {c['baseline_share']:.1f} % → {c['candidate_share']:.1f} %"))
