@@ -129,6 +129,12 @@ def detect_drift(v: np.ndarray) -> dict:
     }
 
 
+def _direction(slope: float | None) -> str:
+    if slope is None or slope == 0:
+        return "none"
+    return "slower over time" if slope > 0 else "faster over time"
+
+
 def drift_per_launch(segments: list[np.ndarray]) -> dict:
     """Drift of runs that come from several launches: tested within each launch, never across a boundary (three
     20-run launches strung together are no 60-run trend). Each launch at α/k (Bonferroni: k launches, one
@@ -141,7 +147,9 @@ def drift_per_launch(segments: list[np.ndarray]) -> dict:
     if not testable:
         note = f"too few runs in each launch to tell ({', '.join(str(len(x)) for x in segments)} runs; a trend is " \
                f"tested within a launch, never across launches)"
-        return {**per[0], "note": note, "mann_kendall": {**per[0]["mann_kendall"], "note": note}, "per_launch": per}
+        return {"mann_kendall": {"s": None, "z": None, "p_value": None, "note": note},
+                "theil_sen_slope_ms_per_run": None, "slope_percent_per_100_runs": None, "significant": False,
+                "testable": False, "direction": "none", "alpha": DRIFT_ALPHA, "note": note, "per_launch": per}
     best = min(testable, key=lambda d: d["mann_kendall"]["p_value"])
     p_adj = min(1.0, best["mann_kendall"]["p_value"] * k)
     significant = p_adj < DRIFT_ALPHA
@@ -155,8 +163,7 @@ def drift_per_launch(segments: list[np.ndarray]) -> dict:
         "slope_percent_per_100_runs": pct,
         "significant": bool(significant),
         "testable": True,
-        "direction": ("slower over time" if (best["slope_percent_per_100_runs"] or 0) > 0 else "faster over time")
-                     if significant else "none",
+        "direction": _direction(best["slope_percent_per_100_runs"]) if significant else "none",
         "alpha": DRIFT_ALPHA,
         "note": f"tested within each of {k} launches ({len(testable)} with enough runs), never across launches",
         "per_launch": per,
@@ -201,8 +208,7 @@ def robust_latency(values_ms: np.ndarray, *, name: str = "", run_indices=None, s
                    "ci_median": bootstrap_median_ci(steady, resamples=resamples, seed=seed),
                    "outliers": st_out["count"]},
         "drift": (drift_per_launch(np.split(steady, np.cumsum(launch_sizes)[:-1]))
-                  if launch_sizes and len(launch_sizes) > 1 and sum(launch_sizes) == steady.size
-                  else detect_drift(steady)),
+                  if launch_sizes and sum(launch_sizes) == steady.size else detect_drift(steady)),
         "multimodality": bimodality(steady),
     }
     report["robust_stats"]["note"] = "the same statistics without the flagged outliers (the headline keeps them)"
