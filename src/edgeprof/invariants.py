@@ -48,6 +48,12 @@ def _close(a: float, b: float) -> float:
     return 2e-6 + 1e-9 * max(abs(a), abs(b))
 
 
+def _quotes(text: str, actual: float) -> bool:
+    """Whether the number written as ``text`` is ``actual`` shown at the decimals ``text`` has."""
+    digits = len(text.split(".")[1]) if "." in text else 0
+    return abs(round(actual, digits) - float(text)) <= 10 ** -digits / 2 + 1e-9
+
+
 def _inside(point, low, high) -> bool:
     return low - _close(point, low) <= point <= high + _close(point, high)
 
@@ -119,11 +125,9 @@ def _object(d: dict, path: str, out: list) -> None:
     if isinstance(desc, str) and point is not None and name == "estimate":
         m = _QUOTED.search(desc)
         if m:
-            quoted = float(m.group(1))
             shown = point if m.group(2) == "faster" else 1 / point if point else math.inf
-            digits = len(m.group(1).split(".")[1]) if "." in m.group(1) else 0
-            if abs(round(shown, digits) - quoted) > 10 ** -digits / 2 + 1e-9:
-                out.append(Violation(path, "description", f"{desc!r} quotes {quoted:g}, the estimate is {shown:g}"))
+            if not _quotes(m.group(1), shown):
+                out.append(Violation(path, "description", f"{desc!r} quotes {m.group(1)}, the estimate is {shown:g}"))
     if isinstance(d.get("categories"), list) and isinstance(d.get("bottleneck"), dict):
         _bottleneck(d, path, out)
 
@@ -164,11 +168,9 @@ def _bottleneck(d: dict, path: str, out: list) -> None:
         if cat not in shares:
             continue
         for text, actual in zip((m.group(2), m.group(3)), shares[cat]):
-            quoted = float(text)
-            digits = len(text.split(".")[1]) if "." in text else 0
-            if _num(actual) and abs(round(actual, digits) - quoted) > 10 ** -digits / 2 + 1e-9:
+            if _num(actual) and not _quotes(text, actual):
                 out.append(Violation(f"{path}/bottleneck", "sentence",
-                                     f"{statement!r} quotes {cat} {quoted:g} %, the table {actual:g} %"))
+                                     f"{statement!r} quotes {cat} {text} %, the table {actual:g} %"))
     grown = [c for c in d["categories"] if isinstance(c, dict) and _num(c.get("baseline_share"))
              and _num(c.get("candidate_share")) and c.get("kind", "category") == "category"]
     material = d["bottleneck"].get("material_share_pct")
