@@ -44,7 +44,7 @@ def _num(x) -> bool:
 
 
 def _close(a: float, b: float) -> float:
-    """Slack for figures written with 6 decimals (and ratios of such figures)."""
+    """Slack for figures computed from rounded inputs (CSV shares keep 6 decimals) and ratios of such figures."""
     return 2e-6 + 1e-9 * max(abs(a), abs(b))
 
 

@@ -109,6 +109,17 @@ def test_an_fp32_pair_differs_by_float_noise_only(folder):
     assert p["candidate_role"] == "delegate_output" and p["shape"] == [1, 10] and p["method"] == "module_path"
 
 
+def test_a_difference_below_a_millionth_is_written_exactly_not_rounded_to_zero(folder):
+    """JSON floats are their shortest round-trip form: the fp32 pair's sub-1e-6 differences read back as numpy's."""
+    d = numerics(folder, "toycnn_portable", "toycnn_xnn")
+    x, y = np.load(NUM / "toycnn_portable.forward.npy"), np.load(NUM / "toycnn_xnn.forward.npy")
+    m = d["outputs"][0]["metrics"]
+    truth = float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64))))
+    assert m["identical"] is False and 0 < truth < 1e-5
+    assert m["max_abs_diff"] > 0 and m["max_abs_diff"] == pytest.approx(truth, rel=1e-6)
+    assert m["mean_abs_diff"] > 0 and m["mean_abs_diff"] < m["max_abs_diff"]
+
+
 def test_the_same_program_twice_is_identical(folder):
     d = numerics(folder, "tel_xnnq8", "tel_xnnq8")
     assert all(p["metrics"]["identical"] and p["metrics"]["sqnr_db"] is None for p in d["points"] + d["outputs"])

@@ -1,4 +1,9 @@
-"""Deterministic JSON: sorted keys, floats rounded to a fixed number of decimals, no NaN/Infinity."""
+"""Deterministic JSON: sorted keys, floats in their shortest round-trip form, no NaN/Infinity.
+
+A float is written as the shortest decimal that reads back as the same double (Python's ``repr``), so a
+reader gets exactly the figure edgeprof computed: ``1.94e-07`` stays ``1.94e-07`` rather than becoming ``0.0``.
+``-0.0`` is written ``0.0``.
+"""
 
 from __future__ import annotations
 
@@ -9,26 +14,22 @@ import re
 
 from ..conventions import CHECK_ENV, CHECK_JSON_ENV, UNSAFE_BEYOND_C0
 
-DECIMALS = 6  # ms with ns resolution
-
-
-def clean(obj, decimals: int = DECIMALS):
+def clean(obj):
     """Recursively make ``obj`` JSON-safe and stable: NaN/inf → None, numpy scalars → Python, tuples → lists."""
     if isinstance(obj, float):
         if math.isnan(obj) or math.isinf(obj):
             return None
-        r = round(obj, decimals)
-        return 0.0 if r == 0 else r
+        return 0.0 if obj == 0 else obj
     if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
         return obj
     if isinstance(obj, dict):
-        return {str(k): clean(v, decimals) for k, v in obj.items()}
+        return {str(k): clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [clean(v, decimals) for v in obj]
+        return [clean(v) for v in obj]
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
-        return clean(obj.item(), decimals)
+        return clean(obj.item())
     if hasattr(obj, "tolist"):
-        return clean(obj.tolist(), decimals)
+        return clean(obj.tolist())
     if hasattr(obj, "__fspath__"):
         return str(obj)
     raise TypeError(f"cannot serialize {type(obj).__name__}")
