@@ -130,6 +130,27 @@ def _object(d: dict, path: str, out: list) -> None:
                 out.append(Violation(path, "description", f"{desc!r} quotes {m.group(1)}, the estimate is {shown:g}"))
     if isinstance(d.get("categories"), list) and isinstance(d.get("bottleneck"), dict):
         _bottleneck(d, path, out)
+    if isinstance(d.get("tail_regression"), str) and isinstance(d.get("metrics"), dict):
+        _tail(d, path, out)
+
+
+def _tail(d: dict, path: str, out: list) -> None:
+    """A sentence saying runs got slower needs a tail figure that is slower."""
+    text = d["tail_regression"]
+    slower = [m for m in ("mean", "p90", "p99") if (d["metrics"].get(m) or {}).get("verdict") == "slower"]
+    if "got much slower" in text and not slower:
+        out.append(Violation(f"{path}/tail_regression", "sentence",
+                             f"{text[:60]!r}… says runs got slower, no mean, p90 or p99 is slower"))
+    for m in ("mean", "p90", "p99"):
+        t = d["metrics"].get(m) or {}
+        if f"{m} " in text and _num(t.get("speedup")):
+            said = re.search(rf"\b{m} ([0-9.]+)× (faster|slower)", text)
+            if said:
+                shown = t["speedup"] if said.group(2) == "faster" else 1 / t["speedup"]
+                if not _quotes(said.group(1), shown) or (said.group(2) == "faster") != (t["speedup"] >= 1):
+                    out.append(Violation(f"{path}/tail_regression", "sentence",
+                                         f"{text[:60]!r}… quotes {m} {said.group(1)}× {said.group(2)}, "
+                                         f"the metric is {t['speedup']:g}"))
 
 
 def _share_range(path: str, key: str, base: str, values: list, out: list) -> None:

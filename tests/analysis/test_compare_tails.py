@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from edgeprof.analysis.compare import Arm, TAIL_MATERIAL, compare_latency
+from edgeprof.conventions import fmt_ratio
 
 
 def launch(median: float, n: int, slow: int, seed: int, cv: float = 0.01) -> np.ndarray:
@@ -154,3 +155,22 @@ def test_inconclusive_advice_names_the_noise_that_dominates():
     assert 0.01 ** 2 <= (np.pi / 2) * within ** 2 / 12  # the run noise dominates here, by construction
     assert r["verdict"] == "inconclusive" and r["advice"].startswith("underpowered: the minimum detectable effect is ")
     assert "add runs (" in r["advice"] and "launch-to-launch variation dominates" not in r["advice"]
+
+
+def test_slow_runs_against_a_much_faster_median_are_a_wider_tail_not_runs_that_got_slower():
+    """The candidate 3× faster with 8 % of its runs at 2.5× its own median (7.5 ms, still below the baseline's
+    10 ms): its p99 is faster, so the sentence must not say that runs got slower."""
+    b = Arm("b", [launch(10.0, 100, 0, seed=s) for s in range(3)], [f"b_l{s + 1}.etdump" for s in range(3)])
+    c = Arm("c", [launch(3.0, 100, 8, seed=10 + s) for s in range(3)], [f"c_l{s + 1}.etdump" for s in range(3)])
+    assert all(np.percentile(x, 99) < min(np.percentile(y, 1) for y in b.launches) for x in c.launches)
+    r = compare_latency(b, c, warmup=0, resamples=200)
+    m = r["metrics"]
+    assert r["slow_runs"]["verdict"] == "slower" and r["slow_runs"]["candidate_share"] == pytest.approx(0.08)
+    assert m["p99"]["verdict"] == "faster" and all(m[k]["verdict"] != "slower" for k in ("mean", "p90", "p99"))
+    t = r["tail_regression"]
+    assert t.startswith("wider tail: median ") and "got much slower" not in t and "tail regression" not in t
+    assert "8.0 % of runs took ≥ 2× their launch's median (baseline 0.0 %)" in t
+    p99 = m["p99"]
+    assert f"though p90 {fmt_ratio(m['p90']['speedup'])} faster" in t
+    assert f"p99 {fmt_ratio(p99['speedup'])} faster [{p99['ci_low']:.3g}–{p99['ci_high']:.3g}]" in t
+    assert t in r["warnings"]

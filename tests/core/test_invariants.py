@@ -99,6 +99,27 @@ def test_a_sentence_quoting_a_share_the_table_does_not_hold():
     assert rules(_by_category("no bottleneck shift: CONV 95 % → 70 % of latency", pool=(2.2, 3.0))) == []
 
 
+def _tails(mean, p90, p99, text):
+    return {"metrics": {m: {"speedup": s, "ci_low": s, "ci_high": s, "verdict": v}
+                        for m, (s, v) in zip(("mean", "p90", "p99"), (mean, p90, p99))},
+            "tail_regression": text}
+
+
+def test_a_tail_sentence_saying_runs_got_slower_needs_a_slower_tail_figure():
+    said = "tail regression: median 3.33× faster (faster), but 8.0 % of runs took … — some runs got much slower"
+    assert rules(_tails((1.2, "faster"), (3.3, "faster"), (6.6, "faster"), said)) == ["sentence"]
+    assert rules(_tails((1.2, "faster"), (3.3, "faster"), (0.8, "slower"), said)) == []
+    assert rules(_tails((1.2, "faster"), (3.3, "faster"), (6.6, "faster"),
+                        "wider tail: median 3.33× faster (faster), and …, though p99 6.6× faster [6.6–6.6]")) == []
+
+
+@pytest.mark.parametrize("text,ok", [("p99 1.25× slower [", True), ("p99 1.26× slower [", False),
+                                     ("p99 1.25× faster [", False)])
+def test_a_tail_sentence_quotes_the_metric_it_names(text, ok):
+    assert (rules(_tails((1.0, "no significant change"), (1.0, "no significant change"), (0.8, "slower"),
+                         f"tail regression: median 1.01× faster (no significant change), but {text}")) == []) is ok
+
+
 def test_check_names_the_kind_and_the_place():
     with pytest.raises(ValueError, match=r"comparison document breaks its invariants: /a/0: share: candidate_share "
                                          r"140 is not in \[0, 100\]"):

@@ -142,7 +142,8 @@ def contrasts_of(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: flo
 
 def _tail_statement(tails: dict, metric: str) -> str | None:
     """A tail regression: the headline metric is not slower, but the mean, p90 or p99 is, or the share of slow runs
-    (≥ 2× their launch's median) grew."""
+    (≥ 2× their launch's median) grew. The sentence follows its figures: slow runs relative to a faster median
+    beside a p90/p99 that is itself faster are a wider tail, not runs that got slower."""
     head = tails[metric]
     if head["verdict"] == "slower":
         return None
@@ -151,15 +152,25 @@ def _tail_statement(tails: dict, metric: str) -> str | None:
     if not worse and slow.get("verdict") != "slower":
         return None
 
-    def change(t):
+    def change(m):
+        t = tails[m]
         s = t["speedup"]
-        return f"{fmt_ratio(s)} faster" if s >= 1 else f"{fmt_ratio(1 / s)} slower"
-    parts = [f"{m} {change(tails[m])} [{tails[m]['ci_low']:.3g}–{tails[m]['ci_high']:.3g}]" for m in worse]
+        return f"{m} {fmt_ratio(s)} faster" if s >= 1 else f"{m} {fmt_ratio(1 / s)} slower"
+
+    def cited(m):
+        return f"{change(m)} [{tails[m]['ci_low']:.3g}–{tails[m]['ci_high']:.3g}]"
+    parts = [cited(m) for m in worse]
     if slow.get("verdict") == "slower":
         parts.append(f"{100 * slow['candidate_share']:.1f} % of runs took ≥ 2× their launch's median "
                      f"(baseline {100 * slow['baseline_share']:.1f} %)")
-    return f"tail regression: {metric} {change(head)} ({head['verdict']}), but " + ", ".join(parts) + \
-        " — some runs got much slower"
+    head_part = f"{change(metric)} ({head['verdict']})"
+    if worse:
+        return f"tail regression: {head_part}, but " + ", ".join(parts) + " — some runs got much slower"
+    quicker = [m for m in ("p90", "p99") if m != metric and tails[m]["verdict"] == "faster"]
+    if quicker:
+        return (f"wider tail: {head_part}, and " + parts[0] + ", though " + ", ".join(cited(m) for m in quicker) +
+                " — the slow runs are slow against the candidate's own median, not against the baseline")
+    return f"tail regression: {head_part}, but " + ", ".join(parts) + " — more runs are slow against their median"
 
 
 def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, level: float = 0.95,

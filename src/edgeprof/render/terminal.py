@@ -132,8 +132,7 @@ def print_latency(reports) -> None:
         w = r.warmup
         if w["count"]:
             wo = w["without_warmup"]
-            t.add_row("warm-up", f"[yellow]first {w['count']} run(s) slower[/yellow] ({escape(w['evidence'])}); without them: "
-                                 f"median {fmt_ms(wo['median_ms'])} ms, mean {fmt_ms(wo['mean_ms'])} ms")
+            t.add_row("warm-up", warmup_sentence(w, r.median_ms, r.mean_ms))
         else:
             t.add_row("warm-up", "none detected" if w["testable"] else w.get("note", "not testable"))
         d = r.drift
@@ -149,6 +148,20 @@ def print_latency(reports) -> None:
             t.add_row("shape", f"[yellow]{m['note']}[/yellow] ({m['modes']} modes)")
         out.print(t)
         out.print()
+
+
+def warmup_sentence(w: dict, median_ms, mean_ms) -> str:
+    """The warm-up row: what made the leading runs warm-up (their median against the median after them), and the
+    statistics without them beside the same statistics with them — so a mean that rises without them (the runs
+    after them have a slow tail) reads as what it is."""
+    wo = w["without_warmup"]
+    head = (f"[yellow]first {w['count']} run(s) slower[/yellow]: median {fmt_ms(w['warmup_median_ms'])} ms vs "
+            f"{fmt_ms(w['steady_median_ms'])} ms after them ({escape(w['evidence'])}); without them: "
+            f"median {fmt_ms(wo['median_ms'])} ms (with them {fmt_ms(median_ms)}), "
+            f"mean {fmt_ms(wo['mean_ms'])} ms (with them {fmt_ms(mean_ms)})")
+    if wo["mean_ms"] > mean_ms:
+        head += " — the mean rises without them: they are slower than the median after them, not than its mean"
+    return head
 
 
 def _with_role(name: str, role: str) -> str:
