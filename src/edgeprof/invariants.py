@@ -12,7 +12,11 @@ document follows (the field names of :mod:`edgeprof.documents`), not on one docu
 - ``status`` — a line's status agrees with its point and its interval: ``faster`` needs both above 1,
   ``slower`` both below 1.
 - ``description`` — a sentence that quotes a speedup ("… is 55.10x faster …") quotes the estimate beside it.
-- ``sentence`` — a bottleneck statement quotes each category's shares as the category table states them.
+- ``ratio`` — a speedup beside the per-arm values it is the ratio of (``baseline_typical_ms``,
+  ``candidate_typical_ms``) equals their ratio.
+- ``sentence`` — a bottleneck statement quotes each category's shares as the category table states them, and says
+  no category grew only when none did; a tail statement quotes the mean/p90/p99 it names and says that runs got
+  slower only beside a tail figure that is slower.
 
 :func:`check` raises on the first few; :func:`edgeprof.render.jsonfmt.dumps` applies it to every document it writes
 when ``EDGEPROF_CHECK`` is set (:data:`edgeprof.conventions.CHECK_ENV`), and the test suite sets it.
@@ -92,7 +96,7 @@ def _point(d: dict):
 
 
 def _object(d: dict, path: str, out: list) -> None:
-    name, point = _point(d)
+    name, point = _point(d)  # the figure the object states, its interval and its status are checked together
     # intervals of the object's point
     bounds = []
     if _num(d.get("ci_low")) and _num(d.get("ci_high")):
@@ -121,6 +125,12 @@ def _object(d: dict, path: str, out: list) -> None:
             if (k in ("p_value", "q_value") or k.endswith("_p_value")) and not -1e-12 <= v <= 1 + 1e-12:
                 out.append(Violation(path, "probability", f"{k} {v:g} is not in [0, 1]"))
     _status(d, path, name, point, bounds, out)
+    if name == "speedup" and _num(d.get("baseline_typical_ms")) and _num(d.get("candidate_typical_ms")) \
+            and d["candidate_typical_ms"] > 0:
+        ratio = d["baseline_typical_ms"] / d["candidate_typical_ms"]
+        if abs(ratio - point) > 1e-9 * max(abs(ratio), abs(point)) + _close(ratio, point):
+            out.append(Violation(path, "ratio", f"speedup {point:g} is not the ratio of the typical values beside it "
+                                                f"({d['baseline_typical_ms']:g} / {d['candidate_typical_ms']:g} = {ratio:g})"))
     desc = d.get("description")
     if isinstance(desc, str) and point is not None and name == "estimate":
         m = _QUOTED.search(desc)

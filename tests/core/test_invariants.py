@@ -99,6 +99,12 @@ def test_a_sentence_quoting_a_share_the_table_does_not_hold():
     assert rules(_by_category("no bottleneck shift: CONV 95 % → 70 % of latency", pool=(2.2, 3.0))) == []
 
 
+@pytest.mark.parametrize("b,c,ok", [(2.0, 1.0, True), (2.0, 0.999, False), (4.0, 2.0, True), (2.0001, 1.0, False)])
+def test_a_speedup_is_the_ratio_of_the_typical_values_beside_it(b, c, ok):
+    assert (rules({"speedup": 2.0, "ci_low": 1.5, "ci_high": 2.5, "baseline_typical_ms": b,
+                   "candidate_typical_ms": c}) == []) is ok
+
+
 def _tails(mean, p90, p99, text):
     return {"metrics": {m: {"speedup": s, "ci_low": s, "ci_high": s, "verdict": v}
                         for m, (s, v) in zip(("mean", "p90", "p99"), (mean, p90, p99))},

@@ -166,20 +166,33 @@ def test_markdown_latency_speedup_and_category_cells_against_independent_figures
         ci = cfg["latency"]["steady"]["ci_median"]
         assert row[1:7] == [str(s.size), f"{g4(np.median(s))} [{g4(ci['low_ms'])}–{g4(ci['high_ms'])}]",
                             g4(s.mean()), f"{100 * s.std(ddof=1) / s.mean():.1f}", g4(np.percentile(s, 90)), str(first)]
-    sp = table(tables, "metric", "speedup")
+    sp = table(tables, "metric", f"{B} ms")
+    assert sp[0] == ["metric", f"{B} ms", f"{C} ms", "speedup", "95 % CI", "verdict"]
     metrics = doc["comparison"]["metrics"]
+    bx, cx = (inspector_runs(k)[doc["configs"][i]["latency"]["steady"]["first_run"]:] for i, k in enumerate((B, C)))
+    # one launch per arm: each arm's value of a metric is that launch's, computed here from Inspector's runs
+    truth = {"median": (np.median(bx), np.median(cx)), "mean": (bx.mean(), cx.mean())}
     for row, name in zip(sp[1:], ("median", "mean", "p90", "p99"), strict=True):
         m = metrics[name]
-        assert row[1:] == [g4(m["speedup"]), f"{g4(m['ci_low'])}–{g4(m['ci_high'])}", m["verdict"]]
-    bx, cx = (inspector_runs(k)[doc["configs"][i]["latency"]["steady"]["first_run"]:] for i, k in enumerate((B, C)))
+        assert row[3:] == [g4(m["speedup"]), f"{g4(m['ci_low'])}–{g4(m['ci_high'])}", m["verdict"]]
+        assert m["speedup"] == pytest.approx(m["baseline_typical_ms"] / m["candidate_typical_ms"], rel=1e-12)
+        if name in truth:
+            assert row[1:3] == [g4(truth[name][0]), g4(truth[name][1])]
     assert metrics["median"]["speedup"] == pytest.approx(np.median(bx) / np.median(cx), rel=1e-3)
-    cat = table(tables, "category", f"{B} ms")
+    cat = table(tables, "category", f"{B} mean ms/run")
+    assert cat[0][1:] == [f"{B} mean ms/run", f"{C} mean ms/run", "typical ms/run base → cand", "speedup [95% CI]",
+                          "share % of the mean run", "status"]
     rows = {r["line"]: r for r in doc["comparison"]["by_category"]["categories"]}
     for row in cat[1:]:
-        r = rows[row[0]]  # the JSON holds 6 decimals, the cell 4 significant digits of the unrounded value
+        r = rows[row[0]]  # the cell: 4 significant digits of the JSON's value
         for cell, v in zip(row[1:3], (r["baseline_ms"], r["candidate_ms"])):
             assert float(cell) == pytest.approx(v, rel=5e-4, abs=5e-7) and len(cell.replace("0.", "").lstrip("0")) <= 4
-        assert row[4] == f"{r['baseline_share']:.1f} → {r['candidate_share']:.1f}"
+        if r.get("baseline_typical_ms") is not None:  # the speedup is the ratio of the typical cells
+            b, c = (float(x) for x in row[3].rstrip("ᵐ").split(" → "))
+            assert b / c == pytest.approx(r["speedup"], rel=2e-3) and row[4].startswith(f"{r['speedup']:.3g} [")
+        else:
+            assert row[3] == "—"
+        assert row[5] == f"{r['baseline_share']:.1f} → {r['candidate_share']:.1f}"
 
 
 def test_a_configuration_of_several_launches_pools_their_steady_runs(tmp_path):

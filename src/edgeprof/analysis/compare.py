@@ -127,7 +127,11 @@ def contrasts_of(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: flo
         ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
         lo, hi = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
         out[m] = {"speedup": float(np.exp(ct["estimate"])), "ci_low": lo, "ci_high": hi, "p_value": ct["p_value"],
-                  "verdict": verdict_of(lo, hi, threshold), "_ct": ct}
+                  "verdict": verdict_of(lo, hi, threshold), "_ct": ct,
+                  # each arm's value of the metric on the estimator's scale (its launches combined): the speedup
+                  # is their ratio
+                  "baseline_typical_ms": float(np.exp(ct["centres"][0])),
+                  "candidate_typical_ms": float(np.exp(ct["centres"][1]))}
     if TAIL in b_stats:
         (yb, vb), (yc, vc) = b_stats[TAIL], c_stats[TAIL]
         nm = noise.for_metric(TAIL)

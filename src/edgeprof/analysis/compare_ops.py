@@ -24,7 +24,7 @@ from ..conventions import ms, verdict
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
 from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines, per_run_operators
-from .launches import bh, contrast, trimmed_stats
+from .launches import bh, contrast, line_stats
 from . import noise as nz
 from .noise import LaunchNoise, default, line_allowance
 from .selection import RunSelection
@@ -106,29 +106,36 @@ def _arm_share(y: np.ndarray, v: np.ndarray, level: float, allowance: float = 0.
 
 def _speedup_of(ct: dict | None, b_mean: float, c_mean: float) -> dict:
     """A line's speedup with its interval, both from the one estimator that tests it (the launch-level contrast of
-    10 %-trimmed means: a point of another estimator could lie outside the interval), and the ratio of the mean
-    times per run the table shows beside it. An untested line has the ratio of means and no interval."""
+    10 %-trimmed means, or of medians for a spiky line: a point of another estimator could lie outside the
+    interval); the per-arm values of that estimator (``*_typical_ms``, whose ratio the speedup is); and the ratio
+    of the mean times per run the table shows beside them. An untested line has the ratio of means and no
+    interval."""
     ratio = b_mean / c_mean if b_mean > 0 and c_mean > 0 else None
     if ct is None:
         return {"speedup": ratio, "ci_low": None, "ci_high": None, "mean_ratio": ratio}
+    mb, mc = ct["centres"]
     return {"speedup": math.exp(ct["estimate"]), "ci_low": math.exp(ct["low"]), "ci_high": math.exp(ct["high"]),
-            "mean_ratio": ratio}
+            "mean_ratio": ratio, "estimator": ct["estimator"],
+            "baseline_typical_ms": ms(math.exp(mb)), "candidate_typical_ms": ms(math.exp(mc))}
 
 
 def _line_contrast(b_cols, c_cols, *, level, noise: LaunchNoise) -> dict | None:
-    """speedup = baseline / candidate of a per-run time, launch-level; None when a launch has none of it. With
-    single launches the allowance grows for small lines (:func:`.noise.line_allowance`): a few microseconds per
-    run move by far more from one launch to the next than the end-to-end time does."""
+    """speedup = baseline / candidate of a per-run time, launch-level; None when a launch has none of it. The
+    estimator is the 10 %-trimmed mean per launch, or the median when spikes outnumber the trim
+    (:func:`.launches.line_stats`). With single launches the allowance grows for small lines
+    (:func:`.noise.line_allowance`): a few microseconds per run move by far more from one launch to the next than
+    the end-to-end time does."""
     if any(x.mean() <= 0 for x in b_cols + c_cols):
         return None
-    sb, sc = trimmed_stats(b_cols), trimmed_stats(c_cols)
+    name, sb, sc = line_stats(b_cols, c_cols)
     if sb is None or sc is None:
         return None
     (yb, vb), (yc, vc) = sb, sc
     per_run_ms = ms(float(np.mean([x.mean() for x in b_cols + c_cols])))
     m = noise.measurement  # the machine's measured launch noise, grown for a small line as its allowance is
     measured = (line_allowance(nz.LaunchNoise(m[0], noise.source, ""), per_run_ms), m[1]) if m else None
-    return contrast(yb, vb, yc, vc, level=level, launch_cv=line_allowance(noise, per_run_ms), measured=measured)
+    ct = contrast(yb, vb, yc, vc, level=level, launch_cv=line_allowance(noise, per_run_ms), measured=measured)
+    return {**ct, "estimator": name}
 
 
 def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_name: str, c_name: str,
@@ -208,12 +215,15 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
         "runs_used": {"baseline": int(eb_all.size), "candidate": int(ec_all.size)},
         "regime": regime,
         "false_discovery_rate": alpha,
-        "statistic": "ms: mean time per run over the arm's runs; share: mean of the launches' shares of end-to-end "
+        "statistic": "ms: mean time per run over the arm's runs; typical_ms: the speedup's estimator per arm (each "
+                     "launch's 10 %-trimmed mean, or median for a spiky line, combined over launches; speedup = "
+                     "their ratio); share: mean of the launches' shares of end-to-end "
                      "(% of the mean run; of the lines' sum where they overlap past it), with a logit-scale interval "
                      "over launches",
         "method": ("speedup and its interval from one estimator: each launch's 10 %-trimmed mean time per run (a few "
-                   "slow runs move a small line's mean by more than a change does; mean_ratio is the ratio of the "
-                   "mean times shown), launch-level interval per line (as for end-to-end: "
+                   "slow runs move a small line's mean by more than a change does), or its median when more runs "
+                   "than the trim are spikes (> 3× the launch's median; the row's estimator says which); mean_ratio "
+                   "is the ratio of the mean times shown, launch-level interval per line (as for end-to-end: "
                    + (regime or "—") + "; with one launch per arm the allowance grows for lines of few µs); "
                    "Benjamini–Hochberg q-values across the lines; a line is faster or slower when q ≤ 0.05 and its "
                    "interval clears the threshold; a line absent from most runs of a launch is not tested"),
@@ -358,7 +368,8 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
         "removed_total": len(only_b),
         "added_total": len(only_c),
         "method": (f"matched by operator type; the top {top} by time: speedup and launch-level interval from each "
-                   "launch's 10 %-trimmed mean time per run (ms: mean time per run; mean_ratio their ratio), "
+                   "launch's 10 %-trimmed mean time per run, or median for a spiky operator (ms: mean time per "
+                   "run; mean_ratio their ratio; typical_ms: the estimator's per-arm values), "
                    "Benjamini–Hochberg q-values across them"),
     }
 

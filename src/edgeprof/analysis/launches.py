@@ -131,6 +131,30 @@ def trimmed_stats(columns: list[np.ndarray], trim: float = TRIM) -> tuple[np.nda
     return np.array(y), np.array(v)
 
 
+SPIKE_FACTOR = 3.0  # a run more than this multiple of its launch's median is a spike
+
+
+def spiky(columns: list[np.ndarray], trim: float = TRIM) -> bool:
+    """Whether some launch of a line has more spikes (runs > 3× the launch's median) than a ``trim``-trimmed mean
+    leaves out: then the trimmed mean follows the spikes and the line is estimated by its median instead."""
+    for x in columns:
+        x = np.asarray(x, dtype=float)
+        med = float(np.median(x)) if x.size else 0.0
+        if med > 0 and np.count_nonzero(x > SPIKE_FACTOR * med) > math.floor(trim * x.size):
+            return True
+    return False
+
+
+def line_stats(b_cols: list[np.ndarray], c_cols: list[np.ndarray]):
+    """The per-launch statistics a line is tested on, one estimator for both arms: the 10 %-trimmed mean, or the
+    median when either arm is :func:`spiky`. Returns (estimator name, baseline stats, candidate stats)."""
+    if spiky(b_cols) or spiky(c_cols):
+        if any(float(np.median(x)) <= 0 for x in b_cols + c_cols):
+            return "median", None, None  # absent from most runs of a launch: not testable
+        return "median", log_median_stats(b_cols), log_median_stats(c_cols)
+    return "10 %-trimmed mean", trimmed_stats(b_cols), trimmed_stats(c_cols)
+
+
 def mean_stats(columns: list[np.ndarray], log: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Per launch: (log) mean of a per-run quantity and its sampling variance (delta method)."""
     y, v = [], []
@@ -229,8 +253,8 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
                 method += (f"; widened to the launch spread measured on this machine ({100 * m_sd:.3g} %, "
                            f"{m_df} df), pooled with the arms' ({df} df in all)")
         p = float(2 * stdtr(df, -abs(est) / se)) if se > 0 else (0.0 if est else 1.0)
-        return {"estimate": est, "se": se, "low": est - crit * se, "high": est + crit * se, "df": float(df),
-                "tau": tau, "regime": "multi-launch", "p_value": p, "critical": crit, "method": method,
+        return {"estimate": est, "centres": (mb, mc), "se": se, "low": est - crit * se, "high": est + crit * se,
+                "df": float(df), "tau": tau, "regime": "multi-launch", "p_value": p, "critical": crit, "method": method,
                 "allowance": None}
     mb, _, _ = _weighted(yb, vb, 0.0)
     mc, _, _ = _weighted(yc, vc, 0.0)
@@ -243,8 +267,8 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
         var = 1 / float((1 / (t2 + vb)).sum()) + 1 / float((1 / (t2 + vc)).sum())
         se = math.sqrt(var)
         crit = float(ndtri(1 - a))
-        return {"estimate": est, "se": se, "low": est - crit * se, "high": est + crit * se, "df": None,
-                "tau": tau, "regime": "single-launch", "p_value": float(2 * ndtr(-abs(est) / se)),
+        return {"estimate": est, "centres": (mb, mc), "se": se, "low": est - crit * se, "high": est + crit * se,
+                "df": None, "tau": tau, "regime": "single-launch", "p_value": float(2 * ndtr(-abs(est) / se)),
                 "critical": crit, "allowance": tau, "allowance_from_arms": tau > launch_cv,
                 "method": (f"normal interval: run-to-run noise within the launches plus an allowance of "
                            f"{100 * tau:.3g} % launch-to-launch SD per arm (not measurable with "
@@ -259,7 +283,8 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
         se = math.sqrt(float(vb.mean() / kb + vc.mean() / kc))
         lo, hi = est - float(ndtri(1 - a)) * se, est + float(ndtri(1 - a)) * se
         method = "normal interval from run-to-run noise within the launches"
-    return {"estimate": est, "se": se, "low": float(lo), "high": float(hi), "df": None, "tau": 0.0,
+    return {"estimate": est, "centres": (mb, mc), "se": se, "low": float(lo), "high": float(hi), "df": None,
+            "tau": 0.0,
             "regime": "single-launch, no allowance", "p_value": float(2 * ndtr(-abs(est) / se)) if se > 0 else 1.0,
             "critical": float(ndtri(1 - a)), "allowance": 0.0, "method": method}
 

@@ -11,6 +11,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..conventions import evidence_name, fmt_ci, fmt_ms, fmt_pct
+from .cells import (
+    METRICS_NOTE,
+    TYPICAL_HEADER,
+    TYPICAL_NOTE,
+    speedup_cell,
+    typical_cell,
+)
 from .document import to_html, to_markdown
 from .markdown import code
 
@@ -141,9 +148,14 @@ def _latency(out, d):
                              for r in diff_rows]))
         mt = cmp.get("metrics") or {}
         if mt:
-            out.append(("table", ["metric", "speedup", f"{int(100 * cmp['level'])} % CI", "verdict"],
-                        [[m + (" (the verdict's)" if m == cmp.get("metric", "median") else ""), f"{x['speedup']:.4g}",
-                          f"{x['ci_low']:.4g}–{x['ci_high']:.4g}", x["verdict"]] for m, x in mt.items()]))
+            b, c = cmp["baseline"]["name"], cmp["candidate"]["name"]
+            out.append(("table", ["metric", f"{b} ms", f"{c} ms", "speedup", f"{int(100 * cmp['level'])} % CI",
+                                  "verdict"],
+                        [[m + (" (the verdict's)" if m == cmp.get("metric", "median") else ""),
+                          fmt_ms(x.get("baseline_typical_ms")), fmt_ms(x.get("candidate_typical_ms")),
+                          f"{x['speedup']:.4g}", f"{x['ci_low']:.4g}–{x['ci_high']:.4g}", x["verdict"]]
+                         for m, x in mt.items()]))
+            out.append(("p", METRICS_NOTE))
         if (cmp.get("plan") or {}).get("statement"):
             out.append(("p", f"**Plan:** {cmp['plan']['statement']}."))
         scope = ((cmp.get("ci") or {}).get("scope") or "").rstrip(".")
@@ -158,12 +170,12 @@ def _categories(out, d):
     bc = (cmp or {}).get("by_category") or {}
     if bc.get("categories"):
         b, c = cmp["baseline"]["name"], cmp["candidate"]["name"]
-        rows = []
-        for x in bc["categories"]:
-            sp = "—" if x["speedup"] is None else f"{x['speedup']:.3g}{fmt_ci(x['ci_low'], x['ci_high'])}"
-            rows.append([x["line"], fmt_ms(x["baseline_ms"]), fmt_ms(x["candidate_ms"]), sp,
-                         f"{fmt_pct(x['baseline_share'])} → {fmt_pct(x['candidate_share'])}", x["status"]])
-        out.append(("table", ["category", f"{b} ms", f"{c} ms", "speedup [95% CI]", "share %", "status"], rows))
+        rows = [[x["line"], fmt_ms(x["baseline_ms"]), fmt_ms(x["candidate_ms"]), typical_cell(x), speedup_cell(x),
+                 f"{fmt_pct(x['baseline_share'])} → {fmt_pct(x['candidate_share'])}", x["status"]]
+                for x in bc["categories"]]
+        out.append(("table", ["category", f"{b} mean ms/run", f"{c} mean ms/run", TYPICAL_HEADER,
+                              "speedup [95% CI]", "share % of the mean run", "status"], rows))
+        out.append(("p", TYPICAL_NOTE))
         out.append(("p", f"**Bottleneck:** {bc['bottleneck']['statement']}"))
     else:
         for cfg in d["configs"]:

@@ -6,8 +6,9 @@ import sys
 
 from rich.markup import escape as _markup_escape
 
-from ..conventions import fmt_ci, fmt_ms, fmt_pct, shown
+from ..conventions import fmt_ms, fmt_pct, shown
 from ..documents_base import ABSENT
+from .cells import TYPICAL_HEADER, TYPICAL_NOTE, speedup_cell, typical_cell
 
 
 def escape(value) -> str:
@@ -200,8 +201,9 @@ def print_compare(result) -> None:
                   f"Cliff's δ = {tests['cliffs_delta']:+.2f}")
         mt = r.metrics or {}
         if mt:
-            out.print(escape("by metric: " + "; ".join(
-                f"{m} {x['speedup']:.4g} [{x['ci_low']:.4g}–{x['ci_high']:.4g}] {x['verdict']}" for m, x in mt.items())))
+            out.print(escape("by metric (each arm's launches combined; speedup = their ratio): " + "; ".join(
+                f"{m} {fmt_ms(x.get('baseline_typical_ms'))} → {fmt_ms(x.get('candidate_typical_ms'))} ms "
+                f"{x['speedup']:.4g} [{x['ci_low']:.4g}–{x['ci_high']:.4g}] {x['verdict']}" for m, x in mt.items())))
     if r.regime:
         al = r.launch_allowance or {}
         ln = r.launch_noise or {}
@@ -282,31 +284,31 @@ def print_categories(bc: dict) -> None:
         if bc.get("note"):
             out.print(escape(bc["note"]))
         return
-    t = Table(title="by category (ms per run; speedup = baseline / candidate; q: Benjamini–Hochberg)", title_justify="left")
-    for col in ("category / overhead", "baseline ms", "candidate ms", "speedup [95% CI]", "q", "share base → cand",
-                "status"):
+    t = Table(title="by category (speedup = baseline / candidate of the typical ms/run; q: Benjamini–Hochberg)",
+              title_justify="left")
+    for col in ("category / overhead", "base mean ms/run", "cand mean ms/run", TYPICAL_HEADER, "speedup [95% CI]", "q",
+                "share of the mean run", "status"):
         t.add_column(col, justify="left" if col in ("category / overhead", "status") else "right")
     for c in bc["categories"]:
-        ci = fmt_ci(c['ci_low'], c['ci_high'], 3) if c["ci_low"] is not None else ""
-        sp = f"{c['speedup']:.3g}{ci}" if c["speedup"] is not None else "—"
         colour = {"faster": "green", "slower": "red"}.get(c["status"], "")
-        t.add_row(escape(c["line"].replace("_", " ")), f"{fmt_ms(c['baseline_ms'])}", f"{fmt_ms(c['candidate_ms'])}", escape(sp),
+        t.add_row(escape(c["line"].replace("_", " ")), f"{fmt_ms(c['baseline_ms'])}", f"{fmt_ms(c['candidate_ms'])}",
+                  typical_cell(c), escape(speedup_cell(c, 3)),
                   "—" if c.get("q_value") is None else f"{c['q_value']:.2g}",
                   f"{fmt_pct(c['baseline_share'])} → {fmt_pct(c['candidate_share'])} %",
                   f"[{colour}]{c['status']}[/{colour}]" if colour else c["status"])
     out.print(t)
+    out.print(escape(TYPICAL_NOTE.replace("*", "")))
     out.print(f"[bold]{escape(bc['bottleneck']['statement'])}[/bold]")
     o = bc["operators"]
     rows = [m for m in o["matched"] if m.get("speedup") is not None][:10]
     if rows:
         t = Table(title=f"top operators (q: Benjamini–Hochberg across these {len(o['matched'])})", title_justify="left")
-        for col in ("operator", "baseline ms", "candidate ms", "speedup [95% CI]", "q", "status"):
+        for col in ("operator", "base mean ms/run", "cand mean ms/run", TYPICAL_HEADER, "speedup [95% CI]", "q", "status"):
             t.add_column(col, justify="left" if col in ("operator", "status") else "right")
         for m in rows:
-            ci = fmt_ci(m["ci_low"], m["ci_high"], 3) if m.get("ci_low") is not None else ""
             name = m["baseline_operator"] + (" → " + m["candidate_operator"] if m["match"] == "renamed" else "")
-            t.add_row(escape(name), fmt_ms(m["baseline_ms"], 3), fmt_ms(m["candidate_ms"], 3),
-                      escape(f"{m['speedup']:.3g}{ci}"), "—" if m.get("q_value") is None else f"{m['q_value']:.2g}",
+            t.add_row(escape(name), fmt_ms(m["baseline_ms"], 3), fmt_ms(m["candidate_ms"], 3), typical_cell(m, 3),
+                      escape(speedup_cell(m, 3)), "—" if m.get("q_value") is None else f"{m['q_value']:.2g}",
                       m.get("status") or "—")
         out.print(t)
     if o["renamed"] or o["added_total"] or o["removed_total"]:
