@@ -67,7 +67,9 @@ def test_no_allowance_is_about_these_two_launches():
 
 def test_multi_launch_with_one_single_launch_arm():
     r = cmp([runs(10.0, seed=5)], [runs(5.0, seed=s) for s in (6, 7, 8)])
-    assert r["regime"] == "multi-launch" and r["ci"]["degrees_of_freedom"] == 2
+    # 2 launch-level df of the arms, nothing measured: the allowance counts as 2 df more (the 2-df floor)
+    assert r["regime"] == "multi-launch" and r["ci"]["degrees_of_freedom"] == 4
+    assert "widened to the launch-SD allowance (25 %, no measured launch noise: counted as 2 df" in r["ci"]["method"]
     assert "base has a single launch: the launch-to-launch variation is estimated from the other arm" in r["warnings"]
     assert r["summary_line"].endswith("(multi-launch)")
     assert r["launch_sd_estimate"] is not None and "mann_whitney_launch_medians" not in r["tests"]

@@ -14,7 +14,7 @@ from scipy import stats
 from testdata import DATA
 
 from edgeprof.analysis.compare import Arm, compare_latency
-from edgeprof.analysis.launches import bh, contrast, design, log_median_stats, reml_tau2
+from edgeprof.analysis.launches import FLOOR_DF, bh, contrast, design, log_median_stats, reml_tau2
 
 
 def test_equal_launch_precision_gives_the_pooled_t_test_exactly():
@@ -94,7 +94,8 @@ def _coverage(k, tau, kind, *, kc=None, n=100, nc=None, sims=300, seed=0, R=1.3)
 ])
 def test_multi_launch_intervals_cover_the_truth(k, tau, kind, extra):
     cov, _ = _coverage(k, tau, kind, seed=k * 31 + int(tau * 100), **extra)
-    assert 0.91 <= cov <= 0.99, cov
+    # 2 vs 2: the arms' 2 df get the 25 % allowance as a floor — conservative by design when nothing measured
+    assert 0.91 <= cov <= (1.0 if 2 * k - 2 <= FLOOR_DF and "kc" not in extra else 0.99), cov
 
 
 def test_multi_launch_width_matches_the_textbook_t_when_launches_differ():

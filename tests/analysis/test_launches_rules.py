@@ -122,9 +122,10 @@ def test_multi_launch_knapp_hartung():
     assert (c["low"], c["high"]) == pytest.approx((mb - mc - crit * se, mb - mc + crit * se))
     assert c["p_value"] == pytest.approx(2 * ss.t.sf(abs(mb - mc) / se, 4))
     # launches that agree exactly: no spread, so se 0 and p 0 (a difference) or 1 (none)
-    same = contrast(np.array([0.1, 0.1]), np.array([0.0, 0.0]), np.array([0.0, 0.0]), np.array([0.0, 0.0]))
+    # (2 vs 2 without the allowance: with it, the 2-df floor of tests/analysis/test_two_vs_two_floor.py applies)
+    same = contrast(np.array([0.1, 0.1]), np.array([0.0, 0.0]), np.array([0.0, 0.0]), np.array([0.0, 0.0]), launch_cv=0)
     assert same["se"] == 0.0 and same["p_value"] == 0.0
-    none = contrast(np.array([0.1, 0.1]), np.array([0.0, 0.0]), np.array([0.1, 0.1]), np.array([0.0, 0.0]))
+    none = contrast(np.array([0.1, 0.1]), np.array([0.0, 0.0]), np.array([0.1, 0.1]), np.array([0.0, 0.0]), launch_cv=0)
     assert none["p_value"] == 1.0
 
 

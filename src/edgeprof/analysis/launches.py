@@ -36,6 +36,10 @@ from .special import ndtr, ndtri, stdtr, stdtrit
 # of the corpus while a 3× change is still found (README "Statistics").
 LAUNCH_SD_DEFAULT = 0.25
 MULTI_MIN_LAUNCHES = 4
+# with 2 launch-level degrees of freedom (2 vs 2, 1 vs 3) and no measured launch noise, the arms' spread alone has
+# no floor: two launches of one arm that agree by chance give an interval far narrower than the machine's launch
+# noise. The launch-SD allowance then enters as a measurement worth this many degrees of freedom.
+FLOOR_DF = 2
 V_FLOOR = 1e-12
 REGIMES = ("multi-launch", "single-launch", "single-launch, no allowance")
 
@@ -241,6 +245,9 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
         method = (f"REML launch-effect model, Knapp–Hartung t interval on {df} launch-level degrees of freedom "
                   "(launches weighted by their precision)")
         tau = math.sqrt(t2)
+        floor = (measured is None or measured[1] <= 0) and df <= FLOOR_DF and launch_cv > 0
+        if floor:
+            measured = (launch_cv, FLOOR_DF)
         if measured is not None and measured[1] > 0:
             # the arms' spread pooled with the machine's measured launch spread: a t interval on both dfs
             m_sd, m_df = measured
@@ -250,8 +257,10 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
             if crit_m * se_m > crit * se:
                 se, crit, df = se_m, crit_m, df_m
                 tau = max(tau, m_sd)
-                method += (f"; widened to the launch spread measured on this machine ({100 * m_sd:.3g} %, "
-                           f"{m_df} df), pooled with the arms' ({df} df in all)")
+                method += ((f"; widened to the launch-SD allowance ({100 * m_sd:.3g} %, no measured launch noise: "
+                            f"counted as {m_df} df, the arms' {df - m_df} df alone have no floor)") if floor else
+                           (f"; widened to the launch spread measured on this machine ({100 * m_sd:.3g} %, "
+                            f"{m_df} df), pooled with the arms' ({df} df in all)"))
         p = float(2 * stdtr(df, -abs(est) / se)) if se > 0 else (0.0 if est else 1.0)
         return {"estimate": est, "centres": (mb, mc), "se": se, "low": est - crit * se, "high": est + crit * se,
                 "df": float(df), "tau": tau, "regime": "multi-launch", "p_value": p, "critical": crit, "method": method,
