@@ -306,6 +306,13 @@ def parse_bytes(text: str, option: str) -> int:
 # What a verdict can be about: one vocabulary for ``compare --metric``, ``--fail-on`` and ``history --metric``
 # (whose stored column names stay accepted).
 METRICS = ("median", "mean", "p90", "p99")
+# The comparison options every command shares, defined once: the CLI's option defaults, the api's keyword defaults
+# and the MCP tools' documented defaults are these. THRESHOLD: δ, the smallest change that matters (a verdict of
+# faster/slower needs the interval beyond it; plan designs for it); LEVEL: the confidence level of every interval.
+THRESHOLD = 0.02
+LEVEL = 0.95
+PERCENT_THRESHOLD = f"{100 * THRESHOLD:g}%"  # as the CLI writes and reads them
+PERCENT_LEVEL = f"{100 * LEVEL:g}%"
 METRIC_ALIASES = {"median_ms": "median", "mean_ms": "mean", "p90_ms": "p90", "p99_ms": "p99"}
 
 

@@ -60,7 +60,8 @@ def _design(k: int, n: int, t: dict) -> tuple[float, float]:
     se = np.sqrt(2 * var / k)
     df = 2 * k - 2
     crit = stats.t.ppf(1 - (1 - LEVEL) / 2, df)
-    return 100 * (np.exp(crit * se) - 1), float(stats.t.cdf(np.log1p(EFFECT) / se - crit, df))
+    # beyond compare's default verdict threshold (δ = 2 %): the power plan promises is that of compare's verdict
+    return 100 * (np.exp(crit * se) - 1), float(stats.t.cdf((np.log1p(EFFECT) - np.log1p(0.02)) / se - crit, df))
 
 
 def _options(d, t):
@@ -113,13 +114,15 @@ KEYS = {
     "method": lambda d, t: "(π/2)" in d["method"] and f"runs + {EXTRA} per launch" in d["method"],
     "options": _options,
     "power": lambda d, t: d["power"] == POWER,
+    # 20 × 20 (beyond compare's 2 % threshold; 20 × 10 when plan resolved "not the same")
     "recommended": lambda d, t: d["recommended"] == _cheapest(d) and (d["recommended"]["launches_per_arm"],
-                                                                      d["recommended"]["runs_per_launch"]) == (20, 10),
+                                                                      d["recommended"]["runs_per_launch"]) == (20, 20)
+    and _design(20, 20, t)[1] >= POWER > _design(20, 10, t)[1],
     "schema_version": lambda d, t: d["schema_version"] == 1,
-    "statement": lambda d, t: d["statement"].startswith("to resolve a 30 % change (power 80 %, 95 % interval): "
-                                                        "20 launches × 10 runs per arm")
+    "statement": lambda d, t: d["statement"].startswith("to resolve a 30 % change (power 80 %, 95 % interval, "
+                                                        "beyond a 2 % threshold): 20 launches × 20 runs per arm")
     and f"at most {100 * t['launch_sd']:.1f} %" in d["statement"],
-    "threshold": lambda d, t: d["threshold"] == 0.0,
+    "threshold": lambda d, t: d["threshold"] == 0.02,
     "within_sd": lambda d, t: d["within_sd"] == pytest.approx(t["within"], abs=1e-6),
     "within_sd_effective": lambda d, t: d["within_sd_effective"] == pytest.approx(t["within_eff"], abs=1e-6),
     "written": _written,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .special import ndtri, stdtrit
 
-from ..conventions import METRICS, fmt_ratio, fmt_ms
+from ..conventions import LEVEL, METRICS, THRESHOLD, fmt_ms, fmt_ratio
 from ..conventions import verdict as verdict_of
 from .latency import detect_drift
 from .launches import contrast, design, log_median_stats, metric_stats
@@ -177,7 +177,7 @@ def _tail_statement(tails: dict, metric: str) -> str | None:
     return f"tail regression: {head_part}, but " + ", ".join(parts) + " — more runs are slow against their median"
 
 
-def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = 0.02, level: float = 0.95,
+def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHOLD, level: float = LEVEL,
                     seed: int = 0, resamples: int = 2000, warmup="auto", noise: LaunchNoise | None = None,
                     metric: str = "median", launch_cv: float | None = None,
                     selections: tuple[RunSelection, RunSelection] | None = None) -> dict:

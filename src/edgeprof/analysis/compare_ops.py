@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from ..conventions import ms, verdict
+from ..conventions import LEVEL, THRESHOLD, ms, verdict
 from ..model import Profile
 from ..taxonomy import CATEGORIES, DEFAULT, Taxonomy
 from .breakdown import LINES, OVERHEADS, EventLines, per_run_lines, per_run_operators
@@ -141,7 +141,7 @@ def _line_contrast(b_cols, c_cols, *, level, noise: LaunchNoise) -> dict | None:
 def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_name: str, c_name: str,
                        b_runs: RunSelection | None = None, c_runs: RunSelection | None = None,
                        taxonomy: Taxonomy = DEFAULT,
-                       level: float = 0.95, seed: int = 0, resamples: int = 2000, threshold: float = 0.02,
+                       level: float = LEVEL, seed: int = 0, resamples: int = 2000, threshold: float = THRESHOLD,
                        top: int = 20, noise: LaunchNoise | None = None, alpha: float = 0.05) -> dict:
     """The comparison by accounting line and operator of the arms' profiles (one per launch), each launch's runs
     as the arm's selection gives them (``b_runs``/``c_runs``, the selections the latency comparison used)."""
@@ -150,7 +150,7 @@ def compare_categories(baseline: list[Profile], candidate: list[Profile], *, b_n
                          noise=noise if noise is not None else default(), alpha=alpha)
 
 
-def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float = 0.95, threshold: float = 0.02,
+def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float = LEVEL, threshold: float = THRESHOLD,
                   top: int = 20, noise: LaunchNoise, alpha: float = 0.05) -> dict:
     """The comparison by accounting line and operator of per-launch tables: for each launch (runs × lines
     matrix of ns, end-to-end ns per run, {operator: ns per run}) with its warm-up runs already left out."""
@@ -299,8 +299,8 @@ def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c
             "statement": f"bottleneck shift toward {riser['line']}: {shrink_txt}; {rise_txt}; {where} — {tail}"}
 
 
-def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, np.ndarray]], *, level: float = 0.95,
-                      top: int = 20, threshold: float = 0.02, noise: LaunchNoise | None = None,
+def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, np.ndarray]], *, level: float = LEVEL,
+                      top: int = 20, threshold: float = THRESHOLD, noise: LaunchNoise | None = None,
                       alpha: float = 0.05) -> dict:
     noise = noise if noise is not None else default()
     def runs_of(tabs):

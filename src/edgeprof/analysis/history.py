@@ -33,6 +33,7 @@ import numpy as np
 from .special import ndtr, stdtr, stdtrit
 
 from .launches import LAUNCH_SD_DEFAULT, V_FLOOR, reml_tau2
+from ..conventions import LEVEL
 
 WINDOW = 20
 CONFIRM_AFTER = 2  # commits after the change's commit before it is confirmed
@@ -206,7 +207,7 @@ def _refine(y: np.ndarray, var: np.ndarray, cps: list[int], window: int) -> list
     return out
 
 
-def level_change(y: np.ndarray, var: np.ndarray, before: slice, after: slice, level: float = 0.95) -> dict:
+def level_change(y: np.ndarray, var: np.ndarray, before: slice, after: slice, level: float = LEVEL) -> dict:
     """Mean level after − before (log), with a t interval from the points' pooled spread (floored by their own
     variance)."""
     a, b = y[after], y[before]
@@ -226,7 +227,7 @@ def level_change(y: np.ndarray, var: np.ndarray, before: slice, after: slice, le
 
 
 def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = False, detector: str = DETECTOR,
-           beta: float = PENALTY_BETA, window: int = WINDOW, level: float = 0.95, alpha: float = ALPHA) -> list[dict]:
+           beta: float = PENALTY_BETA, window: int = WINDOW, level: float = LEVEL, alpha: float = ALPHA) -> list[dict]:
     """Gated, confirmed (or pending) changes of a point series (log values ``y`` with variances ``var``)."""
     y = np.asarray(y, dtype=float)
     var = np.asarray(var, dtype=float)
@@ -282,7 +283,7 @@ def commits_to_confirm(estimate: float, s2: float, before: int, after: int, *, a
 
 
 def possible_change(y: np.ndarray, var: np.ndarray, cps: list[int], *, threshold: float, window: int = WINDOW,
-                    level: float = 0.95, alpha: float = ALPHA, lenient: float = POSSIBLE_P) -> dict | None:
+                    level: float = LEVEL, alpha: float = ALPHA, lenient: float = POSSIBLE_P) -> dict | None:
     """A step at the newest commits that the gate cannot establish yet: the split since the last change found
     where the level moves most clearly, when it lies among the last ``POSSIBLE_TAIL`` commits, moves beyond the
     threshold at p < ``lenient`` and every commit from it on sits beyond the level before — reported as
@@ -318,7 +319,7 @@ def possible_change(y: np.ndarray, var: np.ndarray, cps: list[int], *, threshold
             "direction": "regression" if t["estimate"] > 0 else "improvement"}
 
 
-def _lines_change(values: np.ndarray, before: slice, after: slice, level: float = 0.95) -> list[dict]:
+def _lines_change(values: np.ndarray, before: slice, after: slice, level: float = LEVEL) -> list[dict]:
     """Per column of ``values`` (points × lines, ms): Δ mean after − before with a pooled t interval."""
     a, b = values[after], values[before]
     na, nb = a.shape[0], b.shape[0]

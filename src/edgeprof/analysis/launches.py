@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 from .special import ndtr, ndtri, stdtr, stdtrit
+from ..conventions import LEVEL
 
 # The single-launch allowance: the launch-to-launch SD (log scale) assumed when nothing measured it (see
 # :mod:`.noise` for the evidence that replaces it). The noisiest program of the real-noise corpus
@@ -215,7 +216,7 @@ def _weighted(y: np.ndarray, v: np.ndarray, t2: float) -> tuple[float, float, np
     return float((w * y).sum() / w.sum()), float(w.sum()), w
 
 
-def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, level: float = 0.95,
+def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, level: float = LEVEL,
              launch_cv: float = LAUNCH_SD_DEFAULT, within_draws: np.ndarray | None = None,
              measured: tuple[float, int] | None = None) -> dict:
     """Baseline − candidate on the scale of ``y`` (log: speedup = exp of it), with its interval.
@@ -312,7 +313,7 @@ def bh(p: list[float]) -> list[float]:
     return out.tolist()
 
 
-def design(within_sd: float, tau: float, effect: float, *, level: float = 0.95, power: float = 0.80,
+def design(within_sd: float, tau: float, effect: float, *, level: float = LEVEL, power: float = 0.80,
            threshold: float = 0.0, launches=(2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50),
            runs=(10, 20, 30, 50, 100, 200, 500, 1000)) -> dict:
     """How many launches per arm and runs per launch resolve ``effect`` (relative, e.g. 0.03) at this noise:

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..conventions import METRICS
+from ..conventions import LEVEL, METRICS
 from .launches import LAUNCH_SD_DEFAULT
 
 # launch SD of each metric relative to the median's, when only the median's was measured (the corpus's ratios)
@@ -186,7 +186,7 @@ def choose(*candidates: LaunchNoise | None) -> LaunchNoise:
     return next((c for c in candidates if c is not None), None) or default()
 
 
-def launches_needed(tau: float, within_var: float, effect: float, threshold: float = 0.0, level: float = 0.95,
+def launches_needed(tau: float, within_var: float, effect: float, threshold: float = 0.0, level: float = LEVEL,
                     power: float = 0.80, cap: int = 50) -> int | None:
     """Launches per arm that resolve ``effect`` at this launch SD (t interval on 2k − 2 df), None beyond ``cap``."""
     from .special import stdtrit
@@ -215,7 +215,7 @@ def line_allowance(noise: LaunchNoise, per_run_ms: float) -> float:
     return math.sqrt(noise.sd ** 2 + LINE_SMALL ** 2 / us)
 
 
-def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: "LaunchNoise", level: float = 0.95,
+def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: "LaunchNoise", level: float = LEVEL,
                 power: float = 0.80, threshold: float = 0.0) -> tuple[dict, "LaunchNoise", dict]:
     """The design ``plan`` recommends from a pilot (per configuration its launches' steady runs): the run noise
     within launches counted at its effective size (lag-1 autocorrelation ρ: a run counts (1 − ρ)/(1 + ρ)), the

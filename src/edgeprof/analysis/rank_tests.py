@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from .special import ndtr, ndtri, stdtr
+from ..conventions import LEVEL
 
 MAX_PAIRS = 4_000_000  # pairwise-difference estimators subsample beyond this many pairs
 EXACT_U_MAX_N = 200  # the exact Mann–Whitney null distribution costs O(n·n1²·n2): normal approximation beyond
@@ -124,7 +125,7 @@ def _pairwise_diffs(x: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray
     return (xs[:, None] - ys[None, :]).ravel(), True
 
 
-def hodges_lehmann(x: np.ndarray, y: np.ndarray, *, level: float = 0.95, seed: int = 0) -> dict:
+def hodges_lehmann(x: np.ndarray, y: np.ndarray, *, level: float = LEVEL, seed: int = 0) -> dict:
     """Two-sample Hodges–Lehmann shift (median of all x_i − y_j) with its distribution-free interval.
 
     The interval takes the order statistics of the pairwise differences at the Mann–Whitney critical

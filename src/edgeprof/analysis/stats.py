@@ -12,6 +12,7 @@ import copy
 import functools
 
 import numpy as np
+from ..conventions import LEVEL
 
 
 def by_values(fn):
@@ -101,7 +102,7 @@ def outliers(v: np.ndarray, k: float = 1.5) -> dict:
 BOOTSTRAP_MAX_N = 5000  # beyond this many values the median's interval comes from order statistics (O(n log n))
 
 
-def bootstrap_median_ci(v: np.ndarray, *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> dict | None:
+def bootstrap_median_ci(v: np.ndarray, *, level: float = LEVEL, resamples: int = 2000, seed: int = 0) -> dict | None:
     """Confidence interval of the median: percentile bootstrap (deterministic for a given seed); for more than
     5,000 values the distribution-free order-statistic interval (binomial, normal approximation), which the
     bootstrap converges to and which costs one sort."""
@@ -119,12 +120,12 @@ def bootstrap_median_ci(v: np.ndarray, *, level: float = 0.95, resamples: int = 
             "resamples": resamples, "seed": seed}
 
 
-def order_statistic_median_ci(v: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+def order_statistic_median_ci(v: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
     """The distribution-free interval of the median: order statistics at n/2 ∓ z·√n/2 (binomial(n, ½))."""
     return order_statistic_quantile_ci(v, 0.5, level)
 
 
-def order_statistic_quantile_ci(v: np.ndarray, q: float, level: float = 0.95) -> tuple[float, float]:
+def order_statistic_quantile_ci(v: np.ndarray, q: float, level: float = LEVEL) -> tuple[float, float]:
     """The distribution-free interval of the ``q``-quantile: order statistics at n·q ∓ z·√(n·q·(1 − q))
     (binomial(n, q)); the median's for q = ½."""
     from .special import ndtri

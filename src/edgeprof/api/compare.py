@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from ..conventions import profile_stem
+from ..conventions import LEVEL, THRESHOLD, profile_stem
 from ..files import command
 from ..io.runfolder import comparison_stem
 from ..io.traces import sme2_role
@@ -164,7 +164,7 @@ def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, f
 
 @command
 def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
-            candidate_name: str | None = None, threshold: float = 0.02, level: float = 0.95, seed: int = 0,
+            candidate_name: str | None = None, threshold: float = THRESHOLD, level: float = LEVEL, seed: int = 0,
             resamples: int = 2000, warmup="auto", categories: bool = True, taxonomy=None, top: int = 20,
             roles: Roles | None = None, write: bool = False, output_dir=None, out=None,
             launch_cv=None, store=None, metric: str = "median", allow_different: bool = False,

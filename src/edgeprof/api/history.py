@@ -8,6 +8,7 @@ import math
 import re
 from pathlib import Path
 
+from ..conventions import THRESHOLD
 from ..errors import UsageError
 from ..files import command
 from ._common import checked_threshold
@@ -98,7 +99,7 @@ def _stored(st) -> str:
 @command
 def history(store, *, model: str | None = None, experiment: str | None = None, device: str | None = None,
             threads: int | None = None, branch: str | None = None, metric: str = "median_ms",
-            threshold: float = 0.02, eager: bool = False, launch_cv: float | None = None,
+            threshold: float = THRESHOLD, eager: bool = False, launch_cv: float | None = None,
             since: str | None = None, top: int = 5, lock_timeout: float = 60.0, detector: str | None = None,
             beta: float | None = None, alpha: float | None = None) -> HistoryResult:
     """Per series (model × experiment × device × threads) matching the filters: one point per commit in time

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conventions import parse_fraction, profile_stem
+from ..conventions import LEVEL, THRESHOLD, parse_fraction, profile_stem
 from ..files import command
 from ..io.workspace import Workspace
 from ._common import as_list, checked_threshold, common_root, workspace
@@ -38,7 +38,7 @@ def write_noise_profile(folder: Path, configs: dict, written_by: str) -> Path | 
 
 
 @command
-def plan(inputs, *, effect, threshold: float = 0.0, level: float = 0.95, power: float = 0.80, run_dir=None,
+def plan(inputs, *, effect, threshold: float = THRESHOLD, level: float = LEVEL, power: float = 0.80, run_dir=None,
          threads: int | None = None, launch_cv=None, store=None, warmup="auto", write: bool = False,
          ws: Workspace | None = None) -> PlanResult:
     """For each configuration in ``inputs`` (a run folder's experiments, or files: the launches of one

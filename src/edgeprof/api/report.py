@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..conventions import FORMAT_ETDUMP, fit_name, profile_stem
+from ..conventions import FORMAT_ETDUMP, THRESHOLD, fit_name, profile_stem
 from ..errors import InputError, UsageError
 from ..files import command, exists, is_dir
 from ..io.manifest import recorded_device, recorded_environment, recorded_runners
@@ -144,7 +144,7 @@ def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: lis
 
 @command
 def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = None, candidate_name: str | None = None,
-           threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = 0.02, top: int = 15,
+           threads: int | None = None, seed: int = 0, resamples: int = 2000, threshold: float = THRESHOLD, top: int = 15,
            taxonomy=None, out=None, html=None, write: bool = False, launch_cv=None, store=None,
            metric: str = "median", allow_different: bool = False, ws: Workspace | None = None) -> Report:
     """Everything about a run folder (or one or two ETDumps / timeline CSVs) for the Markdown/HTML report:

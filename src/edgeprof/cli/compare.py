@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..conventions import PERCENT_LEVEL, PERCENT_THRESHOLD
 from ._base import (
     CONTEXT,
     KIT,
@@ -59,9 +60,9 @@ _launch_options = [
 def _comparison_options(fn):
     """Options shared by compare and latency --compare."""
     for opt in reversed([
-        click.option("--threshold", type=Fraction(), default="2%", show_default=True,
+        click.option("--threshold", type=Fraction(), default=PERCENT_THRESHOLD, show_default=True,
                      help="δ: the smallest change that matters (2% or 0.02); sets the verdict and --fail-on."),
-        click.option("--level", type=Fraction(lower=0.5), default="95%", show_default=True,
+        click.option("--level", type=Fraction(lower=0.5), default=PERCENT_LEVEL, show_default=True,
                      help="Confidence level of the intervals (95% or 0.95)."),
         click.option("--warmup", default="auto", show_default=True,
                      help="Warm-up runs to leave out per launch: 'auto' (detected) or a number (0 keeps all)."),
@@ -299,10 +300,11 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
 @click.option("--from", "from_", multiple=True, type=click.Path(path_type=str),
               help="A run folder, experiment or files to measure the noise from (repeatable; or give them positionally).")
 @click.option("--effect", required=True, help="The change to resolve: 3% or 0.03.")
-@click.option("--threshold", type=Fraction(), default="0", show_default=True,
-              help="Resolve beyond this δ (the compare verdict's threshold, 2% or 0.02); 0 = resolve 'not the same'.")
+@click.option("--threshold", type=Fraction(), default=PERCENT_THRESHOLD, show_default=True,
+              help="Resolve beyond this δ: compare's verdict threshold (the same default), so the promised power is "
+                   "the power of compare's verdict; 0 = resolve 'not the same'.")
 @click.option("--power", type=Fraction(lower=0.5, upper=0.995), default="80%", show_default=True)
-@click.option("--level", type=Fraction(lower=0.5), default="95%", show_default=True)
+@click.option("--level", type=Fraction(lower=0.5), default=PERCENT_LEVEL, show_default=True)
 @click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder holding the experiments.")
 @click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
 @launch_cv_option

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..conventions import PERCENT_THRESHOLD
 from ._base import CONTEXT, Fraction, echo_json, fail_on_errors, main, run_guarded, say, taxonomy_option, warn
 
 STORE_HELP = "History store: a DuckDB file (history.duckdb) or DIR/ for a Hive-partitioned Parquet dataset."
@@ -79,7 +80,7 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
 @click.option("--branch", default=None, help="Only launches of this branch.")
 @click.option("--metric", default="median_ms", show_default=True,
               help="median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM) or op:NAME (an operator type).")
-@click.option("--threshold", type=Fraction(upper=10.0), default="2%", show_default=True,
+@click.option("--threshold", type=Fraction(upper=10.0), default=PERCENT_THRESHOLD, show_default=True,
               help="Smallest relative change that counts (2% or 0.02).")
 @click.option("--eager", is_flag=True, help="Report changes at the newest commits without waiting for two more commits.")
 @click.option("--launch-cv", type=Fraction(upper=2.0), default=None,

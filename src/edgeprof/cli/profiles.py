@@ -6,7 +6,7 @@ import gc
 
 import click
 
-from ..conventions import OP_TYPES_MODES, OP_TYPES_REF
+from ..conventions import OP_TYPES_MODES, OP_TYPES_REF, PERCENT_THRESHOLD
 from ._base import (
     CONTEXT,
     KIT,
@@ -177,7 +177,7 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, op_types, as_json):
               help="Markdown report (default: RUN_DIR/report.md, or <first input stem>_report.md beside it).")
 @click.option("--html", "html_file", type=click.Path(path_type=str), default=None,
               help="Also write a self-contained HTML report with charts here.")
-@click.option("--threshold", type=Fraction(), default="2%", show_default=True,
+@click.option("--threshold", type=Fraction(), default=PERCENT_THRESHOLD, show_default=True,
               help="δ for the comparison verdict (2% or 0.02).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @taxonomy_option

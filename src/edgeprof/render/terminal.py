@@ -132,7 +132,6 @@ def print_latency(reports) -> None:
         t.add_row("outliers (kept)", f"{o['count']} ({o['percentage']:.1f} %) outside Tukey fences" if o["bounds"] else o["method"])
         w = r.warmup
         if w["count"]:
-            wo = w["without_warmup"]
             t.add_row("warm-up", warmup_sentence(w, r.median_ms, r.mean_ms))
         else:
             t.add_row("warm-up", "none detected" if w["testable"] else w.get("note", "not testable"))
