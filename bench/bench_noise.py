@@ -147,8 +147,8 @@ def main() -> int:
                   f"{100 * p33 / n33:.0f} % |")
     print("\nLines, modes, tails, plan (the session's noise.json as evidence):\n")
     print("| session | program | any line flagged, 1v1 A/A | 3v3 A/A | multimodal warning, 3v3 A/A | with a second "
-          "mode (40 % × 2) | tail named (10 % × 3), 1v1 / 3v3 | tail named in A/A | plan: power found (promised "
-          "80 %), 3-launch pilot, 30 % | 1-launch pilot, 50 % |")
+          "mode (40 % × 2) | tail named (10 % × 3), 1v1 / 3v3 | tail named in A/A | plan: pilots whose design "
+          "delivers its promised power − 5 pts, 3-launch pilot, 30 % | 1-launch pilot, 50 % |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     lim = max(60, a.limit // 5)
     for s in sessions:
@@ -164,8 +164,10 @@ def main() -> int:
             m11i, _ = modal(ls, 3, 3, lim, inject=2.0)
             t11, a11, nt = tails(ls, 1, 1, prof, lim)
             t33, a33, nt3 = tails(ls, 3, 3, prof, lim)
-            pw3, k3 = nc.plan_power(ls, 3, 0.30)
-            pw1, k1 = nc.plan_power(ls, 1, 0.50)
+            o3 = [r for r in nc.pilot_outcomes(ls, 0.30, pilots=30, draws=300) if r[0] is not None]
+            o1 = [r for r in nc.pilot_outcomes(ls, 0.50, pilots=12, draws=300, pilot_size=1) if r[0] is not None]
+            pw3, k3 = sum(r[1] >= r[0] - 0.05 for r in o3) / max(len(o3), 1), [r[2] for r in o3]
+            pw1, k1 = sum(r[1] >= r[0] - 0.05 for r in o1) / max(len(o1), 1), [r[2] for r in o1]
             print(f"| {s} | {prog} | {100 * l11 / n11:.1f} % | {100 * l33 / n33:.1f} % | {100 * m11 / nm:.1f} % | "
                   f"{100 * m11i / nm:.0f} % | {100 * t11 / nt:.0f} / {100 * t33 / nt3:.0f} % | "
                   f"{100 * (a11 + a33) / (nt + nt3):.1f} % | {100 * pw3:.0f} % (k {int(np.median(k3)) if k3 else '—'}) | "

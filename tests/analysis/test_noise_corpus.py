@@ -176,14 +176,28 @@ def test_the_fast_path_is_compare_itself(corpus):
         assert full["verdict"] == fast["verdict"]
 
 
-def test_plan_delivers_the_power_it_promises(corpus):
-    """A design ``plan`` makes from a pilot — three launches (the launch SD at its upper 80 % bound) or one (the
-    default) — drawn again from the same program's real launches with the effect applied: over the corpus the
-    effect is found at least as often as the 80 % promised, within 5 points (figures in the README)."""
-    for pilot, effect in ((3, 0.30), (1, 0.50)):
-        powers = []
-        for s, prog, ls, _ in _rows(corpus):
-            pw, ks = nc.plan_power(ls, pilot, effect, pilots=6, draws=12)
-            if ks:
-                powers.append(pw)
-        assert len(powers) >= 20 and np.mean(powers) >= 0.75, (pilot, np.round(powers, 2))
+def test_plan_keeps_its_promise_pilot_by_pilot(corpus):
+    """``plan``'s promise holds for each pilot, not on average: for 3-launch pilots of every program (a seeded
+    sample of each program's 220) and for 1-launch pilots, the design ``plan`` recommends, recorded 300 times from
+    the launches outside the pilot with the effect applied and judged as compare judges it, finds the effect at
+    least as often as promised minus 5 points for ≥ 95 % of pilots; ``plan`` declines (no design within 50
+    launches) for ≤ 20 % of them (bench/bench_plan.py: all pilots, 1,000 draws each)."""
+    for size, effect, pilots in ((3, 0.30, 6), (1, 0.50, 3)):
+        rows = [r for _, _, ls, _ in _rows(corpus)
+                for r in nc.pilot_outcomes(ls, effect, pilots=pilots, draws=300, pilot_size=size)]
+        planned = [r for r in rows if r[0] is not None]
+        kept = [r for r in planned if r[1] >= r[0] - 0.05]
+        assert len(rows) >= 24 * pilots and len(planned) >= 0.80 * len(rows), (size, len(planned), len(rows))
+        assert len(kept) >= 0.95 * len(planned), (size, [tuple(round(x, 2) for x in r[:2]) + r[2:]
+                                                         for r in planned if r not in kept])
+
+
+def test_a_pilot_alone_does_not_bound_the_launch_sd(corpus, monkeypatch):
+    """The same check with the pilot's own spread at its upper 80 % bound (what plan used before): three launches
+    that ran in one quiet spell promise far more than they deliver, so the promise fails for many pilots — the
+    pooling with the machine's evidence is what keeps it."""
+    monkeypatch.setattr(nz, "pilot_noise", lambda sd, df, n, ev, k: nz.measured(sd, df, n, "arms", "pilot"))
+    rows = [r for _, _, ls, _ in _rows(corpus) for r in nc.pilot_outcomes(ls, 0.30, pilots=6, draws=300)]
+    planned = [r for r in rows if r[0] is not None]
+    kept = [r for r in planned if r[1] >= r[0] - 0.05]
+    assert len(kept) < 0.85 * len(planned), (len(kept), len(planned))

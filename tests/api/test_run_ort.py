@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,41 @@ def test_warm_up_runs_are_cut_from_the_profile_and_nothing_else():
     assert kept == [load, runs[2], runs[3], nodes[2], nodes[3]]
     assert timed_events(events, 0) == events
     assert timed_events(events, 9) == [load]
+
+
+def test_plan_groups_a_thread_sweep_by_configuration(collected):
+    """``plan`` of every profile of the folder: each model × thread count is its own configuration (the manifest
+    says which launch is which), its two launches grouped — never four thread-pooled launches, never one per
+    file."""
+    out, manifest = collected
+    doc = json.loads(_ep("plan", *sorted(out.rglob("*.ort.json")), "--effect", "30%", "--json").stdout)
+    got = {c["name"]: c["launches"] for c in doc["configurations"]}
+    want = {f"{e['name']} t{t}": 2 for e in manifest["config"]["experiments"] for t in (1, 2)}
+    assert got == want
+    assert doc["launch_noise"]["df"] == 4  # 4 configurations × (2 launches − 1)
+
+
+def test_a_folder_run_wrote_validates_before_and_after_analyze(tmp_path):
+    """What ``run`` wrote validates as it is (its analysis outputs pending, not failed) and the report says OK with
+    no validation finding; after ``analyze`` every output passes; one output removed from an analysed folder, or
+    the same profiles without the manifest ``run`` wrote (a folder nobody collected), fail as before."""
+    out = tmp_path / "runs"
+    _ep("run", ORT_MODELS / "cnn.onnx", ORT_MODELS / "cnn_int8.onnx", "--runs", 4, "--warmup", 1, "--launches", 2, "--out", out,
+        "--no-progress")
+    doc = json.loads(_ep("validate", out, "--json").stdout)
+    assert doc["ok"] and doc["counts"]["fail"] == 0
+    pending = [c for c in doc["checks"] if c["status"] == "info" and "not written yet" in c["message"]]
+    assert len(pending) == 2 * 2 * 3 + 1  # three outputs per launch and analysis_summary.json
+    _ep("report", out, "--out", tmp_path / "r.md")
+    md = (tmp_path / "r.md").read_text()
+    assert "**OK**" in md and "13 analysis output(s) not written yet" in md and "[run-folder validation]" not in md
+    _ep("analyze", out, "--quiet")
+    doc = json.loads(_ep("validate", out, "--json").stdout)
+    assert doc["ok"] and not [c for c in doc["checks"] if c["status"] == "info" and "not written yet" in c["message"]]
+    next(out.rglob("*_exec_ops_stats.csv")).unlink()
+    assert _ep("validate", out, check=False).returncode == 1
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for f in out.rglob("*.ort.json"):
+        shutil.copy(f, bare / f.name)
+    assert _ep("validate", bare, check=False).returncode == 1

@@ -137,29 +137,108 @@ def flagged_lines(launches: list[Launch], b: tuple, c: tuple, noise, factor: flo
     return out
 
 
-def plan_power(launches: list[Launch], pilot: int, effect: float, *, pilots: int = 30, draws: int = 30,
-               seed: int = 0) -> tuple[float, list[int]]:
-    """``plan``'s promise checked on real launches: a random pilot of ``pilot`` launches → the design ``plan``
-    recommends (:func:`edgeprof.analysis.noise.plan_design`) → that design drawn from the program's launches
-    (resampled with replacement, the first n runs of each) with the effect applied, judged as ``compare`` judges a
-    multi-launch comparison. Returns (the share of draws that found the effect, the designs' launches per arm)."""
+def pilot_outcomes(launches, effect: float, *, pilots: int, draws: int, seed: int = 0, pilot_size: int = 3):
+    """``plan``'s promise checked pilot by pilot on real launches: each pilot of ``pilot_size`` launches (every
+    one, or a seeded sample of ``pilots``) → the design ``plan`` recommends (:func:`edgeprof.analysis.noise.plan_design`
+    at compare's threshold) → that design recorded ``draws`` times from the program's launches outside the pilot
+    (with replacement, the first n steady runs of each), the effect applied to the candidate, judged as compare
+    judges a multi-launch comparison with nothing measured (:func:`contrast_many`). Per pilot: (promised power,
+    delivered power, launches per arm, runs per launch), all None when ``plan`` recommends no design."""
     from edgeprof.analysis import noise as nz
-    from edgeprof.analysis.launches import contrast, log_median_stats
-    from edgeprof.conventions import verdict
+    from edgeprof.analysis.launches import LAUNCH_SD_DEFAULT, log_median_stats
+    from edgeprof.conventions import THRESHOLD
 
+    every = list(itertools.combinations(range(len(launches)), pilot_size))
+    chosen = every if len(every) <= pilots else random.Random(seed).sample(every, pilots)
     rng = np.random.default_rng(seed)
-    found, ks = [], []
-    for _ in range(pilots):
-        pil = [launches[i] for i in rng.choice(len(launches), pilot, replace=False)]
-        d, _, _ = nz.plan_design({"pilot": [x.steady for x in pil]}, effect, fallback=nz.default())
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def per_launch(n):
+        if n not in cache:
+            st = [log_median_stats([x.steady[:n]]) for x in launches]
+            cache[n] = np.array([s[0][0] for s in st]), np.array([s[1][0] for s in st])
+        return cache[n]
+
+    out = []
+    for pil in chosen:
+        d, _, _ = nz.plan_design({"pilot": [launches[i].steady for i in pil]}, effect, fallback=nz.default(),
+                                 threshold=THRESHOLD)
         rec = d["recommended"]
-        if rec is None:  # no design within 50 launches × 1,000 runs: nothing promised
+        if rec is None:
+            out.append((None, None, None, None))
             continue
         k, n = rec["launches_per_arm"], rec["runs_per_launch"]
-        ks.append(k)
-        for _ in range(draws):
-            yb, vb = log_median_stats([launches[i].steady[:n] for i in rng.choice(len(launches), k)])
-            yc, vc = log_median_stats([launches[i].steady[:n] for i in rng.choice(len(launches), k)])
-            ct = contrast(yb, vb, yc - math.log1p(effect), vc)
-            found.append(verdict(math.exp(ct["low"]), math.exp(ct["high"]), 0.0) == "faster")
-    return (float(np.mean(found)) if found else float("nan")), ks
+        rest = np.array([i for i in range(len(launches)) if i not in pil])
+        y, v = per_launch(n)
+        ib, ic = rest[rng.integers(0, rest.size, (draws, k))], rest[rng.integers(0, rest.size, (draws, k))]
+        _, lo, _ = contrast_many(y[ib], v[ib], y[ic] - math.log1p(effect), v[ic], launch_cv=LAUNCH_SD_DEFAULT)
+        out.append((rec["power"], float(np.mean(lo > math.log1p(THRESHOLD))), k, n))
+    return out
+
+
+def reml_tau2_many(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray) -> np.ndarray:
+    """:func:`edgeprof.analysis.launches.reml_tau2` of two groups for D comparisons at once (rows of (D, k)
+    arrays): the same grid, refinement and tie rule, row by row in lock-step (the test checks it against the
+    scalar function on resampled draws)."""
+    from edgeprof.analysis.launches import V_FLOOR
+
+    vb, vc = np.maximum(vb, V_FLOOR), np.maximum(vc, V_FLOOR)
+    cen = np.concatenate([yb - yb.mean(1, keepdims=True), yc - yc.mean(1, keepdims=True)], axis=1)
+    spread = cen.var(axis=1)
+    vmax = np.maximum(vb.max(1), vc.max(1))
+
+    def nll(grid):  # grid (D, G) → (D, G)
+        vals = np.zeros(grid.shape)
+        for y, v in ((yb, vb), (yc, vc)):
+            t = grid[:, :, None] + v[:, None, :]
+            w = 1.0 / t
+            mu = (w * y[:, None, :]).sum(2) / w.sum(2)
+            vals += np.log(t).sum(2) + np.log(w.sum(2)) + (w * (y[:, None, :] - mu[:, :, None]) ** 2).sum(2)
+        return 0.5 * vals
+
+    hi = np.maximum(np.maximum(10 * spread, 10 * vmax), 1e-12)
+    lo = np.maximum(vmax * 1e-9, 1e-18)
+    grid = np.concatenate([np.zeros((yb.shape[0], 1)), np.geomspace(lo, hi, 48, axis=1)], axis=1)
+    rows = np.arange(yb.shape[0])
+    vals = nll(grid)
+    i = vals.argmin(1)
+    best, best_val = grid[rows, i], vals[rows, i]
+    a, b = grid[rows, np.maximum(i - 1, 0)], grid[rows, np.minimum(i + 1, grid.shape[1] - 1)]
+    for _ in range(7):
+        grid = np.linspace(a, b, 33, axis=1)
+        vals = nll(grid)
+        i = vals.argmin(1)
+        better = vals[rows, i] < best_val
+        best = np.where(better, grid[rows, i], best)
+        best_val = np.where(better, vals[rows, i], best_val)
+        a, b = grid[rows, np.maximum(i - 1, 0)], grid[rows, np.minimum(i + 1, grid.shape[1] - 1)]
+    return best
+
+
+def contrast_many(yb, vb, yc, vc, *, level: float = 0.95, launch_cv: float, measured=None) -> tuple[np.ndarray, ...]:
+    """(estimate, low, high) of :func:`edgeprof.analysis.launches.contrast` in its multi-launch regime (k ≥ 2 per
+    arm, equal k) for D comparisons at once; ``measured``: (SD, df) pooled as compare pools a noise profile."""
+    from edgeprof.analysis.launches import FLOOR_DF, V_FLOOR
+    from edgeprof.analysis.special import stdtrit
+
+    vb, vc = np.maximum(vb, V_FLOOR), np.maximum(vc, V_FLOOR)
+    kb, kc = yb.shape[1], yc.shape[1]
+    t2 = reml_tau2_many(yb, vb, yc, vc)[:, None]
+    wb, wc = 1 / (t2 + vb), 1 / (t2 + vc)
+    mb, mc = (wb * yb).sum(1) / wb.sum(1), (wc * yc).sum(1) / wc.sum(1)
+    df = kb + kc - 2
+    q = ((wb * (yb - mb[:, None]) ** 2).sum(1) + (wc * (yc - mc[:, None]) ** 2).sum(1)) / df
+    var = (1 / wb.sum(1) + 1 / wc.sum(1)) * q
+    ss = ((yb - yb.mean(1, keepdims=True)) ** 2).sum(1) + ((yc - yc.mean(1, keepdims=True)) ** 2).sum(1)
+    var = np.maximum(var, ss / df * (1 / kb + 1 / kc))
+    a = (1 - level) / 2
+    se, crit = np.sqrt(np.maximum(var, 0)), float(stdtrit(df, 1 - a))
+    half = crit * se
+    if (measured is None or measured[1] <= 0) and df <= FLOOR_DF and launch_cv > 0:
+        measured = (launch_cv, FLOOR_DF)
+    if measured is not None and measured[1] > 0:
+        m_sd, m_df = measured
+        se_m = np.sqrt((ss + m_df * m_sd ** 2) / (df + m_df) * (1 / kb + 1 / kc))
+        half = np.maximum(half, float(stdtrit(df + m_df, 1 - a)) * se_m)
+    est = mb - mc
+    return est, est - half, est + half

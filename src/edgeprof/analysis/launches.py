@@ -315,22 +315,30 @@ def bh(p: list[float]) -> list[float]:
 
 def design(within_sd: float, tau: float, effect: float, *, level: float = LEVEL, power: float = 0.80,
            threshold: float = 0.0, launches=(2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50),
-           runs=(10, 20, 30, 50, 100, 200, 500, 1000)) -> dict:
+           runs=(10, 20, 30, 50, 100, 200, 500, 1000), floor_sd: float = LAUNCH_SD_DEFAULT) -> dict:
     """How many launches per arm and runs per launch resolve ``effect`` (relative, e.g. 0.03) at this noise:
     the t interval (k + k − 2 df) of the log ratio excludes ``threshold`` with probability ``power`` (the power
     of the t test: F_t(target / se − t_crit), which is ≥ ``power`` exactly when (t_crit + t_power)·se ≤ target).
-    ``within_sd``: per-run SD of log latency; ``tau``: launch-to-launch SD."""
+    ``within_sd``: per-run SD of log latency; ``tau``: launch-to-launch SD; ``floor_sd``: the allowance compare
+    pools with two launches per arm and nothing measured (0: none, as with ``--launch-cv 0``)."""
     target = math.log1p(effect) - math.log1p(threshold)
     rows = []
     for k in launches:
         df = 2 * k - 2
-        crit = float(stdtrit(df, 1 - (1 - level) / 2))
         for n in runs:
             v = (math.pi / 2) * within_sd ** 2 / n  # variance of a median of n runs (normal noise)
-            se = math.sqrt(2 * (tau ** 2 + v) / k)
-            need = (crit + float(stdtrit(df, power))) * se
+            se, df_used = math.sqrt(2 * (tau ** 2 + v) / k), df
+            crit = float(stdtrit(df, 1 - (1 - level) / 2))
+            if df <= FLOOR_DF and floor_sd > 0:
+                # compare widens an interval on ≤ FLOOR_DF launch-level df to the allowance counted as FLOOR_DF df
+                # (see contrast): the design expects that interval when it is the wider one
+                se_f = math.sqrt((df * (tau ** 2 + v) + FLOOR_DF * floor_sd ** 2) / (df + FLOOR_DF) * 2 / k)
+                crit_f = float(stdtrit(df + FLOOR_DF, 1 - (1 - level) / 2))
+                if crit_f * se_f > crit * se:
+                    se, crit, df_used = se_f, crit_f, df + FLOOR_DF
+            need = (crit + float(stdtrit(df_used, power))) * se
             rows.append({"launches_per_arm": k, "runs_per_launch": n, "half_width_percent": 100 * math.expm1(crit * se),
-                         "power": float(stdtr(df, target / se - crit)) if target > 0 else 0.0,
+                         "power": float(stdtr(df_used, target / se - crit)) if target > 0 else 0.0,
                          "resolves": bool(target > 0 and need <= target), "total_runs": 2 * k * n})
     ok = [r for r in rows if r["resolves"]]
     best = min(ok, key=lambda r: (r["total_runs"] + 200 * r["launches_per_arm"], r["launches_per_arm"])) if ok else None

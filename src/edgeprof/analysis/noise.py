@@ -215,8 +215,35 @@ def line_allowance(noise: LaunchNoise, per_run_ms: float) -> float:
     return math.sqrt(noise.sd ** 2 + LINE_SMALL ** 2 / us)
 
 
+def pilot_noise(sd: float, df: int, launches: int, evidence: LaunchNoise, configs: int) -> LaunchNoise:
+    """The launch SD a plan uses from a pilot's own launches (``sd`` on ``df``), by compare's rule (see
+    :func:`.launches.contrast`): pooled with the machine's measured launch spread when ``evidence`` is a
+    measurement (noise.json, the store), else — with at most :data:`.launches.FLOOR_DF` df — with ``evidence``'s
+    SD counted as FLOOR_DF df; then at its upper :data:`CONFIDENCE` bound on the pooled df. Three launches alone
+    do not bound it: on the real-noise corpus, three launches of one program showed less than 1/8 of its launch
+    SD in 5 % of pilots (they ran in one quiet spell), and the plans made from their spread alone delivered the
+    promised power for 45–66 % of pilots (bench/bench_plan.py, README "Statistics")."""
+    from .launches import FLOOR_DF
+
+    where = f"these {launches} launches of {configs} configuration{'' if configs == 1 else 's'}"
+    own = f"{100 * sd:.1f} % measured on {where} ({df} df)"
+    m = evidence.measurement
+    if m is None and evidence.sd > 0:
+        m, why = (evidence.sd, FLOOR_DF), f"{100 * evidence.sd:.3g} % ({evidence.source}) counted as {FLOOR_DF} df"
+    elif m is not None:
+        why = f"the {100 * m[0]:.3g} % measured on this machine ({evidence.source}, {m[1]} df)"
+    else:
+        return measured(sd, df, launches, "arms", where)
+    pooled_df = df + m[1]
+    pooled = math.sqrt((df * sd ** 2 + m[1] * m[0] ** 2) / pooled_df)
+    used = max(upper_bound(pooled, pooled_df), pooled)
+    return LaunchNoise(used, "arms", f"{own}, pooled with {why}: {100 * pooled:.1f} %, {100 * used:.1f} % at its "
+                                     f"upper {100 * CONFIDENCE:g} % bound", sd, df, launches)
+
+
 def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: "LaunchNoise", level: float = LEVEL,
-                power: float = 0.80, threshold: float = 0.0) -> tuple[dict, "LaunchNoise", dict]:
+                power: float = 0.80, threshold: float = 0.0,
+                floor_sd: float = LAUNCH_SD_DEFAULT) -> tuple[dict, "LaunchNoise", dict]:
     """The design ``plan`` recommends from a pilot (per configuration its launches' steady runs): the run noise
     within launches counted at its effective size (lag-1 autocorrelation ρ: a run counts (1 − ρ)/(1 + ρ)), the
     launch SD measured on the pilot at its upper bound — or ``fallback`` (the evidence a single launch needs)
@@ -225,14 +252,12 @@ def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback
 
     prof = profile(configs)
     within, rho = prof["within_sd"] or 0.0, max(0.0, min(prof["lag1_autocorrelation"] or 0.0, 0.95))
+    within_eff = within * math.sqrt((1 + rho) / (1 - rho))
     est = estimate([log_median_stats(runs) for runs in configs.values() if len(runs) >= 2])
     if est is not None:
-        sd, df, n = est
-        noise = measured(sd, df, n, "arms", f"these {n} launches of "
-                                            f"{sum(len(r) >= 2 for r in configs.values())} configuration(s)")
+        noise = pilot_noise(*est, fallback, sum(len(r) >= 2 for r in configs.values()))
     else:
         noise = fallback
-    within_eff = within * math.sqrt((1 + rho) / (1 - rho))
-    d = design(within_eff, noise.sd, effect, level=level, power=power, threshold=threshold)
+    d = design(within_eff, noise.sd, effect, level=level, power=power, threshold=threshold, floor_sd=floor_sd)
     d["within_sd_effective"] = within_eff
     return d, noise, prof

@@ -152,11 +152,7 @@ def findings(report: dict) -> list[dict]:
     v = report.get("validation")
     if v and not v["ok"]:
         fails = [c for c in v["checks"] if c["status"] == "fail"]
-        only_missing = all("missing" in c["message"] for c in fails)
-        add("validation", "medium" if only_missing else "high",
-            f"run-folder validation: {len(fails)} check(s) failed" + (
-                " — the analysis outputs are not there yet (`edgeprof analyze` writes them; this report does not need "
-                "them)" if only_missing else ""), "validate",
+        add("validation", "high", f"run-folder validation: {len(fails)} check(s) failed", "validate",
             [f"{c['subject']}: {c['message']}" for c in fails][:8])
     return out
 

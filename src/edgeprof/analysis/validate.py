@@ -81,7 +81,19 @@ def _close(a: float | None, b: float | None, tol: float) -> bool:
     return abs(a - b) <= tol * max(abs(b), 1e-12)
 
 
-def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set) -> None:
+PENDING = ("not written yet: this folder holds what `edgeprof run` collected and no analysis output at all "
+           "(`edgeprof analyze` writes them)")
+
+
+def collected_only(etdumps: list, summary, manifest: JsonFacts, collected: bool) -> bool:
+    """A folder ``edgeprof run`` wrote (``collected``: its manifest says so and records launches) and nothing
+    analysed yet: not one analysis output (no timeline, no operator stats, no analysis_summary.json). Its analysis
+    outputs are pending, not missing; a half-analysed folder (some outputs there, others not) still fails."""
+    return (collected and manifest.exists and not manifest.problems and bool(etdumps) and not summary.exists
+            and not any(o.exists for e in etdumps for o in e.outputs))
+
+
+def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set, pending: bool = False) -> None:
     if e.error:
         _check(out, "fail", "etdump", e.path, f"cannot be read: {e.error}")
         return
@@ -92,7 +104,10 @@ def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set) -> None:
         if o.key == "robust_stats" and "robust-stats" not in require:
             continue
         if not o.exists:
-            _check(out, "fail", o.key, o.path, f"{label} missing (run: edgeprof analyze)")
+            if pending:
+                _check(out, "info", o.key, o.path, f"{label} {PENDING}")
+            else:
+                _check(out, "fail", o.key, o.path, f"{label} missing (run: edgeprof analyze)")
             continue
         if o.error:
             _check(out, "fail", o.key, o.path, f"{label} unreadable: {o.error}")
@@ -113,9 +128,12 @@ def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set) -> None:
             _check(out, "pass", o.key, o.path, f"{label} present and fresh")
 
 
-def _summary_checks(out: list, s: SummaryFacts, etdumps: list[EtdumpFacts], tol: float) -> None:
+def _summary_checks(out: list, s: SummaryFacts, etdumps: list[EtdumpFacts], tol: float, pending: bool = False) -> None:
     if not s.exists:
-        _check(out, "fail", "analysis_summary", s.path, "analysis_summary.json missing (run: edgeprof analyze)")
+        if pending:
+            _check(out, "info", "analysis_summary", s.path, f"analysis_summary.json {PENDING}")
+        else:
+            _check(out, "fail", "analysis_summary", s.path, "analysis_summary.json missing (run: edgeprof analyze)")
         return
     if s.error:
         _check(out, "fail", "analysis_summary", s.path, f"analysis_summary.json unreadable: {s.error}")
@@ -234,17 +252,18 @@ def _trace_checks(out: list, traces: list[TraceFacts], etdumps: list[EtdumpFacts
 
 def run_checks(etdumps: list[EtdumpFacts], summary: SummaryFacts, manifest: JsonFacts, metrics: JsonFacts,
                traces: list[TraceFacts], *, require: set[str] = frozenset(), require_sme2_kernels: bool = False,
-               tolerance: float = 0.01, searched: list[str] = ()) -> dict:
+               tolerance: float = 0.01, searched: list[str] = (), collected: bool = False) -> dict:
     checks: list[dict] = []
     if not etdumps and not traces:
         _check(checks, "fail", "etdump", "", "no .etdump or .etdp files in the run folder")
     elif not etdumps:
         _check(checks, "info", "etdump", "", "no ETDumps here (a trace folder): checking its "
                f"{len(traces)} trace log(s) and kernel table(s)")
+    pending = collected_only(etdumps, summary, manifest, collected)
     for e in etdumps:
-        _etdump_checks(checks, e, tolerance, set(require))
+        _etdump_checks(checks, e, tolerance, set(require), pending)
     if etdumps:
-        _summary_checks(checks, summary, etdumps, tolerance)
+        _summary_checks(checks, summary, etdumps, tolerance, pending)
     _json_checks(checks, manifest, "manifest.json", "manifest" in require)
     _json_checks(checks, metrics, "metrics.json", "manifest" in require or "metrics" in require)
     if "trace" in require and not traces:

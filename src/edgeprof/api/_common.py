@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..errors import UsageError
@@ -123,3 +124,39 @@ class KeptStream:
         if not self.ws.allow_empty:
             check_has_runs(prof, self.path)
         return prof
+
+
+def configurations(ws: Workspace, files: list[Path]) -> dict[str, list[Path]]:
+    """``files`` grouped by configuration (:func:`edgeprof.io.manifest.configuration`: experiment, program,
+    runtime and its options, from the manifest where one records them, else from the names). Files that name no
+    experiment and whose manifest records none are the launches of one configuration, as ``compare -b FILES``
+    takes them. Each group is named by its experiment, with its thread count when one experiment ran with
+    several, else by what its files' names share."""
+    from ..conventions import profile_stem
+    from ..io.manifest import configuration, launch_facts
+    from ..io.readers import profile_format
+    from ..conventions import FORMAT_TIMELINE_CSV
+    from ..io.runfolder import etdump_of_timeline
+
+    keyed: dict[tuple, list[Path]] = {}
+    for f in files:
+        manifest, _, _ = ws.manifest(f.parent)
+        facts = launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
+        key = configuration(facts) if facts.get("experiment") or facts.get("program") else ()
+        keyed.setdefault(key, []).append(f)
+    names: dict[str, list[Path]] = {}
+    for key, fs in keyed.items():
+        d = dict(key)
+        exp = d.get("experiment")
+        if exp is None:
+            stems = [re.sub(r"[._-]l\d+$", "", profile_stem(f)) for f in fs]
+            name = os.path.commonprefix(stems).rstrip("._-") or stems[0]
+        else:
+            same = [k for k in keyed if dict(k).get("experiment") == exp]
+            name = str(exp)
+            if len(same) > 1 and d.get("threads") is not None:
+                name += f" t{d['threads']}"
+        while name in names:
+            name += "'"
+        names[name] = fs
+    return names

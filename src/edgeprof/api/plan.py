@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conventions import LEVEL, THRESHOLD, parse_fraction, profile_stem
+from ..conventions import LEVEL, THRESHOLD, parse_fraction
 from ..files import command
 from ..io.workspace import Workspace
-from ._common import as_list, checked_threshold, common_root, workspace
+from ._common import as_list, checked_threshold, common_root, configurations, workspace
 from .results import PlanResult
 
 
@@ -54,27 +54,27 @@ def plan(inputs, *, effect, threshold: float = THRESHOLD, level: float = LEVEL, 
 
     threshold = checked_threshold(threshold)
     from ..analysis.selection import select_runs
-    from ..analysis.launches import design, log_median_stats
+    from ..analysis.launches import LAUNCH_SD_DEFAULT, design, log_median_stats
     from .compare import launch_noise
 
     eff = effect if isinstance(effect, float) else parse_effect(effect)
     ws = workspace(ws, run_dir)
     files = [f for spec in as_list(inputs) for f in ws.resolve(spec, run_dir, threads)]
-    groups: dict[str, list[Path]] = {}
-    for f in files:
-        groups.setdefault(ws.series(f).experiment or profile_stem(f), []).append(f)
+    groups = configurations(ws, files)
     configs, steady = [], {}
     for name, fs in groups.items():
         values = [ws.series(f).values_ms for f in fs]
         steady[name] = select_runs(values, warmup, [str(f) for f in fs]).steady(values)
     fallback = launch_noise(ws, files, launch_cv, store)
+    # the allowance compare pools with two launches per arm and nothing measured: the default, or --launch-cv
+    floor_sd = fallback.sd if fallback.source == "given" else LAUNCH_SD_DEFAULT
     overall, noise, prof = nz.plan_design(steady, eff, fallback=fallback, level=level, power=power,
-                                          threshold=threshold)
+                                          threshold=threshold, floor_sd=floor_sd)
     within, rho, within_eff = prof["within_sd"] or 0.0, prof["lag1_autocorrelation"], overall["within_sd_effective"]
     tau = noise.sd
     for name, launches in steady.items():
         one = nz.estimate([log_median_stats(launches)]) if len(launches) >= 2 else None
-        d = design(within_eff, tau, eff, level=level, power=power, threshold=threshold)
+        d = design(within_eff, tau, eff, level=level, power=power, threshold=threshold, floor_sd=floor_sd)
         configs.append({"name": name, "launches": len(launches), "runs": [int(x.size) for x in launches],
                         "within_sd": float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in launches if x.size > 1]
                                                            or [0.0]))),

@@ -160,8 +160,11 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
                          + (" or its <platform>_trace sibling" if run_dir.name and not run_dir.name.endswith("_trace")
                             else ""))
     searched = [disp(d) or "." for d in trace_folders(run_dir)]
+    # a collection ``edgeprof run`` wrote: its manifest says so and records launches
+    collected = isinstance(manifest, dict) and manifest.get("tool") == "edgeprof" and bool(manifest.get("results"))
     report = run_checks(facts, summary, manifest_facts, metrics_facts, traces, require=set(require),
-                        require_sme2_kernels=require_sme2_kernels, tolerance=tolerance, searched=searched)
+                        require_sme2_kernels=require_sme2_kernels, tolerance=tolerance, searched=searched,
+                        collected=collected)
     report["run_dir"] = str(run_dir.resolve())
     report["trace_logs"] = [{"path": t.path, "role": t.role, "role_source": t.role_source,
                              "kernels": len(t.rows or []), "error": t.error} for t in traces]

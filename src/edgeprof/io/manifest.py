@@ -153,6 +153,16 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
     return facts
 
 
+# what makes launches launches of one configuration: the program (its hash where the manifest records it), the
+# runtime (versions), the runtime options (threads, core mask) and the experiment — never the file's name alone
+CONFIGURATION = ("experiment", "program", "runtime", "threads", "core_mask")
+
+
+def configuration(facts: dict) -> tuple:
+    """The identity of the configuration a launch belongs to, from its :func:`launch_facts`."""
+    return tuple((k, facts.get(k)) for k in CONFIGURATION)
+
+
 _COMMIT_KEYS = ("commit", "git_commit", "git_sha", "revision")
 _TIME_KEYS = ("time", "timestamp", "generated_at", "started_at", "created_at")
 

@@ -326,8 +326,13 @@ def _validation(out, d):
         out.append(("p", "Not run: the report was made from files, not a run folder."))
         return
     n = v["counts"]
+    from ..analysis.validate import PENDING
+
+    pending = sum(1 for c in v["checks"] if c["status"] == "info" and c["message"].endswith(PENDING))
     out.append(("p", f"{'**OK**' if v['ok'] else '**FAILED**'}: {n['pass']} passed, {n['fail']} failed, "
-                     f"{n['warn']} warning(s) (`edgeprof validate` for the full list)."))
+                     f"{n['warn']} warning(s)"
+                     + (f"; {pending} analysis output(s) not written yet (`edgeprof analyze` writes them)"
+                        if pending else "") + " (`edgeprof validate` for the full list)."))
     fails = [(f"{c['subject']}: {c['message']}", c["items"][:5]) for c in v["checks"] if c["status"] == "fail"]
     if fails:
         out.append(("list", fails[:12]))
