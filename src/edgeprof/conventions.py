@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from enum import Enum
 
 # --------------------------------------------------------------------------------------------------
 # JSON documents
@@ -78,8 +79,27 @@ def fmt_ratio(x: float) -> str:
 # baseline vs candidate
 # --------------------------------------------------------------------------------------------------
 
+# what validation says of an analysis output of a folder ``edgeprof run`` wrote and nothing analysed yet
+PENDING = ("not written yet: this folder holds what `edgeprof run` collected and no analysis output at all "
+           "(`edgeprof analyze` writes them)")
 SPEEDUP = "speedup = baseline / candidate (> 1: candidate faster)"
-VERDICTS = ("faster", "slower", "equivalent", "inconclusive", "not_comparable")
+
+
+class Verdict(str, Enum):
+    """A comparison's verdict. A ``str`` (its value) wherever it goes — JSON, tables, sentences — so a document
+    holds ``"faster"``; code names the member, so a misspelt verdict is an error, not a silent mismatch."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    EQUIVALENT = "equivalent"
+    INCONCLUSIVE = "inconclusive"
+    NOT_COMPARABLE = "not_comparable"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+VERDICTS = tuple(v.value for v in Verdict)
 
 
 def speedup(baseline: float | None, candidate: float | None) -> float | None:
@@ -89,21 +109,21 @@ def speedup(baseline: float | None, candidate: float | None) -> float | None:
     return baseline / candidate
 
 
-def verdict(low: float | None, high: float | None, threshold: float) -> str:
+def verdict(low: float | None, high: float | None, threshold: float) -> Verdict:
     """The verdict of a speedup interval [low, high] at δ = ``threshold``, on the log scale: ``faster`` when the
     whole interval is above 1 + δ, ``slower`` when it is below 1/(1 + δ), ``equivalent`` when it lies inside
     [1/(1 + δ), 1 + δ] (δ > 0), else ``inconclusive``."""
     if low is None or high is None or low <= 0 or high <= 0:
-        return "inconclusive"
+        return Verdict.INCONCLUSIVE
     d = math.log1p(threshold)
     lo, hi = math.log(low), math.log(high)
     if lo > d:
-        return "faster"
+        return Verdict.FASTER
     if hi < -d:
-        return "slower"
+        return Verdict.SLOWER
     if lo >= -d and hi <= d and threshold > 0:
-        return "equivalent"
-    return "inconclusive"
+        return Verdict.EQUIVALENT
+    return Verdict.INCONCLUSIVE
 
 
 # --------------------------------------------------------------------------------------------------

@@ -136,7 +136,7 @@ def test_bh_against_scipy():
 
 
 def test_design_rule():
-    d = design(0.05, 0.02, 0.05, threshold=0.01)
+    d = design(0.05, 0.02, 0.05, threshold=0.01, floor_sd=0.0)  # the bare rule (the 2-launch floor: test_launches)
     target = math.log1p(0.05) - math.log1p(0.01)
     for r in d["options"]:
         k, n = r["launches_per_arm"], r["runs_per_launch"]

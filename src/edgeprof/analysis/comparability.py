@@ -42,13 +42,22 @@ def comparability(b_facts: list[dict], c_facts: list[dict]) -> dict:
     critical = [r["aspect"] for r in rows if r["critical"]]
     others = [r["aspect"] for r in rows if r["differs"] and not r["critical"] and r["aspect"] not in variable]
     recorded = any(r["baseline"] or r["candidate"] for r in rows if r["aspect"] not in ("experiment", "threads"))
+    out = {"comparable": not critical, "variable_under_test": variable, "critical_differences": critical,
+           "other_differences": others, "recorded": recorded, "rows": rows}
+    out["statement"] = sentence(out)
+    return out
+
+
+ADVICE = "compare like with like, or pass --allow-different"
+
+
+def sentence(comp: dict, advice: bool = True) -> str:
+    """What a comparability says, from its fields; ``advice``: how to proceed when the arms are not comparable
+    (left out where the comparison was made anyway)."""
+    variable, critical, others = comp["variable_under_test"], comp["critical_differences"], comp["other_differences"]
     if critical:
-        statement = ("not comparable: the arms also differ in " + ", ".join(critical)
-                     + (f" besides the variable under test ({', '.join(variable)})" if variable else "")
-                     + " — compare like with like, or pass --allow-different")
-    elif others:
-        statement = f"comparable ({', '.join(variable) or 'no recorded difference'} under test); also differ: {', '.join(others)}"
-    else:
-        statement = f"comparable ({', '.join(variable) or 'no recorded difference'} under test)"
-    return {"comparable": not critical, "variable_under_test": variable, "critical_differences": critical,
-            "other_differences": others, "recorded": recorded, "rows": rows, "statement": statement}
+        return ("not comparable: the arms also differ in " + ", ".join(critical)
+                + (f" besides the variable under test ({', '.join(variable)})" if variable else "")
+                + (f" — {ADVICE}" if advice else ""))
+    said = f"comparable ({', '.join(variable) or 'no recorded difference'} under test)"
+    return f"{said}; also differ: {', '.join(others)}" if others else said

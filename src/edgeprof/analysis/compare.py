@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .special import ndtri, stdtrit
 
-from ..conventions import LEVEL, METRICS, THRESHOLD, fmt_ms, fmt_ratio
+from ..conventions import LEVEL, METRICS, THRESHOLD, Verdict, fmt_ms, fmt_ratio
 from ..conventions import verdict as verdict_of
 from .latency import detect_drift
 from .launches import contrast, design, log_median_stats, metric_stats
@@ -180,11 +180,15 @@ def _tail_statement(tails: dict, metric: str) -> str | None:
 def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHOLD, level: float = LEVEL,
                     seed: int = 0, resamples: int = 2000, warmup="auto", noise: LaunchNoise | None = None,
                     metric: str = "median", launch_cv: float | None = None,
-                    selections: tuple[RunSelection, RunSelection] | None = None) -> dict:
+                    selections: tuple[RunSelection, RunSelection] | None = None, comparability: dict | None = None,
+                    allow_different: bool = False) -> dict:
     """Compare two arms; returns the full result (the Arm kit's comparison keys plus ours). ``selections``: the
     runs of each arm to use (:func:`arm_selection`), made from ``warmup`` when not given. ``noise``: the
     launch-to-launch SD a single launch cannot show and its evidence (:mod:`.noise`; None: the default, or
-    ``launch_cv`` when given as a number); ``metric``: what the verdict is about (median, mean, p90, p99)."""
+    ``launch_cv`` when given as a number); ``metric``: what the verdict is about (median, mean, p90, p99).
+    ``comparability`` (:func:`.comparability.comparability` of the arms' recorded facts): arms that are not
+    comparable get the verdict ``not_comparable`` (the statistical one kept as ``verdict_if_comparable``) unless
+    ``allow_different``, which keeps the verdict and says so in a warning."""
     from .noise import default, given
 
     if noise is None:
@@ -214,6 +218,7 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHO
         warnings.append("each arm needs at least 2 runs with positive latency for an interval")
         result.update(_kit_keys(baseline.name, candidate.name, b_all, c_all))
         result.update(ci=None, verdict="inconclusive", significant=False, warnings=warnings)
+        _judge_comparability(result, comparability, allow_different)
         result["summary_line"] = _line(result)
         return result
 
@@ -334,8 +339,26 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHO
         "verdict": verdict,
         "warnings": warnings,
     })
+    _judge_comparability(result, comparability, allow_different)
     result["summary_line"] = _line(result)
     return result
+
+
+def _judge_comparability(result: dict, comp: dict | None, allow_different: bool) -> None:
+    """The verdict of arms whose recorded facts differ where they must not (one place; the sentence follows it)."""
+    from .comparability import sentence
+
+    if comp is None:
+        return
+    result["comparability"] = comp
+    if not comp["comparable"]:
+        if allow_different:
+            result["warnings"].append(f"{sentence(comp, advice=False)} (compared anyway: --allow-different)")
+        else:
+            result["verdict_if_comparable"] = result["verdict"]
+            result["verdict"] = Verdict.NOT_COMPARABLE
+    elif comp["other_differences"]:
+        result["warnings"].append(comp["statement"])
 
 
 def _kit_keys(bname: str, cname: str, b: np.ndarray, c: np.ndarray) -> dict:
@@ -375,7 +398,7 @@ def description(bname: str, cname: str, ratio: float | None) -> str:
 def _line(r: dict) -> str:
     b, c = r["baseline"]["name"], r["candidate"]["name"]
     if r.get("ci") is None:
-        return f"{c} vs {b}: not enough data — verdict: inconclusive"
+        return f"{_not_comparable(r)}{c} vs {b}: not enough data — verdict: {r['verdict']}"
     s, ci = r["speedup"]["estimate"], r["ci"]
     if r["verdict"] in ("faster", "slower"):
         change = f"{fmt_ratio(s)} faster" if s >= 1 else f"{fmt_ratio(1 / s)} slower"
@@ -390,6 +413,10 @@ def _line(r: dict) -> str:
              if reg == "single-launch" else f" ({reg})" if reg else "")
     metric = r.get("metric", "median")
     what = "" if metric == "median" else f" ({metric})"
-    return (f"{c} vs {b}{what}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI {ci['low']:.3f}–{ci['high']:.3f}], "
-            f"launch-level p = {p:.2g}; {nc} vs {nb} runs in {kc} vs {kb} launch(es); threshold "
-            f"{r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")
+    return (f"{_not_comparable(r)}{c} vs {b}{what}: {change} [speedup {s:.3f}, {int(ci['level'] * 100)}% CI "
+            f"{ci['low']:.3f}–{ci['high']:.3f}], launch-level p = {p:.2g}; {nc} vs {nb} runs in {kc} vs {kb} "
+            f"launch(es); threshold {r['threshold'] * 100:g} % — verdict: {r['verdict']}{about}")
+
+
+def _not_comparable(r: dict) -> str:
+    return f"{r['comparability']['statement']}; " if r["verdict"] == "not_comparable" else ""

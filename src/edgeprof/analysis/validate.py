@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..conventions import fmt_ms
+from ..conventions import PENDING, fmt_ms
 from .kernels import registered_vs_executed, summarize_kernels
 
 OUTPUT_LABELS = {"timeline_all": "all-runs timeline", "timeline_run0": "run-0 timeline", "ops_stats": "operator stats",
@@ -79,10 +79,6 @@ def _close(a: float | None, b: float | None, tol: float) -> bool:
     if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)):
         return False
     return abs(a - b) <= tol * max(abs(b), 1e-12)
-
-
-PENDING = ("not written yet: this folder holds what `edgeprof run` collected and no analysis output at all "
-           "(`edgeprof analyze` writes them)")
 
 
 def collected_only(etdumps: list, summary, manifest: JsonFacts, collected: bool) -> bool:

@@ -210,20 +210,8 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
     noise = launch_noise(ws, b_files + c_files, launch_cv, store, b_facts + c_facts)
     runs = arm_selection(b_arm, warmup), arm_selection(c_arm, warmup)  # each arm's runs, for every analysis below
     result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,
-                             selections=runs, noise=noise, metric=metric)
-    comp = comparability(b_facts, c_facts)
-    result["comparability"] = comp
-    if not comp["comparable"]:
-        if allow_different:
-            result["warnings"].append(f"{comp['statement'].replace(' — compare like with like, or pass --allow-different', '')}"
-                                      " (compared anyway: --allow-different)")
-        else:
-            result["verdict_if_comparable"] = result["verdict"]
-            result["verdict"] = "not_comparable"
-            result["summary_line"] = f"{comp['statement']}; " + result["summary_line"].replace(
-                f"verdict: {result['verdict_if_comparable']}", "verdict: not_comparable")
-    elif comp["other_differences"]:
-        result["warnings"].append(comp["statement"])
+                             selections=runs, noise=noise, metric=metric,
+                             comparability=comparability(b_facts, c_facts), allow_different=allow_different)
     result["warnings"] = ([w for w in (b_repeat, c_repeat) if w]
                           + [w for s in bs + cs for w in (f"{s.path.name}: {x}" for x in s.warnings)]
                           + result["warnings"])

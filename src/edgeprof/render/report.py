@@ -326,7 +326,7 @@ def _validation(out, d):
         out.append(("p", "Not run: the report was made from files, not a run folder."))
         return
     n = v["counts"]
-    from ..analysis.validate import PENDING
+    from ..conventions import PENDING
 
     pending = sum(1 for c in v["checks"] if c["status"] == "info" and c["message"].endswith(PENDING))
     out.append(("p", f"{'**OK**' if v['ok'] else '**FAILED**'}: {n['pass']} passed, {n['fail']} failed, "
