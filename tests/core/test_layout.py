@@ -171,7 +171,8 @@ def test_help_is_fast_and_loads_no_numerics(cmd):
     new = next(ln for ln in r.stderr.splitlines() if ln.startswith("NEW")).split()[1:]
     assert not {"numpy", "polars", "scipy", "rich"} & {m.split(".")[0] for m in new}, new
     ours = [m for m in new if m.split(".")[0] == "edgeprof"]
-    assert all(m in ("edgeprof", "edgeprof.conventions", "edgeprof.errors") or m.startswith("edgeprof.cli")
+    assert all(m in ("edgeprof", "edgeprof.conventions", "edgeprof.errors", "edgeprof.options")
+               or m.startswith("edgeprof.cli")
                for m in ours), ours
     assert len(new) <= 45, (len(new), new)
 

@@ -174,3 +174,58 @@ def fail_on_errors(errors) -> None:
     """Inputs that could not be used (the others were): exit 2 after the output, one line each."""
     if errors:
         raise InputErrors([msg for _, msg in errors])
+
+
+def _launch_cv(ctx, param, value):
+    """``auto`` (the evidence: --store, noise.json, the default) or a launch SD such as 15% or 0.15."""
+    if value is None or str(value).strip().lower() == "auto":
+        return "auto"
+    from ..conventions import parse_fraction
+
+    return parse_fraction(value, "--launch-cv", upper=2.0)
+
+
+def _metric(ctx, param, value):
+    from ..conventions import metric_name
+
+    try:
+        return metric_name(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def click_option(o):
+    """The click option of one :class:`edgeprof.options.Option` record."""
+    decls = [o.flag] + ([o.dest] if o.dest else [])
+    kw: dict = {"help": o.help}
+    if o.kind == "flag":
+        if "/" in o.flag:
+            kw.update(default=o.default, show_default=True)
+        else:
+            kw.update(is_flag=True, default=o.default)
+    elif o.kind == "fraction":
+        kw.update(type=Fraction(lower=o.lower, upper=o.upper), default=o.cli_default, show_default=True)
+    elif o.kind == "int":
+        kw.update(type=click.IntRange(int(o.lower), int(o.upper)) if o.upper > 1 else int, default=o.default,
+                  show_default=o.default is not None)
+    elif o.kind == "path":
+        kw.update(type=click.Path(path_type=str), default=o.default)
+    elif o.kind == "launch_cv":
+        kw.update(default=o.cli_default, show_default=True, callback=_launch_cv)
+    elif o.kind == "metric":
+        kw.update(default=o.cli_default, show_default=True, callback=_metric)
+    else:  # text, warmup
+        kw.update(default=o.cli_default, show_default=o.default is not None, required=o.required)
+    return click.option(*decls, **kw)
+
+
+def options_of(command: str, *names: str):
+    """A decorator adding ``command``'s options (:mod:`edgeprof.options`; those named, in that order) to a click
+    command."""
+    from ..options import options
+
+    def deco(fn):
+        for o in reversed(options(command, *names)):
+            fn = click_option(o)(fn)
+        return fn
+    return deco

@@ -4,73 +4,28 @@ from __future__ import annotations
 
 import click
 
-from ..conventions import PERCENT_LEVEL, PERCENT_THRESHOLD
 from ._base import (
     CONTEXT,
     KIT,
-    Fraction,
     echo_json,
     info,
     say,
     int_option,
     main,
+    options_of,
     run_guarded,
     taxonomy_option,
     warn,
     writes_files,
 )
 
-def _launch_cv(ctx, param, value):
-    """``auto`` (the evidence: --store, noise.json, the default) or a launch SD such as 15% or 0.15."""
-    if value is None or str(value).strip().lower() == "auto":
-        return "auto"
-    from ..conventions import parse_fraction
-
-    return parse_fraction(value, "--launch-cv", upper=2.0)
-
-
-def _metric(ctx, param, value):
-    from ..conventions import metric_name
-
-    try:
-        return metric_name(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-
-
-launch_cv_option = click.option(
-    "--launch-cv", default="auto", show_default=True, callback=_launch_cv,
-    help="Launch-to-launch SD assumed where the arms cannot measure it (one launch per arm): 'auto' takes it from "
-         "--store, else the noise.json that edgeprof run/plan wrote beside the inputs, else the default 25 % "
-         "(calibrated on noisy real machines); or give one (15% or 0.15); 0 = none (the interval is then about "
-         "these launches only).")
-_launch_options = [
-    launch_cv_option,
-    click.option("--store", "noise_store", type=click.Path(path_type=str), default=None,
-                 help="A history store (DuckDB file or Parquet folder) whose launches of the same device tell the "
-                      "launch-to-launch noise (with --launch-cv auto)."),
-    click.option("--metric", default="median", show_default=True, callback=_metric,
-                 help="What the verdict and --fail-on are about: median, mean, p90 or p99 (median_ms… accepted)."),
-    click.option("--allow-different", is_flag=True,
-                 help="Compare even when the arms recorded a different device or thread count besides what is "
-                      "under test (the verdict is otherwise not_comparable)."),
-]
-
-
 def _comparison_options(fn):
-    """Options shared by compare and latency --compare."""
+    """Options shared by compare and latency --compare (:mod:`edgeprof.options`), and the CLI's own."""
     for opt in reversed([
-        click.option("--threshold", type=Fraction(), default=PERCENT_THRESHOLD, show_default=True,
-                     help="δ: the smallest change that matters (2% or 0.02); sets the verdict and --fail-on."),
-        click.option("--level", type=Fraction(lower=0.5), default=PERCENT_LEVEL, show_default=True,
-                     help="Confidence level of the intervals (95% or 0.95)."),
-        click.option("--warmup", default="auto", show_default=True,
-                     help="Warm-up runs to leave out per launch: 'auto' (detected) or a number (0 keeps all)."),
+        options_of("compare", "threshold", "level", "warmup"),
         click.option("--fail-on", type=click.Choice(["regression"]), default=None,
                      help="Exit 1 when the candidate is significantly slower by more than the threshold."),
-        click.option("--categories/--no-categories", default=True, show_default=True,
-                     help="Also compare by operator category and operator (needs ETDumps or timeline CSVs)."),
-        *_launch_options,
+        options_of("compare", "categories", "launch_cv", "store", "metric", "allow_different"),
         taxonomy_option,
     ]):
         fn = opt(fn)
@@ -228,12 +183,10 @@ def _gate(result, fail_on) -> None:
 @click.option("--baseline", "-b", multiple=True, help="Baseline input(s): files, a folder, or an experiment of --run-dir. "
               "Repeat for several launches.")
 @click.option("--candidate", "-c", multiple=True, help="Candidate input(s), as --baseline.")
-@click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder holding the experiments.")
+@options_of("compare", "run_dir")
 @click.option("--baseline-name", default=None, help="Name of the baseline in the output (default: experiment or file name).")
 @click.option("--candidate-name", default=None)
-@click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--resamples", type=click.IntRange(100, 100000), default=2000, show_default=True)
+@options_of("compare", "threads", "seed", "resamples")
 @click.option("--output-dir", type=click.Path(path_type=str), default=None,
               help="Where to write <baseline>_vs_<candidate>_robust_comparison.json (default: beside the baseline).")
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None, help="Write the JSON to this file instead.")
@@ -299,17 +252,7 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
 @click.option("--from", "from_", multiple=True, type=click.Path(path_type=str),
               help="A run folder, experiment or files to measure the noise from (repeatable; or give them positionally).")
-@click.option("--effect", required=True, help="The change to resolve: 3% or 0.03.")
-@click.option("--threshold", type=Fraction(), default=PERCENT_THRESHOLD, show_default=True,
-              help="Resolve beyond this δ: compare's verdict threshold (the same default), so the promised power is "
-                   "the power of compare's verdict; 0 = resolve 'not the same'.")
-@click.option("--power", type=Fraction(lower=0.5, upper=0.995), default="80%", show_default=True)
-@click.option("--level", type=Fraction(lower=0.5), default=PERCENT_LEVEL, show_default=True)
-@click.option("--run-dir", type=click.Path(path_type=str), default=None, help="Run folder holding the experiments.")
-@click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
-@launch_cv_option
-@click.option("--store", "noise_store", type=click.Path(path_type=str), default=None,
-              help="A history store whose launches of the same device tell the launch-to-launch noise.")
+@options_of("plan")
 @click.option("--no-write", is_flag=True, help="Do not write noise.json beside the run folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON on stdout (noise.json is not written).")
 @run_guarded

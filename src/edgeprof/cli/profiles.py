@@ -6,21 +6,20 @@ import gc
 
 import click
 
-from ..conventions import OP_TYPES_MODES, OP_TYPES_REF, PERCENT_THRESHOLD
+from ..conventions import OP_TYPES_MODES, OP_TYPES_REF
 from ._base import (
     CONTEXT,
     KIT,
-    Fraction,
     echo_json,
     fail_on_errors,
     main,
+    options_of,
     run_guarded,
     say,
     taxonomy_option,
     warn,
     writes_files,
 )
-from .compare import _launch_options
 
 
 @main.command(context_settings=CONTEXT)
@@ -172,20 +171,15 @@ def trace(etdump, runs, no_init, out_file, etrecord, fmt, op_types, as_json):
 @click.option("--candidate", "-c", multiple=True, help="Candidate experiment or file(s).")
 @click.option("--baseline-name", default=None, help="Name of the baseline in the report.")
 @click.option("--candidate-name", default=None)
-@click.option("--threads", type=int, default=None, help="Only runs with this thread count.")
+@options_of("compare", "threads")
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None,
               help="Markdown report (default: RUN_DIR/report.md, or <first input stem>_report.md beside it).")
 @click.option("--html", "html_file", type=click.Path(path_type=str), default=None,
               help="Also write a self-contained HTML report with charts here.")
-@click.option("--threshold", type=Fraction(), default=PERCENT_THRESHOLD, show_default=True,
-              help="δ for the comparison verdict (2% or 0.02).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@options_of("compare", "threshold", "seed")
 @taxonomy_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report's data as JSON on stdout.")
-@_launch_options[0]
-@_launch_options[1]
-@_launch_options[2]
-@_launch_options[3]
+@options_of("compare", "launch_cv", "store", "metric", "allow_different")
 @run_guarded
 def report(inputs, baseline, candidate, baseline_name, candidate_name, threads, out_file, html_file, threshold, seed,
            taxonomy, as_json, launch_cv, noise_store, metric, allow_different):

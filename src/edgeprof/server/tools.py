@@ -13,7 +13,7 @@ import os
 
 from ..errors import UsageError
 from .. import access
-from ..conventions import PERCENT_THRESHOLD
+from ..options import THRESHOLD_OPTION
 
 WRITE_TOOLS = ("analyze", "report")  # offered only with --allow-write
 
@@ -205,7 +205,7 @@ ARGS = {
                 "them for several launches",
     "candidate": "the candidate, as baseline",
     "run_dir": "a run folder inside the roots whose experiments baseline/candidate name",
-    "threshold": f"the smallest change that matters, as 2% or 0.02 (default {PERCENT_THRESHOLD})",
+    "threshold": f"{THRESHOLD_OPTION.help} Default {THRESHOLD_OPTION.cli_default}.",
     "metric": "history: median_ms, mean_ms, p90_ms, category:NAME or op:NAME; compare: median, mean, p90 or p99",
     "program": "the .pte (or .onnx) the profile was recorded from (adds work per instruction)",
     "costplan": "an ane-costplan JSON report of the same model (adds the plan-vs-profile cross-check)",
