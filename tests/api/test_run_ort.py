@@ -163,3 +163,22 @@ def test_a_folder_run_wrote_validates_before_and_after_analyze(tmp_path):
     for f in out.rglob("*.ort.json"):
         shutil.copy(f, bare / f.name)
     assert _ep("validate", bare, check=False).returncode == 1
+
+
+def test_report_of_a_thread_sweep_keeps_each_thread_count_apart(collected, tmp_path):
+    """``report`` of the folder without --threads: each model × thread count is its own configuration with its own
+    two launches (never 4 launches pooled under one thread count), and the report says how to compare two."""
+    out, manifest = collected
+    doc = json.loads(_ep("report", out, "--json").stdout)
+    got = {(c["name"], c["latency"]["count"] // 6 if c["latency"].get("count") else None) for c in doc["configs"]}
+    assert {n for n, _ in got} == {f"{e['name']} t{t}" for e in manifest["config"]["experiments"] for t in (1, 2)}
+    assert all(len(c["files"]) == 2 for c in doc["configs"])
+    assert any("--threads for one thread count" in m for m in doc["missing"])
+
+
+def test_run_report_of_one_onnx_model_compares_its_thread_counts(tmp_path):
+    out = tmp_path / "runs"
+    _ep("run", ORT_MODELS / "cnn.onnx", "--runs", 4, "--warmup", 1, "--launches", 2, "--threads", "1,2", "--out", out,
+        "--report", "--no-progress")
+    md = (out / "report_t1_vs_t2.md").read_text()
+    assert "cnn t2 vs cnn t1" in md and not (out / "report.md").exists()

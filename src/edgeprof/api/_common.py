@@ -126,12 +126,14 @@ class KeptStream:
         return prof
 
 
-def configurations(ws: Workspace, files: list[Path]) -> dict[str, list[Path]]:
+def configurations(ws: Workspace, files: list[Path], *, unnamed: str = "together") -> dict[str, list[Path]]:
     """``files`` grouped by configuration (:func:`edgeprof.io.manifest.configuration`: experiment, program,
     runtime and its options, from the manifest where one records them, else from the names). Files that name no
-    experiment and whose manifest records none are the launches of one configuration, as ``compare -b FILES``
-    takes them. Each group is named by its experiment, with its thread count when one experiment ran with
-    several, else by what its files' names share."""
+    experiment and whose manifest records none are, with ``unnamed="together"``, the launches of one
+    configuration, as ``compare -b FILES`` takes them; with ``"by_name"`` (a folder's files, as ``report``
+    lists them) one configuration per name without its launch number (``m_l1``, ``m_l2`` → ``m``). Each group
+    is named by its experiment, with its thread count when one experiment ran with several, else by what its
+    files' names share."""
     from ..conventions import profile_stem
     from ..io.manifest import configuration, launch_facts
     from ..io.readers import profile_format
@@ -142,7 +144,10 @@ def configurations(ws: Workspace, files: list[Path]) -> dict[str, list[Path]]:
     for f in files:
         manifest, _, _ = ws.manifest(f.parent)
         facts = launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
-        key = configuration(facts) if facts.get("experiment") or facts.get("program") else ()
+        if facts.get("experiment") or facts.get("program"):
+            key = configuration(facts)
+        else:
+            key = (("name", re.sub(r"[._-]l\d+$", "", profile_stem(f))),) if unnamed == "by_name" else ()
         keyed.setdefault(key, []).append(f)
     names: dict[str, list[Path]] = {}
     for key, fs in keyed.items():

@@ -16,7 +16,7 @@ from ..io.manifest import recorded_device, recorded_environment, recorded_runner
 from ..io.runfolder import display_path
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
-from ._common import taxonomy_of, workspace
+from ._common import configurations, taxonomy_of, workspace
 from .compare import assign_roles, compare
 from .kernels import kernel_view, kernels
 from .results import Report
@@ -24,35 +24,36 @@ from .validate import validate
 
 
 def _arms(ws: Workspace, inputs: list[str], run_dir: Path | None, baseline, candidate, threads, missing: list):
-    """[(role, specs)] and whether the pair is SME2-off vs SME2-on."""
+    """[(role, specs, configuration name or None)] and whether the pair is SME2-off vs SME2-on."""
     if baseline or candidate:
         if not (baseline and candidate):
             raise UsageError("give both --baseline and --candidate")
         pair = sme2_role(" ".join(baseline)) == "off" and sme2_role(" ".join(candidate)) == "on"
-        return [("baseline", list(baseline)), ("candidate", list(candidate))], pair
+        return [("baseline", list(baseline), None), ("candidate", list(candidate), None)], pair
     if run_dir is None and len(inputs) == 2:
         r = assign_roles(inputs)
-        return [("baseline", r.baseline), ("candidate", r.candidate)], r.note.startswith("by name")
+        return [("baseline", r.baseline, None), ("candidate", r.candidate, None)], r.note.startswith("by name")
     if run_dir is None and len(inputs) == 1:
-        return [(None, inputs)], False
+        return [(None, inputs, None)], False
     if run_dir is None:
         raise UsageError("give a run folder, one or two ETDumps/timeline CSVs, or --baseline and --candidate")
-    exps: dict[str, list[Path]] = {}
-    for f in ws.etdumps(run_dir):
-        rf = ws.describe(f)
-        if threads is None or rf.threads == threads:
-            exps.setdefault(rf.experiment or profile_stem(f), []).append(f)
+    # one configuration per experiment × program × runtime options (a thread sweep: one per thread count)
+    exps = configurations(ws, [f for f in ws.etdumps(run_dir) if threads is None or ws.describe(f).threads == threads],
+                          unnamed="by_name")
     if not exps:
         raise InputError(run_dir, "no .etdump or .etdp files found" + (f" with {threads} thread(s)" if threads else ""))
     roles = {e: sme2_role(e) for e in exps}
     off = [e for e, r in roles.items() if r == "off"]
     on = [e for e, r in roles.items() if r == "on"]
     if len(off) == 1 and len(on) == 1:
-        return [("baseline", [str(p) for p in exps[off[0]]]), ("candidate", [str(p) for p in exps[on[0]]])], True
+        return [("baseline", [str(p) for p in exps[off[0]]], off[0]),
+                ("candidate", [str(p) for p in exps[on[0]]], on[0])], True
     if len(exps) > 1:
-        missing.append("no baseline/candidate pair: each experiment is reported on its own "
-                       "(give --baseline and --candidate to compare two)")
-    return [(None, [str(p) for p in v]) for _, v in sorted(exps.items())], False
+        missing.append("no baseline/candidate pair: each configuration is reported on its own "
+                       "(give --baseline and --candidate to compare two"
+                       + (", and --threads for one thread count)" if len({ws.describe(f).threads for v in exps.values()
+                                                                       for f in v}) > 1 else ")"))
+    return [(None, [str(p) for p in v], k) for k, v in sorted(exps.items())], False
 
 
 def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, resamples, taxonomy, top) -> dict:
@@ -171,8 +172,8 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
     missing: list[str] = []
     arms, sme2_pair = _arms(ws, inputs, run_dir, baseline, candidate, threads, missing)
     configs = []
-    for role, specs in arms:
-        name = baseline_name if role == "baseline" else candidate_name if role == "candidate" else None
+    for role, specs, config_name in arms:
+        name = (baseline_name if role == "baseline" else candidate_name if role == "candidate" else None) or config_name
         configs.append(_configuration(ws, role, specs, run_dir, threads, name, seed, resamples, tax, top))
         if configs[-1]["etrecord"] != "attached" and configs[-1]["evidence"] == "etdump":
             missing.append(f"{configs[-1]['name']}: no ETRecord attached — op types and backend names are inferred "

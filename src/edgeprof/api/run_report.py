@@ -25,9 +25,10 @@ def report_after_run(run_dir: Path, cfg) -> dict:
                 for t in counts]
     elif len(counts) > 1 and len(names) == 1:
         from ..io.runfolder import describe
+        from ..io.workspace import Workspace
 
-        files = {t: sorted(str(f) for f in (run_dir / names[0]).glob("*.etdump") if describe(f).threads == t)
-                 for t in counts}
+        profiles = Workspace(run_dir).etdumps(run_dir / names[0])  # ETDumps or the runtime's profiles alike
+        files = {t: sorted(str(f) for f in profiles if describe(f).threads == t) for t in counts}
         jobs = [(f"report_t{counts[0]}_vs_t{t}", [], {"baseline": files[counts[0]], "candidate": files[t],
                                                        "baseline_name": f"{names[0]} t{counts[0]}",
                                                        "candidate_name": f"{names[0]} t{t}"})
