@@ -126,6 +126,30 @@ class KeptStream:
         return prof
 
 
+LAUNCH_NUMBER = re.compile(r"[._-]l\d+$")  # ``_l<k>``: the launch number edgeprof run gives a profile's name
+
+
+def shared_name(paths) -> str:
+    """What the profiles' names share once their launch numbers are left out (``cnn_t1_l1``, ``cnn_t1_l2`` →
+    ``cnn_t1``)."""
+    from ..conventions import profile_stem
+
+    stems = [LAUNCH_NUMBER.sub("", profile_stem(p)) for p in paths]
+    return os.path.commonprefix(stems).rstrip("._-") or stems[0]
+
+
+def launch_facts_of(ws: Workspace, f: Path) -> dict:
+    """What the run recorded about the launch that wrote ``f`` (:func:`edgeprof.io.manifest.launch_facts`; a
+    timeline CSV stands for the ETDump it was made from)."""
+    from ..conventions import FORMAT_TIMELINE_CSV
+    from ..io.manifest import launch_facts
+    from ..io.readers import profile_format
+    from ..io.runfolder import etdump_of_timeline
+
+    manifest, _, _ = ws.manifest(f.parent)
+    return launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
+
+
 def configurations(ws: Workspace, files: list[Path], *, unnamed: str = "together") -> dict[str, list[Path]]:
     """``files`` grouped by configuration (:func:`edgeprof.io.manifest.configuration`: experiment, program,
     runtime and its options, from the manifest where one records them, else from the names). Files that name no
@@ -135,27 +159,22 @@ def configurations(ws: Workspace, files: list[Path], *, unnamed: str = "together
     is named by its experiment, with its thread count when one experiment ran with several, else by what its
     files' names share."""
     from ..conventions import profile_stem
-    from ..io.manifest import configuration, launch_facts
-    from ..io.readers import profile_format
-    from ..conventions import FORMAT_TIMELINE_CSV
-    from ..io.runfolder import etdump_of_timeline
+    from ..io.manifest import configuration
 
     keyed: dict[tuple, list[Path]] = {}
     for f in files:
-        manifest, _, _ = ws.manifest(f.parent)
-        facts = launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
+        facts = launch_facts_of(ws, f)
         if facts.get("experiment") or facts.get("program"):
             key = configuration(facts)
         else:
-            key = (("name", re.sub(r"[._-]l\d+$", "", profile_stem(f))),) if unnamed == "by_name" else ()
+            key = (("name", LAUNCH_NUMBER.sub("", profile_stem(f))),) if unnamed == "by_name" else ()
         keyed.setdefault(key, []).append(f)
     names: dict[str, list[Path]] = {}
     for key, fs in keyed.items():
         d = dict(key)
         exp = d.get("experiment")
         if exp is None:
-            stems = [re.sub(r"[._-]l\d+$", "", profile_stem(f)) for f in fs]
-            name = os.path.commonprefix(stems).rstrip("._-") or stems[0]
+            name = shared_name(fs)
         else:
             same = [k for k in keyed if dict(k).get("experiment") == exp]
             name = str(exp)

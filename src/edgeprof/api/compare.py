@@ -7,18 +7,16 @@ two positional inputs, or the Arm kit's ``--compare`` input as the reference.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
-from ..conventions import LEVEL, THRESHOLD, profile_stem
+from ..conventions import LEVEL, THRESHOLD
 from ..files import command
 from ..io.runfolder import comparison_stem
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
-from ._common import as_list, checked_threshold, taxonomy_of, workspace
+from ._common import as_list, checked_threshold, launch_facts_of, shared_name, taxonomy_of, workspace
 from .results import Comparison
 
 SME2_NOTE = "the SME2-off input is the baseline whatever the order given"
@@ -94,16 +92,6 @@ def check_distinct(ws: Workspace, b_files: list[Path], c_files: list[Path]) -> N
                                  "same runs")
 
 
-def _facts(ws: Workspace, f: Path) -> dict:
-    from ..conventions import FORMAT_TIMELINE_CSV
-    from ..io.manifest import launch_facts
-    from ..io.readers import profile_format
-    from ..io.runfolder import etdump_of_timeline
-
-    manifest, _, _ = ws.manifest(f.parent)
-    return launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
-
-
 def _arm_name(series, given: str | None, by_file: bool = False) -> str:
     """An arm's name: the one given, else its experiment, else (or with ``by_file``) what its files' names share
     once their launch numbers (``_l<k>``) are left out."""
@@ -112,11 +100,7 @@ def _arm_name(series, given: str | None, by_file: bool = False) -> str:
     exps = {s.experiment for s in series}
     if len(exps) == 1 and None not in exps and not by_file:
         return exps.pop()
-    stems = [_LAUNCH.sub("", profile_stem(s.path)) for s in series]
-    return os.path.commonprefix(stems).rstrip("._-") or stems[0]
-
-
-_LAUNCH = re.compile(r"[._-]l\d+$")
+    return shared_name([s.path for s in series])
 
 
 def _distinct_launches(ws: Workspace, files: list[Path], role: str) -> tuple[list[Path], str | None]:
@@ -206,7 +190,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
         b_arm.name, c_arm.name = _arm_name(bs, None, by_file=True), _arm_name(cs, None, by_file=True)
     if b_arm.name == c_arm.name:
         b_arm.name, c_arm.name = f"{b_arm.name} (baseline)", f"{c_arm.name} (candidate)"
-    b_facts, c_facts = [_facts(ws, f) for f in b_files], [_facts(ws, f) for f in c_files]
+    b_facts, c_facts = [launch_facts_of(ws, f) for f in b_files], [launch_facts_of(ws, f) for f in c_files]
     noise = launch_noise(ws, b_files + c_files, launch_cv, store, b_facts + c_facts)
     runs = arm_selection(b_arm, warmup), arm_selection(c_arm, warmup)  # each arm's runs, for every analysis below
     result = compare_latency(b_arm, c_arm, threshold=threshold, level=level, seed=seed, resamples=resamples,

@@ -54,7 +54,7 @@ def plan(inputs, *, effect, threshold: float = THRESHOLD, level: float = LEVEL, 
 
     threshold = checked_threshold(threshold)
     from ..analysis.selection import select_runs
-    from ..analysis.launches import LAUNCH_SD_DEFAULT, design, log_median_stats
+    from ..analysis.launches import LAUNCH_SD_DEFAULT, log_median_stats
     from .compare import launch_noise
 
     eff = effect if isinstance(effect, float) else parse_effect(effect)
@@ -74,12 +74,12 @@ def plan(inputs, *, effect, threshold: float = THRESHOLD, level: float = LEVEL, 
     tau = noise.sd
     for name, launches in steady.items():
         one = nz.estimate([log_median_stats(launches)]) if len(launches) >= 2 else None
-        d = design(within_eff, tau, eff, level=level, power=power, threshold=threshold, floor_sd=floor_sd)
         configs.append({"name": name, "launches": len(launches), "runs": [int(x.size) for x in launches],
                         "within_sd": float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in launches if x.size > 1]
                                                            or [0.0]))),
                         "launch_sd_measured": one[0] if one else None, "launch_sd": tau,
-                        "launch_sd_source": noise.detail, "recommended": d["recommended"], "note": d["note"]})
+                        "launch_sd_source": noise.detail, "recommended": overall["recommended"],
+                        "note": overall["note"]})  # one noise for all: the design plan_design made
     rec = overall["recommended"]
     promise = (f"the power holds while the launch SD is at most {100 * tau:.3g} % ({noise.detail}; with "
                f"{100 * nz.CONFIDENCE:g} % confidence it is)" if noise.df else
