@@ -102,6 +102,30 @@ class Verdict(str, Enum):
 VERDICTS = tuple(v.value for v in Verdict)
 
 
+class LineStatus(str, Enum):
+    """The status of one line (category, overhead, operator) of a comparison: a ``str`` like :class:`Verdict`."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    NO_CHANGE = "no significant change"
+    UNTESTED = "in too few runs to test"
+    ABSENT = "absent in candidate"
+    NEW = "new in candidate"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+def line_status(low: float, high: float, q: float, threshold: float, alpha: float) -> LineStatus:
+    """A tested line's status — the one rule for categories and operators alike: ``faster``/``slower`` when its
+    interval clears the threshold (:func:`verdict`) *and* its Benjamini–Hochberg q-value is ≤ ``alpha``; else no
+    significant change."""
+    v = verdict(low, high, threshold)
+    if q <= alpha and v in (Verdict.FASTER, Verdict.SLOWER):
+        return LineStatus(v.value)
+    return LineStatus.NO_CHANGE
+
+
 def speedup(baseline: float | None, candidate: float | None) -> float | None:
     """baseline / candidate, or None when either is missing or not positive."""
     if baseline is None or candidate is None or baseline <= 0 or candidate <= 0:

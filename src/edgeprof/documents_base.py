@@ -201,3 +201,35 @@ def document_fields(cls: type) -> tuple[tuple[str, Any, bool], ...]:
     hints = typing.get_type_hints(cls)
     spec = _spec(cls)
     return tuple((n, hints[n], n in spec.required) for n in spec.names)
+
+
+class Record:
+    """A line of a document's table as a frozen record (a ``@dataclass(frozen=True)`` subclass): typed where it is
+    made and read, plain JSON where it is written. Renderers written against the JSON shape read it as they read
+    the JSON (``row["speedup"]``, ``row.get``, ``in``, ``keys``); :meth:`to_json` gives the row's dict (tuples as
+    lists), which is what :func:`edgeprof.render.jsonfmt.clean` writes and what a document read back holds."""
+
+    __slots__ = ()
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self))  # type: ignore[arg-type]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default=None):
+        return getattr(self, key) if key in self._names() else default
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._names()
+
+    def keys(self):
+        return list(self._names())
+
+    def items(self):
+        return [(k, getattr(self, k)) for k in self._names()]
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.items()}

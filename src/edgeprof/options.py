@@ -60,6 +60,23 @@ EFFECT = Option("effect", "--effect", None, "The change to resolve: 3% or 0.03."
 POWER = Option("power", "--power", 0.80, "The probability of resolving the effect (80% or 0.8).", "fraction", "80%",
                lower=0.5, upper=0.995)
 
+# history: what selects a series and how its changes are judged (its output options — --html, --markdown, --json,
+# --last, --fail-on — are the CLI's own)
+HISTORY_STORE = Option("store", "--store", None, "History store: a DuckDB file (history.duckdb) or DIR/ for a "
+                       "Hive-partitioned Parquet dataset.", "path", required=True)
+MODEL = Option("model", "--model", None, "Only this model's series.")
+EXPERIMENT = Option("experiment", "--experiment", None, "Only this experiment's series.")
+DEVICE = Option("device", "--device", None, "Only this device's series.")
+BRANCH = Option("branch", "--branch", None, "Only launches of this branch.")
+SERIES_METRIC = Option("metric", "--metric", "median_ms",
+                       "The series' metric: median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM) or "
+                       "op:NAME (an operator type).")
+EAGER = Option("eager", "--eager", False,
+               "Report changes at the newest commits without waiting for two more commits.", "flag")
+SINCE = Option("since", "--since", None, "--fail-on considers changes at or after this commit (or ISO time).")
+# options that share a name across commands but are a different quantity (the test of one meaning skips them)
+DISTINCT = {"metric": "compare's is a statistic of the latency (median, p90…); history's names the series"}
+
 COMMANDS: dict[str, tuple[Option, ...]] = {
     # compare, and latency --compare (which makes the same comparison)
     "compare": (THRESHOLD_OPTION, LEVEL_OPTION, WARMUP, METRIC, LAUNCH_CV, STORE, ALLOW_DIFFERENT, CATEGORIES, SEED,
@@ -69,6 +86,15 @@ COMMANDS: dict[str, tuple[Option, ...]] = {
                                             "so the promised power is the power of compare's verdict; 0 = resolve "
                                             "'not the same'."),
              POWER, LEVEL_OPTION, RUN_DIR, THREADS, LAUNCH_CV, STORE),
+    "history": (HISTORY_STORE, MODEL, EXPERIMENT, DEVICE,
+                replace(THREADS, help="Only launches with this thread count."), BRANCH, SERIES_METRIC,
+                replace(THRESHOLD_OPTION, upper=10.0,
+                        help="δ: the smallest relative change that counts as a change (2% or 0.02); sets --fail-on."),
+                EAGER,
+                replace(LAUNCH_CV, help="Launch-to-launch SD to use (15% or 0.15); 'auto': measured — the series' "
+                                        "commits with several launches, else the store's repeated launches on the "
+                                        "device, else the series' commit-to-commit spread, else 25 %."),
+                SINCE),
 }
 
 

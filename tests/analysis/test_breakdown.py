@@ -243,3 +243,50 @@ def test_an_accelerated_category_faster_in_time_but_larger_in_share_counts_as_gr
     bn = bottleneck_shift([cat("CONV", 50.0, 10.0, 50.0, 60.0, "faster"), cat("OTHER", 50.0, 6.7, 50.0, 40.0, "faster")],
                           6.0, "a", "b")
     assert not bn["shift"] and "CONV got faster (-80 % time) yet holds more of the latency (50 % → 60 %)" in bn["statement"]
+
+
+def test_no_shift_without_gemm_or_conv_shrinking_still_names_what_grew():
+    """GEMM/CONV did not shrink (no shift by the workflow's rule), yet DATA_MOVEMENT went 0.8 % → 19.6 % with an
+    interval clear of zero: the sentence says so, and the invariant walk (which failed on the sentence before)
+    holds. A growth of 4.9 points (below the 5-point rule) is not named."""
+    from edgeprof import invariants
+    from edgeprof.analysis.compare_ops import bottleneck_shift
+
+    def cat(line, b_share, c_share, status, ci=None):
+        return {"kind": "category", "line": line, "baseline_ms": b_share, "candidate_ms": c_share,
+                "baseline_share": b_share, "candidate_share": c_share, "status": status,
+                "change_percent": 100 * (c_share / b_share - 1),
+                "share_change_ci": ci or [c_share - b_share - 1, c_share - b_share + 1]}
+    cats = [cat("CONV", 90.0, 70.0, "no significant change"), cat("DATA_MOVEMENT", 0.8, 19.6, "slower"),
+            cat("POOL", 9.2, 10.4, "no significant change")]
+    bn = bottleneck_shift(cats, 1.0, "a", "b")
+    assert not bn["shift"] and bn["grown_categories"] == ["DATA_MOVEMENT"]
+    assert "grew to a material share: DATA_MOVEMENT 1 % → 20 % of latency" in bn["statement"]
+    assert invariants.violations({"categories": cats, "bottleneck": bn}) == []
+    # at the boundary: +4.9 points to a material share is no growth the sentence names
+    small = bottleneck_shift([cat("CONV", 90.0, 85.1, "no significant change"),
+                              cat("DATA_MOVEMENT", 10.0, 14.9, "slower")], 1.0, "a", "b")
+    assert small["grown_categories"] == [] and "grew" not in small["statement"]
+    # growth whose interval reaches zero is said as not established
+    unsure = bottleneck_shift([cat("CONV", 90.0, 70.0, "no significant change"),
+                               cat("DATA_MOVEMENT", 0.8, 19.6, "no significant change", ci=[-2.0, 40.0])],
+                              1.0, "a", "b")
+    assert "DATA_MOVEMENT 1 % → 20 % of latency, not established at this noise" in unsure["statement"]
+
+
+def test_a_share_change_interval_is_bounded_because_its_shares_are():
+    """The change in a line's share (candidate − baseline, points) comes from the two shares' own intervals
+    (MOVER): worked by hand, and never outside [-100, 100] however wide the shares' intervals — a 2 vs 2 thread
+    sweep of ORT profiles gave [.., 121.3] from a t interval on the points before."""
+    from edgeprof.analysis.compare_ops import share_change
+
+    lo, hi = share_change(20.0, (15.0, 26.0), 30.0, (27.0, 34.0))
+    assert lo == pytest.approx(10 - (3 ** 2 + 6 ** 2) ** 0.5) and hi == pytest.approx(10 + (4 ** 2 + 5 ** 2) ** 0.5)
+    assert share_change(5.0, (0.1, 90.0), 95.0, (10.0, 99.9)) == pytest.approx(
+        (90 - (85 ** 2 + 85 ** 2) ** 0.5, 90 + (4.9 ** 2 + 4.9 ** 2) ** 0.5))
+    import itertools
+    grid = [0.0, 0.5, 10.0, 50.0, 90.0, 99.5, 100.0]
+    for b_lo, b, b_hi, c_lo, c, c_hi in itertools.product(grid, repeat=6):
+        if b_lo <= b <= b_hi and c_lo <= c <= c_hi:
+            lo, hi = share_change(b, (b_lo, b_hi), c, (c_lo, c_hi))
+            assert -100 - 1e-9 <= lo <= c - b <= hi <= 100 + 1e-9

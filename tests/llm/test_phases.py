@@ -178,3 +178,27 @@ def test_a_warm_up_is_not_a_prefill(tmp_path):
     r = api.phases(f).data
     assert [p["name"] for p in r["phases"]] == ["all"]
     assert "--phases 0:1=prefill,1:=decode" in r["labels_source"]
+
+
+def test_phase_shares_are_parts_of_a_whole_when_the_lines_overlap_past_end_to_end(tmp_path):
+    """An execute event shortened to 77 % (as a rewritten or multi-threaded profile has it) leaves its children
+    longer than the run: each phase's shares are then of the lines' sum — in [0, 100], adding up to 100 — as the
+    comparison's are, and the negative residual counts as no time (before: shares of the shortened run, > 100 %)."""
+    from etdump_rewrite import read, stretch, write
+
+    from edgeprof.api import phases as run_phases
+
+    src = gzip.decompress((Path(__file__).parents[1] / "data" / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes())
+    runs, version = read(src)
+    out = stretch(runs, lambda e: e.name == "Method::execute", 0.77)
+    p = tmp_path / "short.etdp"
+    p.write_bytes(write(out, version))
+    doc = run_phases(p).doc
+    for ph in doc["phases"]:
+        rows = ph["breakdown"]
+        assert all(0 <= r["share_pct"] <= 100 for r in rows)
+        positive = sum(max(r["ms_per_run"], 0) for r in rows)
+        assert sum(r["share_pct"] for r in rows) == pytest.approx(100, abs=0.01)
+        # an independent recomputation: each share is the line's mean over the lines' positive sum
+        for r in rows:
+            assert r["share_pct"] == pytest.approx(100 * max(r["ms_per_run"], 0) / positive, rel=1e-6)

@@ -92,6 +92,13 @@ def per_run_lines(profile: Profile, lines: EventLines) -> tuple[np.ndarray, np.n
     return m, e2e, runs["run_index"].to_list()
 
 
+def share_base(lines: np.ndarray, e2e: np.ndarray) -> np.ndarray:
+    """What a share of latency is of, per run: the end-to-end time, or the lines' sum where they overlap past it
+    (events of several threads, a hostile or rewritten profile) — so a share is a part of a whole, in [0, 100]; a
+    negative line (a residual below zero) counts as no time. ``lines``: runs × lines; ``e2e``: per run."""
+    return np.maximum(e2e, np.clip(lines, 0, None).sum(axis=1))
+
+
 def per_run_operators(prof: Profile, lines: EventLines, skip: int = 0) -> dict[str, np.ndarray]:
     """Per operator type: time (ns) in each run after the skipped warm-up runs."""
     ev = prof.events

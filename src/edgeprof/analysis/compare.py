@@ -30,6 +30,7 @@ from ..conventions import verdict as verdict_of
 from .latency import detect_drift
 from .launches import contrast, design, log_median_stats, metric_stats
 from .noise import TAIL, LaunchNoise
+from ..comparison import MetricContrast, SlowRuns
 from .selection import RunSelection, select_runs
 
 TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
@@ -109,29 +110,38 @@ def _modal_warning(name: str, runs: list[np.ndarray]) -> str | None:
 
 
 def metric_contrasts(b_runs: list[np.ndarray], c_runs: list[np.ndarray], noise: LaunchNoise, *, level: float,
-                     threshold: float) -> dict:
+                     threshold: float, with_contrasts: bool = False) -> dict:
     """Per metric (median, mean, p90, p99): the launch-level contrast of the arms' steady runs, its speedup
     interval and verdict — the same rule for every metric, each with its own launch SD allowance; and the share
     of slow runs (``slow_share``: runs ≥ 2× their launch's median), the tail check."""
     keys = (*METRICS, TAIL)
-    return contrasts_of({m: metric_stats(b_runs, m) for m in keys}, {m: metric_stats(c_runs, m) for m in keys},
-                        noise, level=level, threshold=threshold)
+    both = _contrasts({m: metric_stats(b_runs, m) for m in keys}, {m: metric_stats(c_runs, m) for m in keys},
+                      noise, level=level, threshold=threshold)
+    return both if with_contrasts else both[0]
 
 
 def contrasts_of(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: float, threshold: float) -> dict:
     """:func:`metric_contrasts` from each arm's per-launch statistics ({metric: (log values, variances)})."""
-    out = {}
+    return _contrasts(b_stats, c_stats, noise, level=level, threshold=threshold)[0]
+
+
+def _metric_record(ct: dict, threshold: float) -> MetricContrast:
+    lo, hi = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
+    return MetricContrast(speedup=float(np.exp(ct["estimate"])), ci_low=lo, ci_high=hi, p_value=ct["p_value"],
+                          verdict=verdict_of(lo, hi, threshold),
+                          baseline_typical_ms=float(np.exp(ct["centres"][0])),
+                          candidate_typical_ms=float(np.exp(ct["centres"][1])))
+
+
+def _contrasts(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: float,
+               threshold: float) -> tuple[dict, dict]:
+    """The records of :func:`contrasts_of` and the launch-level contrasts they come from, by metric."""
+    out, cts = {}, {}
     for m in METRICS:
         (yb, vb), (yc, vc) = b_stats[m], c_stats[m]
         nm = noise.for_metric(m)
-        ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
-        lo, hi = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
-        out[m] = {"speedup": float(np.exp(ct["estimate"])), "ci_low": lo, "ci_high": hi, "p_value": ct["p_value"],
-                  "verdict": verdict_of(lo, hi, threshold), "_ct": ct,
-                  # each arm's value of the metric on the estimator's scale (its launches combined): the speedup
-                  # is their ratio
-                  "baseline_typical_ms": float(np.exp(ct["centres"][0])),
-                  "candidate_typical_ms": float(np.exp(ct["centres"][1]))}
+        cts[m] = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
+        out[m] = _metric_record(cts[m], threshold)
     if TAIL in b_stats:
         (yb, vb), (yc, vc) = b_stats[TAIL], c_stats[TAIL]
         nm = noise.for_metric(TAIL)
@@ -139,9 +149,10 @@ def contrasts_of(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: flo
         # back from the arcsine scale; rounded, so that 5 slow runs in 100 are the 5 % they are (not 4.99…9 %)
         share = [round(float(np.mean(np.sin(y) ** 2)), 12) for y in (yb, yc)]
         more = ct["high"] < 0 and share[1] >= TAIL_MATERIAL
-        out[TAIL] = {"baseline_share": share[0], "candidate_share": share[1], "p_value": ct["p_value"],
-                     "verdict": "slower" if more else "no significant change", "_ct": ct}
-    return out
+        out[TAIL] = SlowRuns(baseline_share=share[0], candidate_share=share[1], p_value=ct["p_value"],
+                             verdict="slower" if more else "no significant change")
+        cts[TAIL] = ct
+    return out, cts
 
 
 def _tail_statement(tails: dict, metric: str) -> str | None:
@@ -222,17 +233,15 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHO
         result["summary_line"] = _line(result)
         return result
 
-    tails = metric_contrasts(b_runs, c_runs, noise, level=level, threshold=threshold)
-    if kb == 1 and kc == 1 and noise.sd == 0:  # no allowance: about these two launches only (a bootstrap)
+    tails, cts = metric_contrasts(b_runs, c_runs, noise, level=level, threshold=threshold, with_contrasts=True)
+    if kb == 1 and kc == 1 and noise.sd == 0 and metric == "median":  # no allowance: these two launches only
         rng = np.random.default_rng(seed)
         draws = _log_median_draws(b_runs[0], resamples, rng) - _log_median_draws(c_runs[0], resamples, rng)
         yb, vb = log_median_stats(b_runs)
         yc, vc = log_median_stats(c_runs)
-        if metric == "median":
-            tails["median"]["_ct"] = contrast(yb, vb, yc, vc, level=level, launch_cv=0.0, within_draws=draws)
-    ct = tails[metric].pop("_ct")
-    for t in tails.values():
-        t.pop("_ct", None)
+        cts["median"] = contrast(yb, vb, yc, vc, level=level, launch_cv=0.0, within_draws=draws)
+        tails["median"] = _metric_record(cts["median"], threshold)
+    ct = cts[metric]
     theta, se, df = ct["estimate"], ct["se"], ct["df"]
     lo_r, hi_r = float(np.exp(ct["low"])), float(np.exp(ct["high"]))
     speedup = float(np.exp(theta))
@@ -254,8 +263,7 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHO
         scope = ("one launch per arm, no allowance: the interval covers run-to-run noise within these two launches "
                  "only; launch-to-launch variation (often larger) is not measured — repeat launches to see it")
         warnings.append(scope)
-    verdict = tails[metric]["verdict"] if regime != "single-launch, no allowance" else verdict_of(lo_r, hi_r, threshold)
-    tails[metric].update(speedup=speedup, ci_low=lo_r, ci_high=hi_r, verdict=verdict, p_value=ct["p_value"])
+    verdict = tails[metric].verdict
     q_pow = float(stdtrit(df, POWER)) if df else float(ndtri(POWER))
     mde = float(np.expm1((ct["critical"] + q_pow) * se))
     within = float(np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in b_runs + c_runs if x.size > 1] or [0.0])))

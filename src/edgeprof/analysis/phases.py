@@ -105,12 +105,16 @@ def analyze_phases(latency_ms: np.ndarray, labels: list[str], *, positions=None,
         rep.pop("latencies_ms", None)
         ph = {"name": name, "first_run": int(idx[0]), "count": int(idx.size), "median_ms": rep["median_ms"],
               "latency": rep}
-        if category_ms:  # this phase's own breakdown: mean time per run of each category / overhead line
-            mean_e2e = float(lat[idx].mean()) or 1.0
-            ph["breakdown"] = sorted(({"line": c, "ms_per_run": float(np.asarray(v)[idx].mean()),
-                                       "share_pct": 100 * float(np.asarray(v)[idx].mean()) / mean_e2e}
-                                      for c, v in category_ms.items() if np.asarray(v)[idx].any()),
-                                     key=lambda r: -r["ms_per_run"])
+        if category_ms:  # this phase's own breakdown: mean time per run of each category / overhead line, and
+            # its share of the phase's mean run (of the lines' sum where they overlap past it: breakdown.share_base)
+            from .breakdown import share_base
+
+            names_c = [c for c, v in category_ms.items() if np.asarray(v)[idx].any()]
+            m = np.column_stack([np.asarray(category_ms[c], dtype=float)[idx] for c in names_c]) if names_c else None
+            base = float(share_base(m, lat[idx]).mean()) if m is not None else 0.0
+            ph["breakdown"] = sorted(({"line": c, "ms_per_run": float(m[:, j].mean()),
+                                       "share_pct": 100 * max(float(m[:, j].mean()), 0.0) / base if base > 0 else 0.0}
+                                      for j, c in enumerate(names_c)), key=lambda r: -r["ms_per_run"])
         if name == "decode" and idx.size >= 3:
             steady = idx[1:] if idx.size > 3 else idx   # the first decode step of a recording is warm-up prone
             d = {"per_token_ms": {"p50": float(np.percentile(lat[steady], 50)), "p90": float(np.percentile(lat[steady], 90)),

@@ -99,18 +99,20 @@ def _stored(st) -> str:
 @command
 def history(store, *, model: str | None = None, experiment: str | None = None, device: str | None = None,
             threads: int | None = None, branch: str | None = None, metric: str = "median_ms",
-            threshold: float = THRESHOLD, eager: bool = False, launch_cv: float | None = None,
+            threshold: float = THRESHOLD, eager: bool = False, launch_cv: float | str | None = None,
             since: str | None = None, top: int = 5, lock_timeout: float = 60.0, detector: str | None = None,
             beta: float | None = None, alpha: float | None = None) -> HistoryResult:
     """Per series (model × experiment × device × threads) matching the filters: one point per commit in time
     order with a launch-aware interval, the gated changes with their attribution (see
     :mod:`edgeprof.analysis.history`), and ``regression`` — whether the newest confirmed change at or after
     ``since`` (a commit or an ISO time) is a slowdown. ``detector``/``beta`` choose the change-point candidates
-    (the benchmark compares them; the defaults are the chosen ones)."""
+    (the benchmark compares them; the defaults are the chosen ones). ``launch_cv``: a launch SD, or None / "auto"
+    for the measured one."""
     from ..store.backends import open_store
 
     kind, name = _metric(metric)
     threshold = checked_threshold(threshold, upper=10.0)
+    launch_cv = None if launch_cv == "auto" else launch_cv  # auto: measured (the default)
     where, params = _where({"model": model, "experiment": experiment, "device": device, "threads": threads,
                             "branch": branch})
     with open_store(store, lock_timeout=lock_timeout) as st:

@@ -39,6 +39,7 @@ class Result:
             data = self.document_type(data).from_json({k: v.body() if isinstance(v, Result) else v
                                                       for k, v in data.items()})
         object.__setattr__(self, "doc", data)
+        _checked(data)
         own = {f.name: f for f in dataclasses.fields(self) if f.name != "doc"}
         bad = sorted(set(extra) - set(own))
         if bad:
@@ -97,9 +98,26 @@ class Result:
         return list(self.doc.get("warnings") or [])
 
 
+def _checked(doc: Document) -> None:
+    """With ``EDGEPROF_CHECK`` (or ``EDGEPROF_CHECK_JSON``) set, every result's document passes the invariant walk
+    when it is made — written or not (:mod:`edgeprof.invariants`; the test suite sets it)."""
+    import os
+
+    from ..conventions import CHECK_ENV, CHECK_JSON_ENV
+
+    if any(os.environ.get(e, "") not in ("", "0") for e in (CHECK_ENV, CHECK_JSON_ENV)):
+        from .. import invariants
+        from ..render.jsonfmt import clean
+
+        invariants.check(clean(doc.to_json()))
+
+
 def _frame(rows: list[dict]):
     import polars as pl
 
+    from ..documents_base import Record
+
+    rows = [r.to_json() if isinstance(r, Record) else r for r in rows]
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 

@@ -181,8 +181,12 @@ def _launch_cv(ctx, param, value):
     if value is None or str(value).strip().lower() == "auto":
         return "auto"
     from ..conventions import parse_fraction
+    from ..errors import UsageError
 
-    return parse_fraction(value, "--launch-cv", upper=2.0)
+    try:
+        return parse_fraction(value, "--launch-cv", upper=2.0)
+    except UsageError as e:  # a usage error of the command line: click's one line and exit 2
+        raise click.BadParameter(str(e).removeprefix("--launch-cv: ")) from None
 
 
 def _metric(ctx, param, value):
@@ -209,7 +213,7 @@ def click_option(o):
         kw.update(type=click.IntRange(int(o.lower), int(o.upper)) if o.upper > 1 else int, default=o.default,
                   show_default=o.default is not None)
     elif o.kind == "path":
-        kw.update(type=click.Path(path_type=str), default=o.default)
+        kw.update(type=click.Path(path_type=str), default=o.default, required=o.required)
     elif o.kind == "launch_cv":
         kw.update(default=o.cli_default, show_default=True, callback=_launch_cv)
     elif o.kind == "metric":

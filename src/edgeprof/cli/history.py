@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..conventions import PERCENT_THRESHOLD
-from ._base import CONTEXT, Fraction, echo_json, fail_on_errors, main, run_guarded, say, taxonomy_option, warn
+from ..options import HISTORY_STORE
+from ._base import (CONTEXT, echo_json, fail_on_errors, main, options_of, run_guarded, say, taxonomy_option,
+                    warn)
 
-STORE_HELP = "History store: a DuckDB file (history.duckdb) or DIR/ for a Hive-partitioned Parquet dataset."
+STORE_HELP = HISTORY_STORE.help
 LOCK_HELP = "Seconds to wait for another ingest holding the store before giving up."
 
 
@@ -72,22 +73,7 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
 
 
 @main.command("history", context_settings=CONTEXT)
-@click.option("--store", required=True, type=click.Path(path_type=str), help=STORE_HELP)
-@click.option("--model", default=None)
-@click.option("--experiment", default=None)
-@click.option("--device", default=None)
-@click.option("--threads", type=int, default=None)
-@click.option("--branch", default=None, help="Only launches of this branch.")
-@click.option("--metric", default="median_ms", show_default=True,
-              help="median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM) or op:NAME (an operator type).")
-@click.option("--threshold", type=Fraction(upper=10.0), default=PERCENT_THRESHOLD, show_default=True,
-              help="Smallest relative change that counts (2% or 0.02).")
-@click.option("--eager", is_flag=True, help="Report changes at the newest commits without waiting for two more commits.")
-@click.option("--launch-cv", type=Fraction(upper=2.0), default=None,
-              help="Launch-to-launch SD to use (0.15 = 15 %) [default: measured — the series' commits with several "
-                   "launches, else the store's repeated launches on the device, else the series' commit-to-commit "
-                   "spread, else 0.25].")
-@click.option("--since", default=None, help="--fail-on considers changes at or after this commit (or ISO time).")
+@options_of("history")
 @click.option("--fail-on", type=click.Choice(["regression"]), default=None,
               help="Exit 1 when the newest confirmed change (since --since) of a series is a regression.")
 @click.option("--html", "html_out", type=click.Path(path_type=str), default=None,

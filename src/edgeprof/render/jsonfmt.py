@@ -13,6 +13,7 @@ import os
 import re
 
 from ..conventions import CHECK_ENV, CHECK_JSON_ENV, UNSAFE_BEYOND_C0
+from ..documents_base import Record
 
 def clean(obj):
     """Recursively make ``obj`` JSON-safe and stable: NaN/inf → None, numpy scalars → Python, tuples → lists."""
@@ -26,6 +27,8 @@ def clean(obj):
         return {str(k): clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [clean(v) for v in obj]
+    if isinstance(obj, Record):  # a typed line of a table: its JSON row
+        return clean(obj.to_json())
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
         return clean(obj.item())
     if hasattr(obj, "tolist"):

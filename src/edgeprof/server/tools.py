@@ -13,7 +13,7 @@ import os
 
 from ..errors import UsageError
 from .. import access
-from ..options import THRESHOLD_OPTION
+from ..options import DEVICE, HISTORY_STORE, METRIC, MODEL, SERIES_METRIC, SINCE, THRESHOLD_OPTION
 
 WRITE_TOOLS = ("analyze", "report")  # offered only with --allow-write
 
@@ -206,14 +206,14 @@ ARGS = {
     "candidate": "the candidate, as baseline",
     "run_dir": "a run folder inside the roots whose experiments baseline/candidate name",
     "threshold": f"{THRESHOLD_OPTION.help} Default {THRESHOLD_OPTION.cli_default}.",
-    "metric": "history: median_ms, mean_ms, p90_ms, category:NAME or op:NAME; compare: median, mean, p90 or p99",
+    "metric": f"history: {SERIES_METRIC.help} compare: {METRIC.help}",
     "program": "the .pte (or .onnx) the profile was recorded from (adds work per instruction)",
     "costplan": "an ane-costplan JSON report of the same model (adds the plan-vs-profile cross-check)",
     "phases": "run ranges naming the phases, such as 0:1=prefill,1:=decode",
-    "store": "a history store inside the roots: a .duckdb file or a Parquet folder",
-    "model": "only this model's series",
-    "device": "only this device's series",
-    "since": "regressions at or after this commit (or ISO time)",
+    "store": f"{HISTORY_STORE.help} Inside the roots.",
+    "model": MODEL.help,
+    "device": DEVICE.help,
+    "since": SINCE.help,
     "html": "also write report.html",
 }
 
