@@ -217,7 +217,9 @@ def op_type(name: str) -> str:
 NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems
 # the launch files `edgeprof run` writes besides ETDumps, found in run folders: ONNX Runtime's profile, and the
 # per-run latencies of a LiteRT launch (a timeline CSV of Method::execute rows)
-LAUNCH_TAILS = (".ort.json.gz", ".ort.json", ".litert.csv")
+ETDUMP_SUFFIXES = (".etdump", ".etdp")  # an ETDump's names (io/formats: they decide its format)
+LITERT_LAUNCH_TAIL = ".litert.csv"
+LAUNCH_TAILS = (".ort.json.gz", ".ort.json", LITERT_LAUNCH_TAIL)
 PROFILE_TAILS = LAUNCH_TAILS + (".json.gz", ".json")  # names whose format suffix is more than the last dot
 
 

@@ -78,6 +78,7 @@ class AnalysisSummaryDoc(Document):
 
 class _LatencyDocOptional(Document):
     written: str = ABSENT
+    runtime: str = ABSENT  # the runtime that recorded the runs (edgeprof.runtimes): the words they are shown in
 
 
 class LatencyDoc(_LatencyDocOptional):
@@ -160,6 +161,7 @@ class ComparisonDoc(_ComparisonDocOptional):
 
 class _BreakdownDocOptional(Document):
     program: dict[str, Any] = ABSENT  # with --program: the work per instruction
+    runtime: str = ABSENT  # the runtime that recorded the profile (edgeprof.runtimes): the words it is shown in
     written: list[str] = ABSENT
 
 

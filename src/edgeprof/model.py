@@ -77,9 +77,9 @@ class Profile:
     sha256: str = ""  # of the file's bytes as read (the content identity the history store keys launches by)
     etrecord: ETRecordInfo | None = None
     warnings: list[str] = field(default_factory=list)
-    format: str = FORMAT_ETDUMP  # which reader made it: FORMAT_ETDUMP or FORMAT_TIMELINE_CSV (edgeprof.io.readers)
-    # when set, the events hold an id into these lists (column op_types_id) instead of the lists (op_types)
-    op_type_lists: list | None = None
+    format: str = FORMAT_ETDUMP  # which format it was read from (edgeprof.io.formats)
+    runtime: str | None = None  # the runtime that recorded it (edgeprof.runtimes; the format's, unless it says)
+    op_type_lists: list | None = None  # set: the events hold an id into these lists (op_types_id), not the lists
     aggregate_runs: int | None = None  # set: one average run over this many (LiteRT op profiles; 0 = not said)
     debug_data: list | None = None  # read with a debug buffer: each debug_events row's numpy tensors (.path: the buffer)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .conventions import LITERT_LAUNCH_TAIL
+
 HOST_BACKEND = "portable"  # the normalized model's name of the kernels a runtime runs itself (its CPU kernels)
 
 
@@ -31,7 +33,10 @@ class Runtime:
     extra: tuple[str, str] | None = None  # (the module it needs, the edgeprof extra that installs it)
     profile_tail: str | None = None  # what a launch of it records, besides the ETDump name scheme
     packages: tuple[str, ...] = ()   # distributions whose versions identify the build that ran (manifest)
-    delegates_word: str = "delegate"  # how its accelerated partitions are listed ("delegate", "execution provider")
+    event_names: tuple[tuple[str, str], ...] = ()  # (the normalized model's event name, its own) where they differ
+    worker_title: str | None = None   # what its worker runs, in the manifest's runner_path (default: its title)
+    host_title: str = "Portable"      # a heading's name of its own kernels
+    accelerated_title: str = "delegated"  # a heading's name of what it hands to accelerators
 
     def versions(self, recorded: dict) -> str | None:
         """``name version`` of each of its packages a manifest recorded, or None."""
@@ -42,18 +47,23 @@ class Runtime:
 EXECUTORCH = Runtime(
     name="executorch", title="ExecuTorch", run_event="Method::execute", host_backend="portable",
     accelerated="delegate", profile_noun="ETDump", node="instruction", overhead="ETDump tracing overhead",
-    model_suffixes=(".pte",), worker="worker", extra=("executorch", "collect"), packages=("executorch", "torch"))
+    model_suffixes=(".pte",), worker="worker", extra=("executorch", "run"), packages=("executorch", "torch"),
+    worker_title="ExecuTorch Python runtime")
 ONNXRUNTIME = Runtime(
     name="onnxruntime", title="ONNX Runtime", run_event="model_run", host_backend="CPUExecutionProvider",
     accelerated="execution provider", profile_noun="ONNX Runtime profile", node="node",
     overhead="profiler overhead (SessionOptions.enable_profiling)", model_suffixes=(".onnx",), worker="worker_ort",
     extra=("onnxruntime", "ort"), profile_tail=".ort.json", packages=("onnxruntime", "onnxruntime-openvino"),
-    delegates_word="execution provider")
+    host_title="CPUExecutionProvider", accelerated_title="other execution providers",
+    event_names=(("Method::execute", "model_run"), ("Method::init", "session_initialization"),
+                 ("Program::load_method", "model_loading"), ("OPERATOR_CALL", "kernel_time"),
+                 ("DELEGATE_CALL", "kernel_time")))
 LITERT = Runtime(
     name="litert", title="LiteRT", run_event="Invoke", host_backend="builtin CPU kernels", accelerated="delegate",
     profile_noun="LiteRT op profile", node="op", overhead="op-profiling overhead", model_suffixes=(".tflite",),
-    worker="worker_litert", extra=("ai_edge_litert", "litert"), profile_tail=".litert.csv",
-    packages=("ai-edge-litert", "ai_edge_litert"))
+    worker="worker_litert", extra=("ai_edge_litert", "litert"), profile_tail=LITERT_LAUNCH_TAIL,
+    packages=("ai-edge-litert", "ai_edge_litert"), host_title="Builtin CPU kernels",
+    event_names=(("Method::execute", "Invoke"), ("OPERATOR_CALL", "op"), ("DELEGATE_CALL", "delegate")))
 COREML = Runtime(
     name="coreml", title="Core ML", run_event="prediction", host_backend="CPU", accelerated="compute unit",
     profile_noun="anemll-profile report", node="MIL op", overhead="profiling overhead",
@@ -75,14 +85,36 @@ def for_model(path) -> Runtime:
     return next((r for r in RUNTIMES.values() if suffix in r.model_suffixes and r.worker), EXECUTORCH)
 
 
+def python_runner(name: str) -> str:
+    """The manifest's ``runner_path`` of a launch in this runtime's Python worker."""
+    r = runtime(name)
+    return f"python -m edgeprof.collect.{r.worker} ({r.worker_title or r.title})"
+
+
 def vocabulary(name: str | None) -> dict[str, str]:
     """The words a renderer uses for a profile of runtime ``name``: ``run_event``, ``host`` (its own kernels),
     ``accelerated``, ``profile``, ``node``, ``overhead``, ``title``."""
     r = runtime(name)
     return {"title": r.title, "run_event": r.run_event, "host": r.host_backend, "accelerated": r.accelerated,
-            "profile": r.profile_noun, "node": r.node, "overhead": r.overhead}
+            "profile": r.profile_noun, "node": r.node, "overhead": r.overhead, "host_title": r.host_title,
+            "accelerated_title": r.accelerated_title}
+
+
+def event_name(name: str, runtime_name: str | None) -> str:
+    """An event of the normalized model as its runtime names it (ORT's ``model_run`` for ``Method::execute``)."""
+    return dict(runtime(runtime_name).event_names).get(name, name)
 
 
 def host_name(backend: str, runtime_name: str | None) -> str:
     """A backend as its runtime names it: the normalized ``portable`` is the runtime's own kernels."""
     return runtime(runtime_name).host_backend if backend == HOST_BACKEND else backend
+
+
+def register(r: Runtime) -> Runtime:
+    """Add a runtime (replacing one of the same name)."""
+    RUNTIMES[r.name] = r
+    return r
+
+
+def unregister(name: str) -> None:
+    RUNTIMES.pop(name, None)

@@ -5,6 +5,7 @@ the folder taken by analyze, compare, report and ingest."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -75,8 +76,18 @@ def test_the_folder_goes_through_every_command(collected, tmp_path):
     doc = json.loads(_ep("compare", out, "--baseline", "cnn", "--candidate", "cnn_int8", "--threads", 1, "--json").stdout)
     assert doc["baseline"]["count"] + doc["candidate"]["count"] >= 2 * 2 * 5
     assert doc["regime"] == "multi-launch"
-    _ep("report", out, "-b", "cnn", "-c", "cnn_int8", "--threads", 2, "--out", tmp_path / "r.md")
-    assert "cnn_int8" in (tmp_path / "r.md").read_text()
+    _ep("report", out, "-b", "cnn", "-c", "cnn_int8", "--threads", 2, "--out", tmp_path / "r.md", "--html",
+        tmp_path / "r.html")
+    md = (tmp_path / "r.md").read_text()
+    assert "cnn_int8" in md
+    # ONNX Runtime in its own words, with the version the run recorded (the oracle: the module this test ran)
+    import onnxruntime
+
+    assert f"| Runtime | ONNX Runtime (onnxruntime {onnxruntime.__version__}) |" in md
+    assert "## CPUExecutionProvider vs other execution providers" in md
+    for text in (md, (tmp_path / "r.html").read_text()):
+        found = re.search(r".{0,60}(ETDump|ExecuTorch|Method::execute|portable).{0,30}", text, re.I)
+        assert found is None, found.group(0)
     r = _ep("ingest", out, "--threads", 1, "--store", tmp_path / "h.duckdb", "--commit", "c1")
     assert "4 launch(es) added" in r.stdout + r.stderr
 

@@ -90,6 +90,7 @@ KEYS = {
     "outliers": lambda r, x: _outliers(r["outliers"], x),
     "robust_stats": lambda r, x: _robust(r, x),
     "run_indices": lambda r, x: r["run_indices"] == list(range(x.size)),
+    "runtime": lambda r, x: r["runtime"] == "onnxruntime",  # the runs of an ONNX Runtime profile
     "source": lambda r, x: r["source"] == "method_execute",
     "steady": lambda r, x: _steady(r["steady"], x, r["warmup"]["count"]),
     # the warm-up split is checked on known truth (tests/analysis/test_latency_boundaries.py); here its figures

@@ -22,6 +22,7 @@ import polars as pl
 from .._ids import dense_rows, distinct_ids, first_index
 from ..conventions import METHOD_EXECUTE, ms, op_type
 from ..model import Profile
+from ..runtimes import EXECUTORCH, HOST_BACKEND
 from ..taxonomy import CATEGORIES, DEFAULT, FC_NOTE, OTHER, Taxonomy
 from .groupstats import list_counts
 
@@ -160,9 +161,10 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
         if e2e_mean:
             b["pct_of_e2e"] += o["pct_of_e2e"]
     n_dcalls = int(((ev["kind"] == "delegate_call").to_numpy() & (run >= 0)).sum())
-    hotspots = [o for o in ops if o["backend"] == "portable"][:top]
+    hotspots = [o for o in ops if o["backend"] == HOST_BACKEND][:top]
     result = {
         "name": name,
+        "runtime": profile.runtime or EXECUTORCH.name,
         "taxonomy_version": taxonomy.version,
         "runs": len(runs),
         "e2e_ms": {"mean": ms(e2e_mean), "median": ms(float(np.median(e2e))) if e2e.size else None},
@@ -286,14 +288,14 @@ def graph_breaks(profile: Profile) -> dict:
             kids = children.get(i, [])
             ops.extend(kids if kids else ([] if delegated else [name_list[name_ids[i]]]))
         segs.append({
-            "index": k, "kind": "delegated" if delegated else "portable",
-            "backend": str(backend0[int(np.flatnonzero(sel0[run0])[0])]) if delegated else "portable",
+            "index": k, "kind": "delegated" if delegated else HOST_BACKEND,
+            "backend": str(backend0[int(np.flatnonzero(sel0[run0])[0])]) if delegated else HOST_BACKEND,
             "calls": int(sel0.sum()), "ops": ops if not delegated else [f"{len(ops)} delegate ops"],
             "op_names": ops, "mean_ms": ms(float(np.mean(t_runs))), "run0_ms": ms(float(dur[sel0].sum())),
         })
-    islands = sum(1 for s in segs if s["kind"] == "portable")
+    islands = sum(1 for s in segs if s["kind"] == HOST_BACKEND)
     transitions = sum(1 for a, b in zip(segs, segs[1:]) if a["kind"] != b["kind"])
-    between = sum(1 for i, s in enumerate(segs) if s["kind"] == "portable"
+    between = sum(1 for i, s in enumerate(segs) if s["kind"] == HOST_BACKEND
                   and any(x["kind"] == "delegated" for x in segs[:i]) and any(x["kind"] == "delegated" for x in segs[i + 1:]))
     return {"segments": segs, "portable_islands": islands, "portable_islands_between_delegates": between,
             "transitions": transitions, "runs_with_run0_structure": len(matching), "runs": int(starts.size)}
@@ -314,7 +316,7 @@ def summary_split(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> dict:
     dur = profile.events["duration_ns"].fill_null(0).to_numpy()
     per_b = np.bincount(bid[leaf], weights=dur[leaf].astype(np.float64), minlength=len(names)) / len(runs)
     per_b = ms(per_b)
-    backends = {names[i]: float(per_b[i]) for i in range(len(names)) if per_b[i] or names[i] in ("portable",)}
+    backends = {names[i]: float(per_b[i]) for i in range(len(names)) if per_b[i] or names[i] in (HOST_BACKEND,)}
     for ln in OVERHEADS:
         backends[ln] = cats.get(ln, 0.0)
     return {"categories_ms": cats, "backends_ms": backends}

@@ -6,7 +6,10 @@ in the conventions of :mod:`edgeprof.analysis.pte_cost` (one multiply-add = 2 FL
 ``ConvTranspose``                               MACs = numel(in) · (C_out / group) · prod(kernel)
 ``Gemm``, ``QGemm``                             MACs = M · N · K  (+ M · N with C)
 ``MatMul``, ``MatMulInteger``, ``QLinearMatMul``  MACs = numel(out) · K  (K: A's last dimension)
-elementwise, activations, pooling               numel(out)  (Exp, Erf, Gelu, Sigmoid, Tanh, Softmax: 4 · numel)
+elementwise, activations                        numel(out)  (Exp, Erf, Gelu, Sigmoid, Tanh: 4 · numel)
+``Softmax``, ``LogSoftmax``                     5 · numel(out)  (max, subtract, exp, sum, divide)
+``MaxPool``, ``AveragePool``, ``LpPool``        numel(out) · prod(kernel_shape)
+``Global*Pool``, ``Reduce*``                    numel(input)  (every input element is read and combined once)
 ``LayerNormalization``, ``BatchNormalization``  8 · numel(out)
 copies, reshapes, transposes, casts, gathers    0
 anything else, or a shape inference left open   not known (None), never guessed
@@ -25,8 +28,10 @@ from ..taxonomy import classify
 _CONV = {"Conv", "ConvInteger", "QLinearConv"}
 _GEMM = {"Gemm", "QGemm"}
 _MATMUL = {"MatMul", "MatMulInteger", "QLinearMatMul"}
-_TRANSCENDENTAL = {"Exp", "Log", "Erf", "Gelu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "HardSigmoid", "HardSwish",
-                   "Softplus", "Mish", "Sin", "Cos"}
+_TRANSCENDENTAL = {"Exp", "Log", "Erf", "Gelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Mish",
+                   "Sin", "Cos"}
+_SOFTMAX = {"Softmax", "LogSoftmax"}
+_WINDOW_POOL = {"MaxPool", "AveragePool", "LpPool", "QLinearAveragePool"}
 _NORM = {"LayerNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization"}
 _ZERO = {"DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING"}
 
@@ -75,6 +80,14 @@ def node_cost(node: dict) -> dict:
             out.update(macs=macs, flops=2 * macs)
         elif op in _TRANSCENDENTAL:
             out["flops"] = 4 * n_out
+        elif op in _SOFTMAX:
+            out["flops"] = 5 * n_out
+        elif op in _WINDOW_POOL:
+            out["flops"] = n_out * prod(node["attrs"]["kernel_shape"])
+        elif (op.startswith("Global") and op.endswith("Pool")) or op.startswith("Reduce") \
+                or op == "QLinearGlobalAveragePool":
+            x = ins[0]
+            out["flops"] = prod(x["shape"]) if _known(x) else None
         elif op in _NORM:
             out["flops"] = 8 * n_out
         else:
@@ -122,15 +135,41 @@ def by_node_name(profile, model: dict):
                  "ms_per_run": ms(float(calls["duration_ns"].sum() or 0)) / max(profile.n_runs, 1)}
 
 
-def category_rates(model: dict, categories_ms: dict) -> list[dict]:
-    """Per operator category: the model's FLOPs (its nodes by op type) against the profile's time in that category
-    per run — achieved GFLOP/s that holds whatever nodes the runtime fused (a fused ``FusedConv`` is still CONV
-    time; the activation folded into it leaves ACTIVATION with FLOPs and no time, so no rate)."""
+def _holder(node: dict, timed: set, producer: dict) -> dict | None:
+    """The node whose time holds ``node``'s work: itself when the profile times it (by its name, or by its op type
+    — ONNX Runtime renames the nodes it re-lays out, ``…_nchwc``, and keeps their op), else — a node the runtime
+    fused away (a Relu folded into the Conv before it: no Relu is timed at all) — the timed node that produced its
+    input, followed back through other fused nodes; None when no timed node holds it."""
+    seen = set()
+    while node["name"] not in timed and node["op"] not in timed:
+        if node["index"] in seen:
+            return None
+        seen.add(node["index"])
+        node = next((producer[t["name"]] for t in node["inputs"]
+                     if t is not None and not t["weight"] and t.get("name") in producer), None)
+        if node is None:
+            return None
+    return node
+
+
+def category_rates(model: dict, categories_ms: dict, timed: set | None = None) -> list[dict]:
+    """Per operator category: the FLOPs of the work the profile's time in that category holds, against that time
+    per run — achieved GFLOP/s. ``timed``: the node names and op types the profile times; a node it does not time
+    (fused away)
+    has its FLOPs counted with the timed node that holds it (:func:`_holder`: a Relu fused into a Conv is CONV work
+    in CONV time), never as the work of its own category's other nodes' time; work no timed node holds is left out
+    (``flops_untimed``). Without ``timed`` every node is counted by its own op type."""
     flops: dict[str, int] = {}
     known: dict[str, bool] = {}
+    producer = {t["name"]: n for n in model["nodes"] for t in n["outputs"] if t is not None and t.get("name")}
+    untimed = 0
     for n in model["nodes"]:
-        cat = classify(n["op"]).category
         f = node_cost(n)["flops"]
+        h = n if timed is None else _holder(n, timed, producer)
+        if h is None:
+            untimed += f or 0
+            continue
+        cat = classify(h["op"]).category
         flops[cat] = flops.get(cat, 0) + (f or 0)
         known[cat] = known.get(cat, True) and f is not None
     rows = []
@@ -139,4 +178,8 @@ def category_rates(model: dict, categories_ms: dict) -> list[dict]:
         f = flops.get(cat)
         rows.append({"category": cat, "flops": f, "flops_known": known.get(cat, False), "ms_per_run": t,
                      "gflops": f / t / 1e6 if f and t > 0 and known.get(cat) else None})
-    return sorted(rows, key=lambda r: -r["ms_per_run"])
+    rows.sort(key=lambda r: -r["ms_per_run"])
+    if untimed:
+        rows.append({"category": "(no timed node)", "flops": untimed, "flops_known": True, "ms_per_run": 0.0,
+                     "gflops": None})
+    return rows

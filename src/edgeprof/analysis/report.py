@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from ..conventions import evidence_name, ms, fmt_ms
+from ..runtimes import HOST_BACKEND, vocabulary
 from ..model import Profile
 from ..taxonomy import OTHER
 
@@ -53,7 +54,7 @@ def run_lanes(profile: Profile, run_index: int) -> list[dict]:
             continue
         if k == "operator_call":
             name = child_kernel.get(i, names[i])
-            lane = "portable"
+            lane = HOST_BACKEND
         elif k == "delegate_call":
             name, lane = backends[i] or "delegate", "delegated"
         elif k == "delegate_op":
@@ -114,11 +115,13 @@ def findings(report: dict) -> list[dict]:
             add("other_dominates", "medium", f"{cfg['name']}: OTHER takes {other['pct_of_e2e']:.0f} % of the run — look "
                 "at these ops (or extend the taxonomy) before recommending backend work", cfg["evidence"], tops)
         leaf = bd["backends"]["leaf_time"]
-        portable = leaf.get("portable", {}).get("pct_of_e2e", 0.0)
-        delegated = any(k != "portable" for k in leaf)
+        portable = leaf.get(HOST_BACKEND, {}).get("pct_of_e2e", 0.0)
+        delegated = any(k != HOST_BACKEND for k in leaf)
         if delegated and portable >= PORTABLE_SHARE_PCT:
-            add("portable_hotspots", "medium", f"{cfg['name']}: {portable:.0f} % of the time is still on portable "
-                f"kernels across {bd['graph_breaks']['portable_islands']} portable island(s) — delegation candidates",
+            w = vocabulary(bd.get("runtime"))
+            add("portable_hotspots", "medium", f"{cfg['name']}: {portable:.0f} % of the time is still on {w['host']} "
+                f"kernels across {bd['graph_breaks']['portable_islands']} {w['host']} island(s) — candidates to hand "
+                f"to a {w['accelerated']}",
                 cfg["evidence"], [f"{o['operator']} {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:5]])
         lat = cfg.get("latency") or {}
         if (lat.get("warmup") or {}).get("count"):
@@ -187,5 +190,5 @@ def _slower_checklist(report: dict, cmp: dict) -> list[str]:
         items.append("SME2 kernels in the candidate's trace: " + ", ".join(
             f"{x['path']}: {len(x['summary']['sme2_gemm_kernels'])}" for x in logs))
     if ke:
-        items.append(f"delegated ops on an SME/KleidiAI path ({evidence_name('etdump')}): {ke.get('statement')}")
+        items.append(f"delegated ops on an SME/KleidiAI path ({evidence_name(ca['evidence'])}): {ke.get('statement')}")
     return items

@@ -141,13 +141,12 @@ def shared_name(paths) -> str:
 def launch_facts_of(ws: Workspace, f: Path) -> dict:
     """What the run recorded about the launch that wrote ``f`` (:func:`edgeprof.io.manifest.launch_facts`; a
     timeline CSV stands for the ETDump it was made from)."""
-    from ..conventions import FORMAT_TIMELINE_CSV
     from ..io.manifest import launch_facts
-    from ..io.readers import profile_format
-    from ..io.runfolder import etdump_of_timeline
+    from ..io.readers import input_format
 
     manifest, _, _ = ws.manifest(f.parent)
-    return launch_facts(manifest, etdump_of_timeline(f) if profile_format(f) == FORMAT_TIMELINE_CSV else f)
+    fmt = input_format(f)
+    return launch_facts(manifest, fmt.call("stands_for", f) if fmt.stands_for is not None else f)
 
 
 def configurations(ws: Workspace, files: list[Path], *, unnamed: str = "together") -> dict[str, list[Path]]:

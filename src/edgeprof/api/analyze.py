@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .._memory import release_free_memory
-from ..conventions import FORMAT_ETDUMP, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, profile_stem
+from ..conventions import OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, profile_stem
 from ..errors import ETRecordError, InputError, UsageError
 from ..files import command, display, exists
 from ..io.runfolder import SUMMARY
@@ -149,7 +149,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     from ..analysis.latency import framework_times_ms
     from ..analysis.stats import summarize
     from ..analysis.timeline import Timeline, ops_stats_table
-    from ..io.readers import profile_format
+    from ..io.readers import input_format
     from ..io.runfolder import analysis_files
     from ..io.timeline_csv import op_types_file
     from ..writer import Batch
@@ -162,7 +162,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
     mode = op_types if fmt == "csv" else OP_TYPES_INLINE
     with Batch() as batch:
         prof = None
-        if block_events != 0 and profile_format(path) == FORMAT_ETDUMP:  # block by block: never held whole
+        if block_events != 0 and input_format(path).streams:  # block by block: never held whole
             targets = _targets(out_dir, names)
             try:
                 prof, n_rows, lists = _stream_timelines(ws, path, model_id, mode, fmt, batch, targets, block_events)

@@ -63,10 +63,9 @@ def breakdown(path, *, etrecord=None, strict_etrecord: bool = False, taxonomy=No
 def _kept_profile(ws: Workspace, path: Path, block_events):
     """The valid runs of an ETDump read block by block with :data:`BREAKDOWN_COLUMNS`; None for another format
     or where the blocks cannot give the whole file's ETRecord outcome (read whole then)."""
-    from ..conventions import FORMAT_ETDUMP
-    from ..io.readers import profile_format
+    from ..io.readers import input_format
 
-    if profile_format(path) != FORMAT_ETDUMP:
+    if not input_format(path).streams:
         return None
     try:
         stream = KeptStream(ws, path, BREAKDOWN_COLUMNS, block_events)

@@ -34,6 +34,8 @@ def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | Non
             rep = robust_latency(s.values_ms, name=given or display(s.timeline_stem), run_indices=s.run_indices,
                                  seed=seed, resamples=resamples, source=s.source)
             rep.update(input=str(s.path), warnings=list(s.warnings))
+            if s.profile is not None and s.profile.runtime:
+                rep["runtime"] = s.profile.runtime
             report = LatencyReport(rep, series=s)
             if write:
                 target = (Path(output_dir) if output_dir else s.path.parent) / fit_name(s.timeline_stem,

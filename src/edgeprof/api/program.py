@@ -63,8 +63,19 @@ def join_with_onnx(profile, model: dict) -> dict:
     matched, unmatched = by_node_name(profile, model)
     out = join_program(matched, summary, costs, method="main")
     out.update(evidence="ort_json+onnx", unmatched=unmatched, profile_instructions=out["matched"] + unmatched["nodes"],
-               category_rates=category_rates(model, summary_split(profile)["categories_ms"]))
+               category_rates=category_rates(model, summary_split(profile)["categories_ms"], timed=_timed(profile)))
     return out
+
+
+def _timed(profile) -> set:
+    """The node names and op types an ONNX Runtime profile times (its operator and provider calls' ``module_path``
+    and op types)."""
+    import polars as pl
+
+    calls = profile.execute_events().filter(pl.col("kind").cast(pl.String).is_in(["operator_call", "delegate_call"]))
+    names = {x for x in calls["module_path"].cast(pl.String).unique().to_list() if x is not None}
+    ops = {o for lst in calls["op_types"].to_list() if lst for o in lst}
+    return names | ops
 
 
 def join_with_program(profile, pte) -> dict:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..conventions import FORMAT_ETDUMP, THRESHOLD, fit_name, profile_stem
+from ..conventions import THRESHOLD, fit_name, profile_stem
 from ..errors import InputError, UsageError
 from ..files import command, exists, is_dir
-from ..io.manifest import recorded_device, recorded_environment, recorded_runners
+from ..io.formats import by_name
+from ..io.manifest import recorded_device, recorded_environment, recorded_runners, recorded_runtimes
 from ..io.runfolder import display_path
 from ..io.traces import sme2_role
 from ..io.workspace import Workspace
@@ -84,19 +85,22 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
         latency_rep = robust_latency(steady.latency_ms(), name=name, seed=seed, resamples=resamples,
                                      source=steady.latency_source, warmup_known=runs.warmup_total,
                                      launch_sizes=[len(p.latency_ms()) for p in parts])
+    if prof.runtime:
+        latency_rep["runtime"] = prof.runtime  # as the latency document says it
     bd = run_breakdown(steady, taxonomy=taxonomy, top=top, name=name)
     bd.pop("operators_all", None)
     rep_run = representative_run(steady.latency_ms().tolist(), 0)
     launch, within = runs.locate(rep_run)
     program = None
-    if prof.format == FORMAT_ETDUMP:
+    takes_program = by_name(prof.format).takes_program
+    if takes_program:
         pte = ws.program_for(first)
         if pte is not None:
             from .program import join_with_program
 
             program = join_with_program(steady, pte)
     phases_doc = None
-    if prof.format == FORMAT_ETDUMP and len(files) == 1:
+    if takes_program and len(files) == 1:
         from .phases import phases as run_phases
 
         ph = run_phases(first, seed=seed, ws=ws).data
@@ -217,13 +221,15 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             "models": {str(k): v for k, v in (manifest or {}).get("models").items() if isinstance(v, str)}
             if isinstance((manifest or {}).get("models"), dict) else None,
             "device": device, "device_source": device_src, "runners": recorded_runners(manifest),
-            "environment": [list(r) for r in recorded_environment(manifest)],
+            "environment": [list(r) for r in recorded_environment(
+                manifest, [(c.get("breakdown") or {}).get("runtime") for c in configs])],
             "executorch": (manifest or {}).get("executorch") if isinstance((manifest or {}).get("executorch"), dict) else None,
+            "runtimes": recorded_runtimes(manifest, [(c.get("breakdown") or {}).get("runtime") for c in configs]),
         },
         "configs": configs, "comparison": comparison, "phase_comparison": phase_cmp, "sme2_pair": sme2_pair,
         "kernels": kernels_part,
         "validation": validation, "missing": missing,
-        "latency_evidence": "timeline_csv" if all(c["evidence"] == "timeline_csv" for c in configs) else "etdump",
+        "latency_evidence": "+".join(sorted({c["evidence"] for c in configs})),
     }
     if numerics_doc is not None:
         data["numerics"] = numerics_doc

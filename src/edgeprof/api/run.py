@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import child
 from ..errors import EdgeprofError, InputError, UsageError
 from ..files import command, display, is_file
+from ..runtimes import EXECUTORCH, python_runner, runtime
 from .results import Collection
 from .run_outputs import nothing_in_the_way, prepare_folder, publish_inputs, put_in_place
 
@@ -82,8 +83,8 @@ def _check(cfg, dry_run: bool) -> list[str]:
                 raise UsageError(f"experiment {e.name}: delegate applies to LiteRT models (.tflite)")
             if cfg.debug_buffer and e.runtime != "executorch":
                 raise UsageError(f"experiment {e.name}: --debug-buffer records ExecuTorch programs (.pte) only")
-            if e.runtime in _EXTRA:
-                module, extra = _EXTRA[e.runtime]
+            if e.runtime != EXECUTORCH.name:  # ExecuTorch needs two packages, said below
+                module, extra = runtime(e.runtime).extra
                 if not _has(module) and not dry_run:
                     raise UsageError(f"edgeprof run of a {e.model.suffix} model needs {module}: "
                                      f"pip install 'edgeprof[{extra}]'")
@@ -94,7 +95,7 @@ def _check(cfg, dry_run: bool) -> list[str]:
                                  + ": pip install 'edgeprof[run]' (on CPU-only machines install torch's CPU wheel first)")
         elif cfg.debug_buffer:
             raise UsageError(f"experiment {e.name}: --debug-buffer needs the ExecuTorch Python runtime (runner = \"python\")")
-        elif e.runtime in _EXTRA:
+        elif e.runtime != EXECUTORCH.name:
             raise UsageError(f"experiment {e.name}: a {e.model.suffix} model runs in its runtime here (runner = \"python\")")
         elif not is_file(e.runner):
             raise InputError(e.runner, f"no such runner binary (experiment {e.name})")
@@ -204,17 +205,13 @@ def _executorch(cfg, machines: dict) -> dict:
     return {"present": bool(v) if py else None, "version": v if py else None, "sha": None, "dirty": None}
 
 
-_PYTHON_RUNNERS = {"executorch": "python -m edgeprof.collect.worker (ExecuTorch Python runtime)",
-                   "onnxruntime": "python -m edgeprof.collect.worker_ort (ONNX Runtime)",
-                   "litert": "python -m edgeprof.collect.worker_litert (LiteRT)"}
-_EXTRA = {"onnxruntime": ("onnxruntime", "ort"), "litert": ("ai_edge_litert", "litert")}  # module, extra
 
 
 def _experiment_doc(e) -> dict:
     from ..collect.fingerprint import file_hash
 
     return {"name": e.name, "model": str(e.model), "model_sha256": file_hash(e.model)["sha256"],
-            "runner_path": _PYTHON_RUNNERS[e.runtime] if e.kind == "python" else e.runner, "runtime": e.runtime,
+            "runner_path": python_runner(e.runtime) if e.kind == "python" else e.runner, "runtime": e.runtime,
             "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None,
             "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,

@@ -29,10 +29,9 @@ def trace(etdump, *, runs: str | None = None, include_init: bool = True, out=Non
     p = Path(etdump)
     target = Path(out) if out else p.with_name(fit_name(trace_stem(p), ".trace.json"))
     if block_events != 0 and (runs is None or runs.strip() in ("", ":", "all")):
-        from ..conventions import FORMAT_ETDUMP
-        from ..io.readers import profile_format
+        from ..io.readers import input_format
 
-        if profile_format(p) == FORMAT_ETDUMP:
+        if input_format(p).streams:
             try:
                 stats = _stream(ws, p, target, include_init, op_types, block_events)
                 return TraceResult({"input": str(etdump), "written": str(target), **stats})

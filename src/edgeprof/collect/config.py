@@ -32,7 +32,6 @@ _TOP = {"model", "output_root", "platform", "runs", "warmup", "threads", "launch
 _EXP = {"name", "model", "runner", "runner_path", "quiet_runner", "mode", "runs", "warmup", "threads", "launches",
         "timeout", "extra_args", "cpu_affinity", "device", "description", "providers", "delegate"}
 CPU_PROVIDER = "CPUExecutionProvider"
-RUNTIMES = {".onnx": "onnxruntime", ".tflite": "litert"}
 DELEGATES = ("xnnpack", "none")  # LiteRT: its default XNNPACK delegate, or the builtin CPU kernels only
 _PROVIDER = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}ExecutionProvider$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
@@ -65,7 +64,9 @@ class Experiment:
     @property
     def runtime(self) -> str:
         """``onnxruntime`` for an ``.onnx`` model, ``litert`` for a ``.tflite``, else ``executorch``."""
-        return RUNTIMES.get(self.model.suffix.lower(), "executorch")
+        from ..runtimes import for_model
+
+        return for_model(self.model).name
 
     @property
     def session_providers(self) -> tuple[str, ...]:

@@ -18,7 +18,6 @@ from pathlib import Path
 from .config import CollectionConfig, Experiment
 
 OVERHEAD_LAUNCHES = 2  # per configuration, with --overhead-check
-_PROFILE_TAIL = {"onnxruntime": ".ort.json", "litert": ".litert.csv"}  # what each runtime's launch records
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,9 @@ class Launch:
         """The profile this launch records: an ETDump, or ONNX Runtime's profile for an ONNX model."""
         if not self.etdump_on or self.experiment.mode != "timing":
             return None
-        return self.folder / (self.stem + _PROFILE_TAIL.get(self.experiment.runtime, ".etdump"))
+        from ..runtimes import runtime
+
+        return self.folder / (self.stem + (runtime(self.experiment.runtime).profile_tail or ".etdump"))
 
     @property
     def log(self) -> Path:

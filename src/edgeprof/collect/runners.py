@@ -89,7 +89,9 @@ def _python(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
     e = launch.experiment
     result = stage.result
     ort = e.runtime == "onnxruntime"
-    worker = {"onnxruntime": "worker_ort", "litert": "worker_litert"}.get(e.runtime, "worker")
+    from ..runtimes import runtime
+
+    worker = runtime(e.runtime).worker
     argv = ["--model", os.path.abspath(e.model), "--runs", e.runs, "--warmup", e.warmup, "--threads", launch.threads,
             "--seed", ctx.seed, "--result", os.path.abspath(result),
             "--inputs-dir", os.path.abspath(ctx.inputs_dir or ctx.run_dir / "inputs")]

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..conventions import FORMAT_ETDUMP, FORMAT_LITERT_OPS, FORMAT_ORT_JSON, FORMAT_TIMELINE_CSV
+from ..conventions import (ETDUMP_SUFFIXES, FORMAT_ETDUMP, FORMAT_LITERT_OPS, FORMAT_ORT_JSON, FORMAT_TIMELINE_CSV,
+                           LITERT_LAUNCH_TAIL)
 
 _HEAD = 4096
 
@@ -29,7 +30,7 @@ class InputFormat:
     name: str                              # the format's key: Profile.format, and the evidence label of its figures
     runtime: str                           # the runtime that writes it (edgeprof.runtimes)
     title: str                             # what such a file is, for the message naming what a file is not
-    reader: str | Callable                 # "module:function" (or a callable): path -> Profile
+    reader: str | Callable                 # "module:function" (or a callable): path -> Profile, its sha256 set
     suffixes: tuple[str, ...] = ()         # name endings (lower case, without .gz) that decide it without reading
     folder_tails: tuple[str, ...] = ()     # endings a run-folder scan takes as a launch's recording
     sniff: str | Callable | None = None    # (first bytes, gunzipped) -> bool, tried in registry order
@@ -72,12 +73,6 @@ def _read_etdump(path):
     return read_etdump(path, allow_empty=True)  # read_profile checks for runs, as for every format
 
 
-def _timeline_stands_for(path: Path) -> Path:
-    from .runfolder import etdump_of_timeline
-
-    return etdump_of_timeline(path)
-
-
 def header_columns(head: bytes) -> set[bytes]:
     """The column names of a CSV's first line (a BOM and quotes left out)."""
     first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
@@ -91,13 +86,13 @@ def timeline_header(head: bytes) -> bool:
 # in the order their content tests are tried (the ETDump's identifier first; LiteRT's text tables before the
 # timeline CSV's header, which a LiteRT CSV also has; LiteRT's protobuf, a weak test, after every other)
 FORMATS: list[InputFormat] = [
-    InputFormat(FORMAT_ETDUMP, "executorch", "an ETDump .etdump/.etdp", _read_etdump, suffixes=(".etdump", ".etdp"),
-                folder_tails=(".etdump", ".etdp"), sniff=_etdump_sniff, streams=True, takes_program=True),
+    InputFormat(FORMAT_ETDUMP, "executorch", "an ETDump .etdump/.etdp", _read_etdump, suffixes=ETDUMP_SUFFIXES,
+                folder_tails=ETDUMP_SUFFIXES, sniff=_etdump_sniff, streams=True, takes_program=True),
     InputFormat(FORMAT_LITERT_OPS, "litert", "a LiteRT op profile", ".litert_profile:read_litert_profile",
                 sniff=".litert_profile:looks_like_litert", sniff_late=".litert_proto:proto_head", has_runs=False),
     InputFormat(FORMAT_TIMELINE_CSV, "executorch", "a timeline CSV *_all_runs_timeline.csv",
-                ".timeline_csv:read_timeline_csv", suffixes=(".csv",), folder_tails=(".litert.csv",),
-                sniff=_timeline_sniff, stands_for=_timeline_stands_for),
+                ".timeline_csv:read_timeline_csv", suffixes=(".csv",), folder_tails=(LITERT_LAUNCH_TAIL,),
+                sniff=_timeline_sniff, stands_for=".runfolder:etdump_of_timeline"),
     InputFormat(FORMAT_ORT_JSON, "onnxruntime", "an ONNX Runtime profile JSON", ".ort_profile:read_ort_profile",
                 folder_tails=(".ort.json.gz", ".ort.json"), sniff=_ort_sniff),
 ]

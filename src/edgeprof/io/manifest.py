@@ -41,12 +41,40 @@ def recorded_runners(manifest: dict | None) -> dict:
 
 
 
-def recorded_environment(manifest: dict | None) -> list[tuple[str, str]]:
+def recorded_runtimes(manifest: dict | None, names) -> list[str]:
+    """Each runtime of ``names`` (:mod:`edgeprof.runtimes`) in its own words with the versions the run recorded of
+    its packages (``ONNX Runtime (onnxruntime 1.23.2)``); the runtime alone when nothing recorded them."""
+    from ..runtimes import runtime
+
+    recorded: dict = {}
+    machines = (manifest or {}).get("machines") if isinstance((manifest or {}).get("machines"), dict) else {}
+    for m in machines.values():
+        if isinstance(m, dict) and isinstance(m.get("versions"), dict):
+            recorded.update({k: v for k, v in m["versions"].items() if isinstance(v, str)})
+    for r in (manifest or {}).get("results") or [] if isinstance((manifest or {}).get("results"), list) else []:
+        v = (r.get("metrics") or {}).get("versions") if isinstance(r, dict) and isinstance(r.get("metrics"), dict) else None
+        if isinstance(v, dict):
+            recorded.update({k: x for k, x in v.items() if isinstance(x, str)})
+    out = []
+    for name in dict.fromkeys(n or "executorch" for n in names):
+        r = runtime(name)
+        v = r.versions(recorded)
+        out.append(f"{r.title} ({v})" if v else f"{r.title} (version not recorded)")
+    return out
+
+
+def recorded_environment(manifest: dict | None, runtimes=None) -> list[tuple[str, str]]:
     """What ``edgeprof run`` recorded about the machine and the collection, as (label, value) rows: CPU and its
     feature flags, cores, versions, the collection's status and order, and how load, governor and temperature
-    moved across the launches. Empty for a manifest that recorded none of it."""
+    moved across the launches. Empty for a manifest that recorded none of it. ``runtimes``: the runtimes the
+    profiles were recorded with — the versions of other runtimes' packages installed beside them are left out
+    (an ONNX Runtime collection is not described by the ExecuTorch that happens to be installed)."""
     if not isinstance(manifest, dict):
         return []
+    from ..runtimes import RUNTIMES, runtime
+
+    used = {runtime(n).name for n in runtimes} if runtimes is not None else set(RUNTIMES)
+    other = {p for r in RUNTIMES.values() if r.name not in used for p in r.packages}
     rows: list[tuple[str, str]] = []
     machines = manifest.get("machines") if isinstance(manifest.get("machines"), dict) else {}
     for key, m in machines.items():
@@ -61,8 +89,9 @@ def recorded_environment(manifest: dict | None) -> list[tuple[str, str]]:
         if isinstance(m.get("cores"), int):
             rows.append((f"Cores{where}", str(m["cores"])))
         v = m.get("versions") if isinstance(m.get("versions"), dict) else {}
+        v = {k: x for k, x in v.items() if x and k not in other}
         if v:
-            rows.append((f"Software{where}", ", ".join(f"{k} {x}" for k, x in v.items() if x)))
+            rows.append((f"Software{where}", ", ".join(f"{k} {x}" for k, x in v.items())))
     results = [r for r in manifest.get("results", []) if isinstance(r, dict)] if isinstance(
         manifest.get("results"), list) else []
     if manifest.get("tool") == "edgeprof" and results:
@@ -140,7 +169,10 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
         if exp.get("device") and machine.get("model"):
             facts["device"] = machine.get("model")
     if v:
-        facts["runtime"] = ", ".join(f"{k} {x}" for k, x in sorted(v.items()) if k in ("executorch", "torch") and x)
+        from ..runtimes import for_model, runtime
+
+        rt = runtime(exp.get("runtime")) if exp.get("runtime") else for_model(exp.get("model") or "")
+        facts["runtime"] = rt.versions({k: x for k, x in v.items() if isinstance(x, str)})
     runner = exp.get("runner")
     rsha = runner.get("sha256") if isinstance(runner, dict) else None
     facts["runner"] = (f"sha256 {rsha[:12]}" if isinstance(rsha, str) else None) or exp.get("runner_path")

@@ -64,7 +64,7 @@ def read_onnx(path) -> dict:
         if not name:
             return None
         dims, et = elem.get(name, (None, 0))
-        return {"shape": dims, "itemsize": size(et) if et else None, "weight": name in weights}
+        return {"name": name, "shape": dims, "itemsize": size(et) if et else None, "weight": name in weights}
 
     nodes = []
     for i, n in enumerate(g.node):

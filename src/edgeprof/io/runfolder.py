@@ -16,12 +16,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conventions import LAUNCH_TAILS, fit_name, profile_stem
+from ..conventions import ETDUMP_SUFFIXES, fit_name, profile_stem
 from .. import access
 from .discovery import etrecord_folders, find_etrecord, find_program  # noqa: F401  (re-exported)
 from .traces import trace_stem
 
-ETDUMP_SUFFIXES = (".etdump", ".etdp")
 _THREADS = re.compile(r"_t(\d{1,6})(?:_l(\d{1,6}))?$")  # ``_t<threads>``, and ``_l<launch>`` as edgeprof run names launches
 
 
@@ -40,13 +39,15 @@ def find_etdumps(inputs) -> list[Path]:
     """ETDump files named by ``inputs`` (files as given; folders searched recursively, a file that links outside
     the allowed roots not found), sorted, unique."""
     from ..files import is_dir, is_file, rglob
+    from .formats import folder_tails
 
     out: list[Path] = []
     seen = set()
     for item in inputs:
         p = Path(item)
         if is_dir(p):
-            found = sorted(f for f in rglob(p) if (f.suffix in ETDUMP_SUFFIXES or f.name.endswith(LAUNCH_TAILS))
+            tails = folder_tails()
+            found = sorted(f for f in rglob(p) if f.name.lower().endswith(tails)
                            and is_file(f)
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
         else:

@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
-from ..conventions import (CSV_GUARDED, FORMAT_TIMELINE_CSV, METHOD_EXECUTE, NS_PER_MS, OP_TYPES_ID, OP_TYPES_TAIL,
-                           WRAPPER_EVENTS, fit_name, ms)
+from ..conventions import (CSV_GUARDED, FORMAT_TIMELINE_CSV, LITERT_LAUNCH_TAIL, METHOD_EXECUTE, NS_PER_MS,
+                           OP_TYPES_ID, OP_TYPES_TAIL, WRAPPER_EVENTS, fit_name, ms)
 from ..errors import InputError
 
 _NOT_DELEGATED = ("portable", "framework", "", None)
@@ -113,6 +114,8 @@ def read_timeline_csv(path):
                       start.astype(np.uint64), (start + dur).astype(np.uint64), pe_invalid=bad)
     prof = build_profile(dec, path, file_size=len(data))
     prof.format = FORMAT_TIMELINE_CSV
+    if os.path.basename(os.fspath(path)).lower().endswith(LITERT_LAUNCH_TAIL):  # a LiteRT launch's per-run times
+        prof.runtime = "litert"
     prof.sha256 = hashlib.sha256(data).hexdigest()
     prof.warnings[:0] = warnings
     # keep the CSV's run numbers (they need not start at 0)

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conventions import FORMAT_ETDUMP, PROFILE_TAILS
+from ..conventions import PROFILE_TAILS
 from ..errors import ETRecordError, UsageError
 from ..model import ETRecordInfo, Profile
-from . import discovery, runfolder, traces
+from . import discovery, formats, runfolder, traces
 from ..files import display
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -287,7 +287,7 @@ class Workspace:
         return read_profile(path, allow_empty=self.allow_empty)
 
     def _with_etrecord(self, path: Path, prof: Profile) -> Profile:
-        if prof.format != FORMAT_ETDUMP:
+        if not formats.by_name(prof.format).takes_program:
             return prof
         rec, how = self.etrecord_for(path)
         if rec is None:

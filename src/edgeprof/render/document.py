@@ -111,7 +111,7 @@ def _chart(kind: str, arg) -> str:
     if kind == "hbars":
         return svg.hbars(arg["items"], arg["title"])
     if kind == "timeline":
-        return svg.timeline(arg["segments"], arg["title"])
+        return svg.timeline(arg["segments"], arg["title"], arg.get("lane_names"))
     if kind == "roofline":
         return svg.roofline(arg["points"], arg["title"])
     if kind == "history_trend":

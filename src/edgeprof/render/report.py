@@ -25,6 +25,26 @@ SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs del
             "Top OTHER operators", "Kernel evidence", "Validation", "Findings", "What this report could not use")
 
 
+def _runtime(d: dict) -> str | None:
+    """The runtime a report's profiles were recorded with (ExecuTorch's words when they are mixed)."""
+    names = {(c.get("breakdown") or {}).get("runtime") or "executorch" for c in d["configs"]}
+    return names.pop() if len(names) == 1 else None
+
+
+def _words(d: dict) -> dict:
+    from ..runtimes import vocabulary
+
+    return vocabulary(_runtime(d))
+
+
+def host_vs_accelerated(runtime: str | None) -> str:
+    """The heading of the section on where the runtime's own kernels and its accelerated parts ran."""
+    from ..runtimes import vocabulary
+
+    w = vocabulary(runtime)
+    return f"{w['host_title']} vs {w['accelerated_title']}"
+
+
 def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
     """("title"|"h2"|"h3"|"p"|"table"|"list"|"chart", …) in reading order."""
     out: list[tuple] = []
@@ -66,17 +86,22 @@ def _run(out, d):
         rows.append(["Run folder", f"{code(m['run_dir'])}"])
     if m.get("manifest"):
         rows.append(["Manifest", f"{code(m['manifest'])}"])
-    if m.get("executorch"):
+    for r in m.get("runtimes") or []:
+        rows.append(["Runtime", r])
+    if m.get("executorch") and _runtime(d) in ("executorch", None):
         e = m["executorch"]
         rows.append(["ExecuTorch", f"{e.get('sha') or e.get('version') or '?'}{' (dirty)' if e.get('dirty') else ''}"])
     for k, v in (m.get("runners") or {}).items():
         rows.append([f"Runner ({k})", f"{code(v)}"])
     rows += [[k, v] for k, v in m.get("environment") or []]
     out.append(("table", ["", ""], rows))
-    out.append(("table", ["configuration", "role", "experiment", "threads", "runs", "launches", "ETRecord", "input"],
+    named = _runtime(d) in ("executorch", None)  # an ETRecord names an ExecuTorch program's instructions only
+    out.append(("table", ["configuration", "role", "experiment", "threads", "runs", "launches"]
+                + (["ETRecord"] if named else []) + ["input"],
                 [[c["name"], c["role"] or "—", c.get("experiment") or "—", c.get("threads") if c.get("threads") is not None
-                  else "—", c["latency"]["count"], c["launches"], c["etrecord"], f"{code(c['files'][0])}"
-                  + (f" (+{len(c['files']) - 1})" if len(c["files"]) > 1 else "")] for c in d["configs"]]))
+                  else "—", c["latency"]["count"], c["launches"]] + ([c["etrecord"]] if named else [])
+                 + [f"{code(c['files'][0])}" + (f" (+{len(c['files']) - 1})" if len(c["files"]) > 1 else "")]
+                 for c in d["configs"]]))
     out.append(("p", "**Runs used in every table and chart below:** the steady runs after the detected warm-up — "
                 + "; ".join(_runs_used(c) for c in d["configs"]) + "."))
 
@@ -253,34 +278,42 @@ def _work(out, d):
 
 
 def _portable(out, d):
-    out.append(("h2", "Portable vs delegated"))
+    from ..runtimes import HOST_BACKEND, host_name
+
+    rt = _runtime(d)
+    w = _words(d)
+    host, acc = w["host"], w["accelerated"]
+    out.append(("h2", host_vs_accelerated(rt)))
     for cfg in d["configs"]:
         bd = cfg["breakdown"]
         b, g = bd["backends"], bd["graph_breaks"]
         out.append(("h3", cfg["name"]))
-        rows = [[k, fmt_ms(v["avg_ms"]), fmt_pct(v["pct_of_e2e"])] for k, v in b["leaf_time"].items()]
+        rows = [[host_name(k, rt), fmt_ms(v["avg_ms"]), fmt_pct(v["pct_of_e2e"])] for k, v in b["leaf_time"].items()]
         rows += [["framework overhead", fmt_ms(b["framework_overhead_ms"]), ""],
-                 ["delegate overhead", fmt_ms(b["delegate_overhead_ms"]), ""]]
+                 [f"{acc} overhead", fmt_ms(b["delegate_overhead_ms"]), ""]]
         out.append(("table", ["backend", "ms per run", "% of e2e"], rows))
-        out.append(("p", f"{b['delegate_calls_per_run']:.3g} delegate call(s) per run; {g['portable_islands']} portable "
-                         f"island(s), {g['transitions']} delegate↔portable switch(es)."))
-        if bd["portable_hotspots"] and any(k != "portable" for k in b["leaf_time"]):
-            out.append(("p", "Portable hotspots (delegation candidates): " + ", ".join(
+        out.append(("p", f"{b['delegate_calls_per_run']:.3g} {acc} call(s) per run; {g['portable_islands']} {host} "
+                         f"island(s), {g['transitions']} {acc}↔{host} switch(es)."))
+        if bd["portable_hotspots"] and any(k != HOST_BACKEND for k in b["leaf_time"]):
+            out.append(("p", f"{host} hotspots (candidates to hand to a {acc}): " + ", ".join(
                 f"{code(o['operator'])} {fmt_ms(o['avg_ms'], 3)} ms" for o in bd["portable_hotspots"][:6])))
         lanes = cfg["lanes"]
-        out.append(("chart", "timeline", {"segments": lanes["segments"],
+        out.append(("chart", "timeline", {"segments": lanes["segments"], "lane_names": {HOST_BACKEND: host},
                                           "title": f"{cfg['name']}: run {lanes['run_index']}"
                                                    + (f" of launch {lanes['launch']}" if lanes.get("launch") else "")
                                                    + " (the median steady run)"}))
 
 
 def _operators(out, d):
+    from ..runtimes import host_name
+
     out.append(("h2", "Top operators"))
     for cfg in d["configs"]:
         ops = cfg["breakdown"]["operators"]
         out.append(("h3", cfg["name"]))
         out.append(("table", ["operator", "backend", "category", "ms per run", "% of e2e", "per run"],
-                    [[f"{code(o['operator'])}", o["backend"], f"{o['category']}/{o['subtype']}", fmt_ms(o["avg_ms"]),
+                    [[f"{code(o['operator'])}", host_name(o["backend"], _runtime(d)), f"{o['category']}/{o['subtype']}",
+                      fmt_ms(o["avg_ms"]),
                       fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}"] for o in ops[:10]]))
         out.append(("chart", "hbars", {"items": [(o["operator"], o["avg_ms"], o["category"]) for o in ops[:10]],
                                        "title": f"{cfg['name']}: top operators (ms per run)"}))
@@ -316,7 +349,7 @@ def _kernels(out, d):
     for m in (k or {}).get("registered_vs_executed", []):
         out.append(("p", f"**Registered vs executed (SME2-{m['role']}):** {m['statement']}"))
     out.append(("p", "_Registered_ = XNNPACK set the kernel up (log); _executed_ = an operator on that datatype path ran "
-                     "(ETDump op names PF32/PF16/PQS8 = SME/SME2, QP8 = KleidiAI)."))
+                     f"({_words(d)['profile']} op names PF32/PF16/PQS8 = SME/SME2, QP8 = KleidiAI)."))
 
 
 def _validation(out, d):

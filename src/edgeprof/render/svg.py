@@ -330,8 +330,10 @@ def roofline(points: list[dict], title: str) -> str:
     return _svg(w, h, title, "achieved throughput against arithmetic intensity, one point per kernel", body, "roofline")
 
 
-def timeline(segments: list[dict], title: str) -> str:
-    """segments: {lane, start_ms, dur_ms, name, category}; one lane each for portable, delegated, delegate ops."""
+def timeline(segments: list[dict], title: str, lane_names: dict | None = None) -> str:
+    """segments: {lane, start_ms, dur_ms, name, category}; one lane each for portable, delegated, delegate ops
+    (``lane_names``: a lane's label in the runtime's words, e.g. ONNX Runtime's CPUExecutionProvider)."""
+    names = lane_names or {}
     lanes = [ln for ln in ("portable", "delegated", "delegate ops") if any(s["lane"] == ln for s in segments)]
     lane_h, left, right, top = 34, 110, 20, 10
     w = 760
@@ -350,7 +352,8 @@ def timeline(segments: list[dict], title: str) -> str:
                 "ms from the start of the run</text>")
     for k, ln in enumerate(lanes):
         y = top + lane_h * k
-        body.append(f'<text x="{left - 8}" y="{y + 21}" font-size="12" text-anchor="end" fill="#111827">{escape(ln)}</text>')
+        label = _short(names.get(ln, ln), 16)
+        body.append(f'<text x="{left - 8}" y="{y + 21}" font-size="12" text-anchor="end" fill="#111827">{escape(label)}</text>')
         body.append(f'<rect x="{left}" y="{y + 4}" width="{pw}" height="{lane_h - 8}" fill="#f8fafc"/>')
         for s in (s for s in segments if s["lane"] == ln):
             x, wd = x_of(s["start_ms"]), max(x_of(s["start_ms"] + s["dur_ms"]) - x_of(s["start_ms"]), 0.8)
@@ -362,7 +365,8 @@ def timeline(segments: list[dict], title: str) -> str:
     if cats:
         body += _legend([(c.replace("_", " ").lower(), color_for(c)) for c in cats], left, axis_y + 48, pw)
         h += 10 + legend_height([c for c in cats], pw)
-    return _svg(w, h, title, "one inference: portable kernels, delegate calls and the delegate's operators", body,
+    host = names.get("portable", "portable")
+    return _svg(w, h, title, f"one inference: {host} kernels, delegate calls and the delegate's operators", body,
                 "timeline")
 
 

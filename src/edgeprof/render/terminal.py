@@ -8,6 +8,7 @@ from rich.markup import escape as _markup_escape
 
 from ..conventions import fmt_ms, fmt_pct, shown
 from ..documents_base import ABSENT
+from ..runtimes import HOST_BACKEND, host_name, vocabulary
 from .cells import TYPICAL_HEADER, TYPICAL_NOTE, speedup_cell, typical_cell
 
 
@@ -93,8 +94,8 @@ def print_analyze(result) -> None:
 
     out = console()
     s = result.summary
-    t = Table(title=f"edgeprof analyze: {s['analysed_count']} of {s['etdump_count']} ETDumps", title_justify="left")
-    for col, kw in (("experiment", {}), ("ETDump", {"overflow": "fold"}), ("runs", {"justify": "right"}),
+    t = Table(title=f"edgeprof analyze: {s['analysed_count']} of {s['etdump_count']} profiles", title_justify="left")
+    for col, kw in (("experiment", {}), ("profile", {"overflow": "fold"}), ("runs", {"justify": "right"}),
                     ("events", {"justify": "right"}), ("median ms", {"justify": "right"}),
                     ("p90 ms", {"justify": "right"}), ("ETRecord", {})):
         t.add_column(col, **kw)
@@ -116,7 +117,8 @@ def print_latency(reports) -> None:
 
     out = console()
     for r in (x.doc for x in reports):
-        t = Table(title=escape(f"{r.name}  ({r.count} runs, latency from {r.source.replace('_', ' ')})"),
+        src = vocabulary(r.get("runtime"))["run_event"] if r.source == "method_execute" else r.source.replace("_", " ")
+        t = Table(title=escape(f"{r.name}  ({r.count} runs, latency from {src})"),
                   title_justify="left", show_header=False, box=None, padding=(0, 2))
         t.add_column("what", style="bold")
         t.add_column("value")
@@ -233,10 +235,12 @@ def print_breakdown(bd) -> None:
     from rich.table import Table
 
     result = bd.doc
+    rt = result.get("runtime")
+    w = vocabulary(rt)
     out = console()
     out.print(escape(f"{result.name}: {result.runs} runs, end-to-end mean {fmt_ms(result.e2e_ms['mean'])} ms "
                      f"(median {fmt_ms(result.e2e_ms['median'])} ms); taxonomy {result.taxonomy_version}"))
-    t = Table(title="where the time goes (per run; shares add up to 100 % of Method::execute)", title_justify="left")
+    t = Table(title=f"where the time goes (per run; shares add up to 100 % of {w['run_event']})", title_justify="left")
     for col in ("category / overhead", "avg ms", "% of e2e", "executions", "operators"):
         t.add_column(col, justify="left" if col.startswith("cat") else "right")
     for c in result.categories:
@@ -249,27 +253,31 @@ def print_breakdown(bd) -> None:
     for col in ("operator", "backend", "category", "avg ms", "% of e2e", "per run"):
         t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
     for o in result.operators:
-        t.add_row(escape(o["operator"]), escape(o["backend"]), escape(f"{o['category']}/{o['subtype']}"), f"{fmt_ms(o['avg_ms'])}",
+        t.add_row(escape(o["operator"]), escape(host_name(o["backend"], rt)), escape(f"{o['category']}/{o['subtype']}"),
+                  f"{fmt_ms(o['avg_ms'])}",
                   fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
     out.print(t)
     if result.other_top:
         out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(
             f"{o['operator']} ({fmt_ms(o['avg_ms'], 3)} ms, {fmt_pct(o['pct_of_e2e'])} %)" for o in result.other_top[:5])))
     b = result.backends
-    out.print("backends: " + ", ".join(f"{escape(k)} {fmt_ms(v['avg_ms'])} ms ({fmt_pct(v['pct_of_e2e'])} %)" for k, v in b["leaf_time"].items())
-              + f"; framework overhead {fmt_ms(b['framework_overhead_ms'], 3)} ms, delegate overhead {fmt_ms(b['delegate_overhead_ms'], 3)} ms"
-              + f" over {b['delegate_calls_per_run']:.3g} delegate call(s) per run, unattributed {fmt_ms(b['unattributed_ms'], 3)} ms")
-    if result.portable_hotspots and any(o["backend"] != "portable" for o in bd.operators_all or result.operators):
-        out.print("portable hotspots (left on the portable path; candidates for delegation): " + escape(", ".join(
+    host, acc = w["host"], w["accelerated"]
+    out.print("backends: " + ", ".join(f"{escape(host_name(k, rt))} {fmt_ms(v['avg_ms'])} ms ({fmt_pct(v['pct_of_e2e'])} %)"
+                                       for k, v in b["leaf_time"].items())
+              + f"; framework overhead {fmt_ms(b['framework_overhead_ms'], 3)} ms, {acc} overhead "
+              + f"{fmt_ms(b['delegate_overhead_ms'], 3)} ms over {b['delegate_calls_per_run']:.3g} {acc} call(s) per run, "
+              + f"unattributed {fmt_ms(b['unattributed_ms'], 3)} ms")
+    if result.portable_hotspots and any(o["backend"] != HOST_BACKEND for o in bd.operators_all or result.operators):
+        out.print(escape(f"{host} hotspots (the time left on {host}: candidates to hand to a {acc}): " + ", ".join(
             f"{o['operator']} {fmt_ms(o['avg_ms'], 3)} ms" for o in result.portable_hotspots[:6])))
     g = result.graph_breaks
     if g["segments"]:
         seq = " → ".join(("[green]" if s["kind"] == "delegated" else "[yellow]") + escape(
-            f"{s['backend'] if s['kind'] == 'delegated' else 'portable'}({s['calls']}) {fmt_ms(s['mean_ms'], 3)} ms")
+            f"{host_name(s['backend'], rt)}({s['calls']}) {fmt_ms(s['mean_ms'], 3)} ms")
             + ("[/green]" if s["kind"] == "delegated" else "[/yellow]") for s in g["segments"][:12])
         more = f" … ({len(g['segments'])} segments)" if len(g["segments"]) > 12 else ""
-        out.print(f"graph: {g['portable_islands']} portable island(s), {g['transitions']} delegate↔portable switch(es): "
-                  + seq + more)
+        out.print(escape(f"graph: {g['portable_islands']} {host} island(s), {g['transitions']} {acc}↔{host} "
+                         f"switch(es): ") + seq + more)
     for n in result.notes:
         out.print(f"[yellow]note:[/yellow] {escape(n)}")
 

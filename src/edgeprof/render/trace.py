@@ -165,9 +165,13 @@ class TraceParts:
         instr = ev["instruction_id"].fill_null(-1).to_numpy().astype(np.int64)
         combo = dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr) if ev.height else np.zeros(0, np.int32)
         prefix = []
+        from ..runtimes import event_name, host_name
+
+        rt = profile.runtime
         for f in first_index(combo).tolist():
-            t, b, k = timings[time_c[f]], backs[back_c[f]], json.dumps(kinds[kind_c[f]])
-            prefix.append(f'{{"name":{json.dumps(names[name_ids[f]], ensure_ascii=False)},"cat":{k},"ph":"X",'
+            t, b, k = timings[time_c[f]], host_name(backs[back_c[f]], rt), json.dumps(kinds[kind_c[f]])
+            shown = event_name(names[name_ids[f]], rt)  # in the runtime's own words
+            prefix.append(f'{{"name":{json.dumps(shown, ensure_ascii=False)},"cat":{k},"ph":"X",'
                           f'"pid":{PID},"args":{{"kind":{k},'
                           f'"category":{json.dumps(self.taxonomy.classify(names[name_ids[f]]).category)},'
                           f'"timing_source":{json.dumps(t)}'
