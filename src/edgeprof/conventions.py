@@ -196,6 +196,7 @@ def evidence_name(label: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 METHOD_EXECUTE = "Method::execute"
+RUNTIME_ARGS = "runtime_args"  # an events column: what another runtime recorded per event, JSON text (trace shows it)
 METHOD_INIT = "Method::init"
 LOAD_METHOD = "Program::load_method"
 FRAMEWORK_EVENTS = (METHOD_EXECUTE, METHOD_INIT, LOAD_METHOD)

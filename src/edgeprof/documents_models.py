@@ -129,6 +129,7 @@ class ProgramDoc(Document):
     kind: ClassVar[str] = "program"
     constants: dict[str, Any]
     etrecord: str = ABSENT  # with an ETRecord: the file whose op types were attached
+    etrecord_found: str = ABSENT  # how it was found when not given (beside the .pte), or why one found was not used
     delegates: list[dict[str, Any]]
     file: str
     file_size: int

@@ -5,8 +5,8 @@ the folder taken by analyze, compare, report and ingest."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -193,3 +193,30 @@ def test_run_report_of_one_onnx_model_compares_its_thread_counts(tmp_path):
         "--report", "--no-progress")
     md = (out / "report_t1_vs_t2.md").read_text()
     assert "cnn t2 vs cnn t1" in md and not (out / "report.md").exists()
+
+
+def test_the_graph_optimization_level_is_an_experiment_variable(tmp_path):
+    """``--graph-optimization disable`` runs the session at ORT_DISABLE_ALL: the manifest records it for the
+    experiment and the runtime reports it in effect; every node of the model is then timed under its own name, so
+    the profile joins the model with nothing unmatched (at the default level ONNX Runtime fuses and renames 10 of the
+    CNN's nodes: tests/analysis/test_onnx_cost.py). The level is part of the configuration's identity."""
+    out = tmp_path / "runs"
+    _ep("run", ORT_MODELS / "cnn.onnx", "--runs", 4, "--warmup", 1, "--launches", 1, "--graph-optimization", "disable",
+        "--out", out, "--no-progress")
+    m = json.loads((out / "manifest.json").read_text())
+    (exp,) = m["config"]["experiments"]
+    assert exp["graph_optimization"] == "disable"
+    (res,) = m["results"]
+    assert res["metrics"]["graph_optimization"] == "ORT_DISABLE_ALL"
+    prof = next(out.rglob("*.ort.json"))
+    from edgeprof.api import breakdown
+
+    joined = breakdown(prof, program=ORT_MODELS / "cnn.onnx")["program"]
+    assert joined["unmatched"]["nodes"] == 0 and joined["program_instructions"] == 18
+    from edgeprof.io.manifest import configuration, launch_facts
+
+    facts = launch_facts(m, prof)
+    assert facts["runtime_options"] == "providers CPUExecutionProvider; graph optimization disable"
+    assert ("runtime_options", facts["runtime_options"]) in configuration(facts)
+    bad = _ep("run", ORT_MODELS / "cnn.onnx", "--graph-optimization", "fast", "--out", tmp_path / "x", check=False)
+    assert bad.returncode == 2 and "--graph-optimization" in bad.stderr

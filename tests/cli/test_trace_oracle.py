@@ -62,11 +62,21 @@ def test_every_slice_is_a_runtime_event(name, tmp_path):
     got = sorted((e["tid"], e["name"], e["args"]["kind"], e["args"]["delegate_backend"], e["ts"], e["dur"])
                  for e in slices)
     assert got == _expected(name)
+    origin0 = min(x["ts"] for x in _events(name) if x.get("ph", "X") == "X" and x["cat"] in ("Session", "Node"))
+    by_time = {(x["ts"] - origin0, x["dur"]): x for x in _events(name) if x["cat"] == "Node"
+               and x["name"].endswith("_kernel_time")}
     for e in slices:
         assert set(e) == {"name", "cat", "ph", "pid", "tid", "ts", "dur", "args"} and e["cat"] == e["args"]["kind"]
         a = e["args"]
         assert set(a) <= {"kind", "category", "timing_source", "delegate_backend", "event_index", "run_index",
-                          "instruction_id", "op_types_id", "parent_event_index"}, set(a)
+                          "instruction_id", "op_types_id", "parent_event_index", "runtime_args"}, set(a)
+        # a node's slice keeps every field ONNX Runtime recorded for it (shapes, sizes, memory, thread statistics),
+        # the node event's own name with them — compared with the runtime's JSON event at the same time
+        if e["name"] == "kernel_time":
+            own = by_time[(e["ts"], e["dur"])]
+            assert a["runtime_args"] == {"event": own["name"], **own["args"]}
+        else:
+            assert "runtime_args" not in a
         assert a["run_index"] == e["tid"] - 1 and a["timing_source"] == "measured"
         # the category of the event the name stands for (ONNX Runtime's Session events are the framework's)
         internal = {"model_run": "Method::execute", "session_initialization": "Method::init",

@@ -202,3 +202,20 @@ def test_phase_shares_are_parts_of_a_whole_when_the_lines_overlap_past_end_to_en
         # an independent recomputation: each share is the line's mean over the lines' positive sum
         for r in rows:
             assert r["share_pct"] == pytest.approx(100 * max(r["ms_per_run"], 0) / positive, rel=1e-6)
+
+
+def test_a_compressed_recording_finds_its_run_order_file(tmp_path):
+    """``x.G2S64.etdp.gz`` with ``x.G2S64.runs.json`` beside it: the run order names the phases, as for the plain
+    file (it was looked for as ``x.G2S64.etdp.runs.json`` and not found)."""
+    from edgeprof.api import phases as run_phases
+
+    gz = tmp_path / "llm_kv_xnn.G2S64.etdp.gz"
+    gz.write_bytes((DATA / "llm_kv_xnn.G2S64.etdp.gz").read_bytes())
+    (tmp_path / "llm_kv_xnn.G2S64.runs.json").write_text((DATA / "llm_kv_xnn.G2S64.runs.json").read_text())
+    plain = tmp_path / "plain" / "llm_kv_xnn.G2S64.etdp"
+    plain.parent.mkdir()
+    plain.write_bytes(gzip.decompress(gz.read_bytes()))
+    (plain.parent / "llm_kv_xnn.G2S64.runs.json").write_text((DATA / "llm_kv_xnn.G2S64.runs.json").read_text())
+    a, b = run_phases(gz).doc, run_phases(plain).doc
+    assert [p["name"] for p in a["phases"]] == ["prefill", "decode"]
+    assert [(p["name"], p["count"]) for p in a["phases"]] == [(p["name"], p["count"]) for p in b["phases"]]

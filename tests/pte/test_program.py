@@ -248,3 +248,25 @@ def test_a_foreign_etrecord_is_refused(tmp_path):
     r = subprocess.run([str(BIN / "edgeprof"), "program", DATA / "tel_xnnq8.pte", "--etrecord",
                         DATA.parent / "etrecord" / "toycnn_xnnq8.etrecord"], capture_output=True, text=True)
     assert r.returncode == 2 and "does not match the program" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_etrecord_beside_the_program_is_found(tmp_path):
+    """``program model.pte`` with ``model.etrecord`` beside it attaches it, as ``--etrecord`` would (the same op types
+    per instruction); a foreign one found beside it is left out and said why; none beside it: nothing attached."""
+    import shutil
+
+    from edgeprof import api
+
+    pte = tmp_path / "tel_xnn.pte"
+    shutil.copy(DATA / "tel_xnn.pte", pte)
+    alone = api.program(pte).data
+    assert "etrecord" not in alone and "etrecord_found" not in alone
+    shutil.copy(DATA.parent / "etrecord" / "tel_xnn.etrecord", tmp_path / "tel_xnn.etrecord")
+    found = api.program(pte).data
+    given = api.program(DATA / "tel_xnn.pte", etrecord=DATA.parent / "etrecord" / "tel_xnn.etrecord").data
+    assert found["etrecord"].endswith("tel_xnn.etrecord") and found["etrecord_found"].startswith("beside the program")
+    assert [i.get("op_types") for i in found["instructions"]] == [i.get("op_types") for i in given["instructions"]]
+    (tmp_path / "tel_xnn.etrecord").unlink()
+    shutil.copy(DATA.parent / "etrecord" / "toycnn_xnnq8.etrecord", tmp_path / "tel_xnn.etrecord")
+    foreign = api.program(pte).data
+    assert "etrecord" not in foreign and "was not used" in foreign["etrecord_found"]

@@ -122,6 +122,8 @@ KEYS = {
     "version": lambda d, g: d["version"] == g["program"]["version"],
     "work": _work,
 }
+# "etrecord_found" (an ETRecord found beside the .pte, not given: absent here):
+# tests/pte/test_program.py::test_the_etrecord_beside_the_program_is_found;
 # the FLOPs per instruction: tests/pte/test_program.py::test_matrix_flops_equal_hand_counts (hand counts);
 # module paths and op types per instruction: test_etrecord_maps_every_instruction_and_xnnpack_node
 

@@ -14,7 +14,10 @@ from .results import PhaseComparison, PhaseReport
 
 
 def run_order_file(etdump: Path) -> Path:
-    """``model.G2S64.etdp`` → ``model.G2S64.runs.json`` (the run order a recorder writes beside the ETDump)."""
+    """``model.G2S64.etdp`` (or ``….etdp.gz``) → ``model.G2S64.runs.json`` (the run order a recorder writes beside
+    the ETDump, named after it uncompressed)."""
+    if etdump.name.lower().endswith(".gz"):
+        etdump = etdump.with_name(etdump.name[:-3])
     return etdump.with_suffix(".runs.json")
 
 

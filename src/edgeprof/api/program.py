@@ -7,15 +7,29 @@ from .results import ProgramDiff, ProgramInfo
 
 
 @command
-def program(path, *, etrecord=None) -> ProgramInfo:
-    """What is inside a .pte; with ``etrecord``, each instruction (and each XNNPACK node) gets the op types and
-    module path the ETRecord maps it to."""
+def program(path, *, etrecord=None, discover: bool = True) -> ProgramInfo:
+    """What is inside a .pte; with ``etrecord`` — given, or found beside the .pte (``model.etrecord`` for
+    ``model.pte``, as for an ETDump: :func:`edgeprof.io.discovery.find_etrecord`) — each instruction (and each
+    XNNPACK node) gets the op types and module path the ETRecord maps it to. An ETRecord found (not given) that
+    does not match the program is left out, and ``etrecord_found`` says why."""
+    from pathlib import Path
+
     from ..analysis.pte_program import summarize
+    from ..errors import ETRecordError
+    from ..io.discovery import find_etrecord
     from ..io.pte import read_pte
 
     doc = summarize(read_pte(path))
     if etrecord is not None:
         _attach(doc, etrecord)
+    elif discover:
+        found, how = find_etrecord(Path(path))
+        if found is not None:
+            try:
+                _attach(doc, found)
+                doc["etrecord_found"] = f"beside the program ({how})"
+            except ETRecordError as e:
+                doc["etrecord_found"] = f"{found.name} found beside the program was not used: {str(e)[:300]}"
     return ProgramInfo(doc)
 
 

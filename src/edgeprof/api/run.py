@@ -79,6 +79,8 @@ def _check(cfg, dry_run: bool) -> list[str]:
                 raise UsageError(f"experiment {e.name}: cpu_affinity applies to Android devices (taskset there)")
             if e.providers and e.runtime != "onnxruntime":
                 raise UsageError(f"experiment {e.name}: providers apply to ONNX models (ONNX Runtime's execution providers)")
+            if e.graph_optimization and e.runtime != "onnxruntime":
+                raise UsageError(f"experiment {e.name}: graph_optimization applies to ONNX models (ONNX Runtime)")
             if e.delegate and e.runtime != "litert":
                 raise UsageError(f"experiment {e.name}: delegate applies to LiteRT models (.tflite)")
             if cfg.debug_buffer and e.runtime != "executorch":
@@ -213,6 +215,7 @@ def _experiment_doc(e) -> dict:
     return {"name": e.name, "model": str(e.model), "model_sha256": file_hash(e.model)["sha256"],
             "runner_path": python_runner(e.runtime) if e.kind == "python" else e.runner, "runtime": e.runtime,
             "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None,
+            "graph_optimization": (e.graph_optimization or "all") if e.runtime == "onnxruntime" else None,
             "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
             "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),
@@ -252,7 +255,7 @@ def _read_launch(launch, lr, stage) -> tuple[str, str | None, dict, list[str]]:
         w = lr.worker
         metrics.update(wall_ms=w.get("wall_ms"), load_ms=w.get("load_ms"), threads_in_effect=w.get("threads"),
                        inputs=w.get("inputs"), versions=w.get("versions"))
-        metrics.update({k: w[k] for k in ("providers", "delegate", "delegated") if k in w})  # runtime facts
+        metrics.update({k: w[k] for k in ("providers", "delegate", "delegated", "graph_optimization") if k in w})
         if w.get("threads") != launch.threads:
             warnings.append(f"asked for {launch.threads} thread(s), the runtime runs {w.get('threads')}")
     if lr.runner_total_ms is not None:

@@ -28,6 +28,9 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, say, warn
 @click.option("--providers", default=None,
               help="ONNX models: ONNX Runtime execution providers in priority order, e.g. OpenVINOExecutionProvider "
                    "(the CPU provider is added last) [default: CPU only].")
+@click.option("--graph-optimization", type=click.Choice(["disable", "basic", "extended", "all"]), default=None,
+              help="ONNX models: ONNX Runtime's graph optimization level, an experiment variable recorded in the "
+                   "manifest (disable = ORT_DISABLE_ALL: every node as the model has it) [default: all].")
 @click.option("--delegate", type=click.Choice(["xnnpack", "none"]), default=None,
               help="LiteRT models: its XNNPACK delegate (default) or none (the builtin CPU kernels only).")
 @click.option("--mode", type=click.Choice(["timing", "xnntrace"]), default=None,
@@ -51,6 +54,7 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, say, warn
 @click.option("--verbose", is_flag=True, help="Print each command as it runs (stderr).")
 @run_guarded
 def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runner, device, cpu_affinity, providers,
+            graph_optimization,
             delegate, mode, timeout, out, force, dry_run, overhead_check, make_report, debug_buffer, as_json, progress,
             verbose):
     """Profile .pte models here (ExecuTorch Python runtime or an executor_runner) or on an Android device, .onnx
@@ -80,7 +84,8 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
 
     given = dict(runs=runs, warmup=warmup, threads=threads, launches=launches,
                  seed=seed, inputs=inputs, runner=runner, device=device, cpu_affinity=cpu_affinity, mode=mode,
-                 timeout=timeout, providers=providers, delegate=delegate, debug_buffer=debug_buffer)
+                 timeout=timeout, providers=providers, delegate=delegate, debug_buffer=debug_buffer,
+                 graph_optimization=graph_optimization)
     bar = terminal.progress_bar(enabled=progress and not dry_run if progress is not None else None, label="run",
                                 eta=True)
     with bar:

@@ -28,11 +28,14 @@ PYTHON = "python"
 DEFAULTS = {"runs": 100, "warmup": 10, "threads": (1,), "launches": 3, "timeout": 600.0, "seed": 0}
 _TOP = {"model", "output_root", "platform", "runs", "warmup", "threads", "launches", "timeout", "seed", "inputs",
         "device", "cpu_affinity", "experiments", "experiment", "analysis", "runner", "runner_path", "mode",
-        "extra_args", "description", "providers", "delegate"}
+        "extra_args", "description", "providers", "delegate", "graph_optimization"}
 _EXP = {"name", "model", "runner", "runner_path", "quiet_runner", "mode", "runs", "warmup", "threads", "launches",
-        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers", "delegate"}
+        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers", "delegate", "graph_optimization"}
 CPU_PROVIDER = "CPUExecutionProvider"
 DELEGATES = ("xnnpack", "none")  # LiteRT: its default XNNPACK delegate, or the builtin CPU kernels only
+# ONNX Runtime's graph optimization levels (SessionOptions.graph_optimization_level), by the names it gives them
+GRAPH_OPTIMIZATIONS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
+                       "all": "ORT_ENABLE_ALL"}
 _PROVIDER = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}ExecutionProvider$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 _MASK = re.compile(r"^(0x[0-9a-fA-F]{1,16}|[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?)*)$")
@@ -55,6 +58,7 @@ class Experiment:
     device: str | None = None          # Android serial (adb -s)
     providers: tuple[str, ...] = ()    # ONNX Runtime execution providers, in priority order (CPU added last)
     delegate: str | None = None        # LiteRT: xnnpack (its default) or none
+    graph_optimization: str | None = None  # ONNX Runtime: disable, basic, extended or all (its default)
 
     @property
     def kind(self) -> str:
@@ -125,6 +129,13 @@ def parse_providers(v, where: str, path) -> tuple[str, ...]:
     return tuple(vals)
 
 
+def parse_graph_optimization(v, where: str, path) -> str | None:
+    if v is None or v in GRAPH_OPTIMIZATIONS:
+        return v
+    msg = f"{where}: one of {', '.join(GRAPH_OPTIMIZATIONS)}, got {_given(v)}"
+    raise InputError(path, msg) if path is not None else UsageError(msg)
+
+
 def parse_delegate(v, where: str, path) -> str | None:
     if v is None or v in DELEGATES:
         return v
@@ -179,7 +190,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
     if not isinstance(exps, list) or not exps:
         raise InputError(path, "experiments: give a list of experiments (each with a name)")
     top = {k: doc[k] for k in ("runs", "warmup", "threads", "launches", "timeout", "mode", "extra_args",
-                               "cpu_affinity", "device", "runner", "runner_path", "model", "providers", "delegate")
+                               "cpu_affinity", "device", "runner", "runner_path", "model", "providers", "delegate",
+                               "graph_optimization")
            if k in doc}
     out, names = [], set()
     for i, e in enumerate(exps):
@@ -224,7 +236,9 @@ def from_document(doc: dict, path) -> CollectionConfig:
             timeout=float(timeout), extra_args=tuple(extra), cpu_affinity=mask,
             device=parse_device(_str(device, f"{where}.device", path), f"{where}.device", path) if device else None,
             providers=parse_providers(merged.get("providers", []), f"{where}.providers", path),
-            delegate=parse_delegate(merged.get("delegate"), f"{where}.delegate", path)))
+            delegate=parse_delegate(merged.get("delegate"), f"{where}.delegate", path),
+            graph_optimization=parse_graph_optimization(merged.get("graph_optimization"),
+                                                        f"{where}.graph_optimization", path)))
     pairs = []
     analysis = doc.get("analysis", {})
     if not isinstance(analysis, dict):
@@ -272,7 +286,7 @@ def from_models(models, *, runner: str = PYTHON, device: str | None = None) -> C
 def override(cfg: CollectionConfig, **given) -> CollectionConfig:
     """Command-line values (those not None) replace the configuration's, for every experiment."""
     exp_keys = {"runs", "warmup", "threads", "launches", "timeout", "mode", "cpu_affinity", "device", "providers",
-                "delegate"}
+                "delegate", "graph_optimization"}
     per = {k: v for k, v in given.items() if k in exp_keys and v is not None}
     if "threads" in per:
         per["threads"] = tuple(per["threads"])
@@ -280,6 +294,8 @@ def override(cfg: CollectionConfig, **given) -> CollectionConfig:
         per["providers"] = parse_providers(per["providers"], "--providers", None)
     if "delegate" in per:
         per["delegate"] = parse_delegate(per["delegate"], "--delegate", None)
+    if "graph_optimization" in per:
+        per["graph_optimization"] = parse_graph_optimization(per["graph_optimization"], "--graph-optimization", None)
     if "device" in per:
         per["device"] = parse_device(per["device"], "--device", None)
     exps = [replace(e, **per) for e in cfg.experiments]

@@ -100,6 +100,8 @@ def _python(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
         argv += ["--providers", ",".join(e.session_providers)]
     if e.runtime == "litert":
         argv += ["--delegate", e.delegate or "xnnpack"]
+    if ort and e.graph_optimization:
+        argv += ["--graph-optimization", e.graph_optimization]
     if ctx.inputs is not None:
         argv += ["--inputs", os.path.abspath(ctx.inputs)]
     if ctx.debug_buffer and launch.etdump and worker == "worker":

@@ -149,6 +149,7 @@ def arguments(prog: str, argv=None):
     ap.add_argument("--method", default="forward")
     ap.add_argument("--providers", default="")  # ONNX Runtime
     ap.add_argument("--delegate", default="xnnpack")  # LiteRT
+    ap.add_argument("--graph-optimization", default=None)  # ONNX Runtime: disable, basic, extended or all
     ap.add_argument("--debug-buffer-size", type=int, default=0)  # ExecuTorch: record intermediate tensors
     return ap.parse_args(argv)
 

@@ -132,7 +132,7 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
     rf = describe(etdump)
     facts: dict = {"experiment": rf.experiment, "threads": rf.threads, "device": None, "cpu_model": None,
                    "cpu_flags": None, "threads_in_effect": None, "core_mask": None, "governor": None,
-                   "runtime": None, "runner": None, "program": None}
+                   "runtime": None, "runner": None, "program": None, "runtime_options": None}
     if not isinstance(manifest, dict):
         return facts
     dev, _ = recorded_device(manifest)
@@ -179,6 +179,7 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
     msha = exp.get("model_sha256")
     facts["program"] = f"sha256 {msha[:12]}" if isinstance(msha, str) else None
     facts["core_mask"] = exp.get("cpu_affinity")
+    facts["runtime_options"] = runtime_options(exp)
     fp = entry.get("fingerprint") if isinstance(entry.get("fingerprint"), dict) else {}
     before = fp.get("before") if isinstance(fp.get("before"), dict) else {}
     facts["governor"] = before.get("governor")
@@ -187,7 +188,20 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
 
 # what makes launches launches of one configuration: the program (its hash where the manifest records it), the
 # runtime (versions), the runtime options (threads, core mask) and the experiment — never the file's name alone
-CONFIGURATION = ("experiment", "program", "runtime", "threads", "core_mask")
+CONFIGURATION = ("experiment", "program", "runtime", "runtime_options", "threads", "core_mask")
+
+
+def runtime_options(exp: dict) -> str | None:
+    """The runtime options an experiment ran with, as one text (part of a configuration's identity): ONNX Runtime's
+    providers and graph optimization level, LiteRT's delegate."""
+    parts = []
+    if isinstance(exp.get("providers"), list) and exp["providers"]:
+        parts.append("providers " + ",".join(map(str, exp["providers"])))
+    if isinstance(exp.get("graph_optimization"), str):
+        parts.append(f"graph optimization {exp['graph_optimization']}")
+    if isinstance(exp.get("delegate"), str):
+        parts.append(f"delegate {exp['delegate']}")
+    return "; ".join(parts) or None
 
 
 def configuration(facts: dict) -> tuple:

@@ -32,13 +32,15 @@ Fences and other Session events add nothing: their time stays inside ``model_run
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from pathlib import Path
 
 import numpy as np
 
-from ..conventions import DELEGATE_CALL, FORMAT_ORT_JSON, LOAD_METHOD, METHOD_EXECUTE, METHOD_INIT, OPERATOR_CALL
+from ..conventions import (DELEGATE_CALL, FORMAT_ORT_JSON, LOAD_METHOD, METHOD_EXECUTE, METHOD_INIT, OPERATOR_CALL,
+                           RUNTIME_ARGS)
 from ..errors import InputError
 from . import jsontext
 
@@ -122,7 +124,10 @@ def read_ort_profile(path):
         provider = args.get("provider")
         provider = provider if isinstance(provider, str) and provider else CPU_PROVIDER
         index = _node_index(args.get("node_index"))
-        nodes.append((_number(e, "ts", i, path), _number(e, "dur", i, path), op, provider, node, index))
+        # every field ONNX Runtime recorded for the node (shapes, sizes, memory, thread statistics), kept for the
+        # trace: the node event's own name and its args as they were, JSON text
+        kept = json.dumps({"event": name, **args}, ensure_ascii=True, sort_keys=True, default=str)
+        nodes.append((_number(e, "ts", i, path), _number(e, "dur", i, path), op, provider, node, index, kept))
     if not runs:
         what = f"{len(nodes)} node events but " if nodes else ""
         raise InputError(path, f"an ONNX Runtime profile with {what}no {RUN_EVENT} event: nothing to analyse")
@@ -164,35 +169,38 @@ def _columns(runs: list, loads: list, nodes: list) -> tuple[dict, tuple, int]:
 
     providers: dict[str, int] = {}
     first = 1 if loads else 0
-    rows: list[tuple] = []  # (run data, name code, dd code, instruction, start µs, end µs, kind, backend, node, op)
+    rows: list[tuple] = []  # (run data, name code, dd code, instruction, start µs, end µs, kind, backend, node, op,
+    #                          the runtime's own fields)
     for ts, dur, name in sorted(loads):
-        rows.append((0, code(name), -1, -1, ts, ts + dur, -1, -1, None, None))
+        rows.append((0, code(name), -1, -1, ts, ts + dur, -1, -1, None, None, None))
     kernel, k_op, k_dcall = KINDS.index("kernel"), KINDS.index("operator_call"), KINDS.index("delegate_call")
     pos = 0
     for r in range(len(runs)):
         while pos < order.size and k[order[pos]] == r:
-            ts, dur, op, provider, node, index = nodes[order[pos]]
+            ts, dur, op, provider, node, index, kept = nodes[order[pos]]
             instr = index if 0 <= index < 2**31 else 2**30 + pos  # no node index: an id of its own
             end = ts + dur
             if provider == CPU_PROVIDER:
-                rows.append((first + r, code(op), -1, instr, ts, end, kernel, -1, node, op))
-                rows.append((first + r, code(OPERATOR_CALL), -1, instr, ts, end, k_op, -1, node, op))
+                rows.append((first + r, code(op), -1, instr, ts, end, kernel, -1, node, op, None))
+                rows.append((first + r, code(OPERATOR_CALL), -1, instr, ts, end, k_op, -1, node, op, kept))
             else:
                 b = providers.setdefault(provider, len(providers))
-                rows.append((first + r, -1, code(op), instr, ts, end, -1, b, node, op))
-                rows.append((first + r, code(DELEGATE_CALL), -1, instr, ts, end, k_dcall, b, node, op))
+                rows.append((first + r, -1, code(op), instr, ts, end, -1, b, node, op, None))
+                rows.append((first + r, code(DELEGATE_CALL), -1, instr, ts, end, k_dcall, b, node, op, kept))
             pos += 1
-        rows.append((first + r, code(METHOD_EXECUTE), -1, -1, runs[r][0], runs[r][0] + runs[r][1], -1, -1, None, None))
+        rows.append((first + r, code(METHOD_EXECUTE), -1, -1, runs[r][0], runs[r][0] + runs[r][1], -1, -1, None, None,
+                     None))
     col = list(zip(*rows))
     us = [np.rint(np.array(col[j], dtype=np.float64) * 1000).astype(np.uint64) for j in (4, 5)]
     dec = events_only((["Default"] if loads else []) + ["Execute"] * len(runs), col[0], col[1], col[2], list(strings),
                       col[3], *us, pe_kind=np.array(col[6], dtype=np.int8),
                       pe_backend_codes=np.array(col[7], dtype=np.int32), pe_backends=list(providers))
-    return dec, (list(col[8]), list(col[9])), outside
+    return dec, (list(col[8]), list(col[9]), list(col[10])), outside
 
 
-def _annotate(prof, nodes: list, ops: list) -> None:
-    """Each node's name as its ``module_path`` and its op type as its ``op_types``."""
+def _annotate(prof, nodes: list, ops: list, kept: list) -> None:
+    """Each node's name as its ``module_path``, its op type as its ``op_types``, and on its wrapper every field the
+    runtime recorded for it (``runtime_args``: JSON text, which ``trace`` puts in the slice's args)."""
     import polars as pl
 
     import numpy as np
@@ -201,5 +209,6 @@ def _annotate(prof, nodes: list, ops: list) -> None:
     distinct: dict = {}
     codes = np.array([distinct.setdefault(o, len(distinct)) for o in ops], dtype=np.int64)
     lists = pl.Series("op_types", [None if o is None else [o] for o in distinct], dtype=pl.List(cat))
-    prof.events = prof.events.with_columns(lists.gather(codes), pl.Series("module_path", nodes, dtype=cat))
+    prof.events = prof.events.with_columns(lists.gather(codes), pl.Series("module_path", nodes, dtype=cat),
+                                           pl.Series(RUNTIME_ARGS, kept, dtype=pl.String))
 

@@ -16,7 +16,7 @@ implementation this replaced; the tests require the same document from both.
 
 from __future__ import annotations
 
-from ..conventions import OP_TYPES_ID, OP_TYPES_INLINE
+from ..conventions import OP_TYPES_ID, OP_TYPES_INLINE, RUNTIME_ARGS
 from ..model import Profile, ReadWhole
 from ..taxonomy import DEFAULT, Taxonomy
 
@@ -163,7 +163,11 @@ class TraceParts:
         back_c, backs = _codes(ev["delegate_backend"].cast(pl.String).fill_null("").replace("None", ""))
         ops_c, ops_v, _ = codes_ops(profile, self.op_types, self.op_ids)
         instr = ev["instruction_id"].fill_null(-1).to_numpy().astype(np.int64)
-        combo = dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr) if ev.height else np.zeros(0, np.int32)
+        # every field the runtime recorded for an event (ONNX Runtime's shapes, sizes, memory, thread statistics)
+        raw_c, raws = _codes(ev[RUNTIME_ARGS].fill_null("")) if RUNTIME_ARGS in ev.columns else (
+            np.zeros(ev.height, np.int64), [""])
+        combo = (dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr, raw_c) if ev.height
+                 else np.zeros(0, np.int32))
         prefix = []
         from ..runtimes import event_name, host_name
 
@@ -177,7 +181,8 @@ class TraceParts:
                           f'"timing_source":{json.dumps(t)}'
                           + (f',"instruction_id":{int(instr[f])}' if instr[f] >= 0 else "")
                           + (f',"delegate_backend":{json.dumps(b)}' if b else "") + ops_v[ops_c[f]]
-                          + (',"synthesized_start":true' if t == "synthesized_start" else ""))
+                          + (',"synthesized_start":true' if t == "synthesized_start" else "")
+                          + (f',"runtime_args":{raws[raw_c[f]]}' if raws[raw_c[f]] else ""))
         order = rows[np.lexsort((depth[rows], adj_s[rows], run_idx[rows]))]
         ev_index = ev["event_index"].to_numpy().astype(np.int64)
         exported = np.zeros(ev.height, dtype=bool)
