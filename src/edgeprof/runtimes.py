@@ -35,6 +35,7 @@ class Runtime:
     packages: tuple[str, ...] = ()   # distributions whose versions identify the build that ran (manifest)
     event_names: tuple[tuple[str, str], ...] = ()  # (the normalized model's event name, its own) where they differ
     worker_title: str | None = None   # what its worker runs, in the manifest's runner_path (default: its title)
+    options: tuple[str, ...] = ()     # the experiment options only it takes (edgeprof run)
     host_title: str = "Portable"      # a heading's name of its own kernels
     accelerated_title: str = "delegated"  # a heading's name of what it hands to accelerators
 
@@ -48,13 +49,14 @@ EXECUTORCH = Runtime(
     name="executorch", title="ExecuTorch", run_event="Method::execute", host_backend="portable",
     accelerated="delegate", profile_noun="ETDump", node="instruction", overhead="ETDump tracing overhead",
     model_suffixes=(".pte",), worker="worker", extra=("executorch", "run"), packages=("executorch", "torch"),
-    worker_title="ExecuTorch Python runtime")
+    worker_title="ExecuTorch Python runtime", options=("debug_buffer",))
 ONNXRUNTIME = Runtime(
     name="onnxruntime", title="ONNX Runtime", run_event="model_run", host_backend="CPUExecutionProvider",
     accelerated="execution provider", profile_noun="ONNX Runtime profile", node="node",
     overhead="profiler overhead (SessionOptions.enable_profiling)", model_suffixes=(".onnx",), worker="worker_ort",
     extra=("onnxruntime", "ort"), profile_tail=".ort.json", packages=("onnxruntime", "onnxruntime-openvino"),
     host_title="CPUExecutionProvider", accelerated_title="other execution providers",
+    options=("providers", "graph_optimization"),
     event_names=(("Method::execute", "model_run"), ("Method::init", "session_initialization"),
                  ("Program::load_method", "model_loading"), ("OPERATOR_CALL", "kernel_time"),
                  ("DELEGATE_CALL", "kernel_time")))
@@ -62,7 +64,7 @@ LITERT = Runtime(
     name="litert", title="LiteRT", run_event="Invoke", host_backend="builtin CPU kernels", accelerated="delegate",
     profile_noun="LiteRT op profile", node="op", overhead="op-profiling overhead", model_suffixes=(".tflite",),
     worker="worker_litert", extra=("ai_edge_litert", "litert"), profile_tail=LITERT_LAUNCH_TAIL,
-    packages=("ai-edge-litert", "ai_edge_litert"), host_title="Builtin CPU kernels",
+    packages=("ai-edge-litert", "ai_edge_litert"), host_title="Builtin CPU kernels", options=("delegate",),
     event_names=(("Method::execute", "Invoke"), ("OPERATOR_CALL", "op"), ("DELEGATE_CALL", "delegate")))
 COREML = Runtime(
     name="coreml", title="Core ML", run_event="prediction", host_backend="CPU", accelerated="compute unit",

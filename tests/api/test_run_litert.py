@@ -80,7 +80,7 @@ def test_the_folder_goes_through_the_commands(collected, tmp_path):
 
 def test_delegate_is_for_litert_models(tmp_path):
     r = _ep("run", DATA / "ort" / "cnn.onnx", "--delegate", "none", "--dry-run", check=False)
-    assert r.returncode == 2 and "delegate applies to LiteRT models" in r.stderr
+    assert r.returncode == 2 and "delegate is an option of LiteRT (.tflite models)" in r.stderr
     r = _ep("run", MODEL, "--delegate", "none", "--runs", 2, "--dry-run")
     assert "edgeprof.collect.worker_litert" in r.stdout and "--delegate none" in r.stdout
 

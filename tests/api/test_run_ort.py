@@ -105,7 +105,7 @@ def test_a_provider_this_build_lacks_fails_the_launch_clearly(tmp_path):
 def test_providers_are_for_onnx_models_and_are_named_properly(tmp_path):
     pte = DATA / "pte" / "tel_xnnq8.pte"
     r = _ep("run", pte, "--providers", "OpenVINOExecutionProvider", "--out", tmp_path / "p", "--dry-run", check=False)
-    assert r.returncode == 2 and "providers apply to ONNX models" in r.stderr
+    assert r.returncode == 2 and "providers is an option of ONNX Runtime (.onnx models)" in r.stderr
     r = _ep("run", ORT_MODELS / "cnn.onnx", "--providers", "openvino", "--dry-run", check=False)
     assert r.returncode == 2 and "execution provider names such as OpenVINOExecutionProvider" in r.stderr
     cfg = tmp_path / "c.toml"

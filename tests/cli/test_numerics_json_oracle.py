@@ -22,7 +22,8 @@ PROGRAMS = ("toycnn_portable", "toycnn_xnn", "toycnn_xnnq8", "tel_xnn", "tel_xnn
 TOP = {"schema_version", "kind", "baseline", "candidate", "points", "outputs", "accuracy_lost", "threshold_db",
        "noise_floor_db", "matched_by", "base_points", "candidate_points", "statements"}
 SIDE = {"etdump", "debug_buffer", "run", "etrecord", "debug_events"}
-POINT = {"name", "candidate_name", "role", "candidate_role", "method", "shape", "dtype", "candidate_dtype", "span",
+POINT = {"name", "candidate_name", "role", "candidate_role", "method", "shape", "candidate_shape", "dtype",
+         "candidate_dtype", "span",
          "candidate_span", "base_instruction", "candidate_instruction", "metrics"}
 METRICS = {"identical", "elements", "finite", "max_abs_diff", "mean_abs_diff", "cosine", "sqnr_db"}
 
@@ -82,6 +83,7 @@ def test_every_key_of_a_partly_delegated_int8_pair(folder):
     assert all(p["span"].startswith("one operator") for p in pts if p["role"] == "operator")
     for p in pts:  # the shapes agree and every metric is the comparison of the two tensors (checked on outputs)
         assert set(p) == POINT and p["shape"] and 0 < p["metrics"]["elements"] == int(np.prod(p["shape"]))
+        assert int(np.prod(p["candidate_shape"])) == int(np.prod(p["shape"]))  # one element count (a reshape at most)
     # "accuracy lost": the rule applied here to the reported float points
     assert d["threshold_db"] == 6.0 and d["noise_floor_db"] == 100.0
     # from the model input (the same for both programs), along the floating-point points

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from testdata import DATA
+
 from edgeprof import runtimes
 from edgeprof.io.manifest import launch_facts, recorded_environment, recorded_runtimes
 
@@ -41,3 +44,19 @@ def test_the_versions_said_are_the_runtime_that_ran():
     assert "executorch 1.5.1" in everything and "onnxruntime 1.23.2" in everything
     facts = launch_facts(MANIFEST, Path("cnn/cnn_t1_l1.ort.json"))
     assert facts["runtime"] == "onnxruntime 1.23.2"
+
+
+@pytest.mark.parametrize("option, value, model, owner", [
+    ("delegate", "none", "ort/cnn.onnx", "LiteRT (.tflite models)"),
+    ("graph_optimization", "disable", "pte/toycnn_xnn.pte", "ONNX Runtime (.onnx models)"),
+    ("providers", "OpenVINOExecutionProvider", "pte/toycnn_xnn.pte", "ONNX Runtime (.onnx models)"),
+    ("debug_buffer", 4096, "ort/cnn.onnx", "ExecuTorch (.pte models)"),
+])
+def test_an_option_of_another_runtime_is_refused_naming_its_runtime(option, value, model, owner, tmp_path):
+    """Which runtime takes which experiment option is the runtime record's (``Runtime.options``): one rule."""
+    from edgeprof import api
+    from edgeprof.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        api.run([DATA / model], out=tmp_path / "o", dry_run=True, **{option: value})
+    assert f"{option} is an option of {owner}" in str(e.value)

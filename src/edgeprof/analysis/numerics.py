@@ -8,7 +8,8 @@ visible, so a delegate output covers every operator the delegate ran (its *span*
 logged before it is that tensor again and is not a point of its own.
 
 Matching: the outputs by position; the other points in program order (a monotone alignment: no crossing), a pair
-only between tensors of one shape and comparable dtype, preferring in turn the same debug handle and op type, the
+only between tensors of one shape (or, where debug handles or module paths pair them, one element count: the same
+values reshaped, compared in row-major order) and comparable dtype, preferring in turn the same debug handle and op type, the
 same module path and op type, the same module path (or one inside the other: an operator inside the module a
 delegate call covers), and — when neither program has an ETRecord — order and shape alone, which each pair says.
 
@@ -72,11 +73,19 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
 
 
-def _comparable(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.shape != b.shape:
+def _comparable(a: np.ndarray, b: np.ndarray, reshaped: bool = False) -> bool:
+    """One shape (or, with ``reshaped``, one element count: the same values laid out in another shape, as a
+    delegate's ``[32, 1, 3, 128]`` output is the ``[32, 384]`` one operator gave) and comparable dtypes."""
+    if a.shape != b.shape and not (reshaped and a.size == b.size and a.size > 0):
         return False
     fa, fb = np.issubdtype(a.dtype, np.floating), np.issubdtype(b.dtype, np.floating)
     return (fa and fb) or a.dtype == b.dtype
+
+
+def _as_baseline(p: dict, q: dict) -> np.ndarray:
+    """``q``'s tensor in ``p``'s shape (row-major order, as a reshape keeps it)."""
+    t = q["tensor"]
+    return t if t.shape == p["tensor"].shape else t.reshape(p["tensor"].shape)
 
 
 def _module(p: dict) -> str | None:
@@ -119,10 +128,10 @@ def _ops_agree(p: dict, q: dict) -> bool:
 
 def _method(p: dict, q: dict, have_records: bool) -> str | None:
     """How ``p`` and ``q`` can be paired (None: they cannot)."""
-    if not _comparable(p["tensor"], q["tensor"]):
+    if not _comparable(p["tensor"], q["tensor"], reshaped=have_records):
         return None
     if not have_records:
-        return "order_and_shape"
+        return "order_and_shape"  # order alone: one shape too (a reshape is trusted only where names pair them)
     same_op = p["op"] is not None and p["op"] == q["op"]
     if same_op and p["handles"] and p["handles"] == q["handles"] and p["module"] == q["module"]:
         return "debug_handle"
@@ -150,7 +159,7 @@ def align(a: list[dict], b: list[dict], have_records: bool) -> list[tuple[int, i
                 continue
             closeness = 0.25
             if METHODS[meth] <= METHODS["module_path"]:  # values are looked at only where names cannot decide
-                s = effective_sqnr(compare_tensors(a[i]["tensor"], b[j]["tensor"]))
+                s = effective_sqnr(compare_tensors(a[i]["tensor"], _as_baseline(a[i], b[j])))
                 if s is None or s <= 0:
                     continue
                 closeness = 0.25 * s / NOISE_FLOOR_DB
@@ -198,9 +207,10 @@ def span_of(p: dict) -> str:
 
 
 def _pair(p: dict, q: dict, method: str) -> dict:
-    m = compare_tensors(p["tensor"], q["tensor"])
+    m = compare_tensors(p["tensor"], _as_baseline(p, q))
     return {"name": name_of(p), "candidate_name": name_of(q), "role": p["role"], "candidate_role": q["role"],
-            "method": method, "shape": list(p["tensor"].shape), "dtype": str(p["tensor"].dtype),
+            "method": method, "shape": list(p["tensor"].shape), "candidate_shape": list(q["tensor"].shape),
+            "dtype": str(p["tensor"].dtype),
             "candidate_dtype": str(q["tensor"].dtype), "span": span_of(p), "candidate_span": span_of(q),
             "base_instruction": p["instruction"], "candidate_instruction": q["instruction"], "metrics": m}
 

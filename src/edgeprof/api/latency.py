@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conventions import fit_name
+from ..conventions import fit_name, profile_stem
 from ..files import command, display
+from ..io.formats import by_name
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results import LatencyReport
@@ -31,7 +32,9 @@ def latency(inputs, *, run_dir=None, threads: int | None = None, name: str | Non
         given = (names or {}).get(spec) or name
         for f in ws.resolve(spec, run_dir, threads):
             s = ws.series(f)
-            rep = robust_latency(s.values_ms, name=given or display(s.timeline_stem), run_indices=s.run_indices,
+            kit = s.profile is None or by_name(s.profile.format).kit_names
+            shown = s.timeline_stem if kit else profile_stem(s.path)
+            rep = robust_latency(s.values_ms, name=given or display(shown), run_indices=s.run_indices,
                                  seed=seed, resamples=resamples, source=s.source)
             rep.update(input=str(s.path), warnings=list(s.warnings))
             if s.profile is not None and s.profile.runtime:

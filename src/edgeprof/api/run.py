@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import child
 from ..errors import EdgeprofError, InputError, UsageError
 from ..files import command, display, is_file
-from ..runtimes import EXECUTORCH, python_runner, runtime
+from ..runtimes import EXECUTORCH, RUNTIMES, python_runner, runtime
 from .results import Collection
 from .run_outputs import nothing_in_the_way, prepare_folder, publish_inputs, put_in_place
 
@@ -77,14 +77,12 @@ def _check(cfg, dry_run: bool) -> list[str]:
                                  "logging (runner = PATH); the Python runtime's XNNPACK does not log")
             if e.cpu_affinity:
                 raise UsageError(f"experiment {e.name}: cpu_affinity applies to Android devices (taskset there)")
-            if e.providers and e.runtime != "onnxruntime":
-                raise UsageError(f"experiment {e.name}: providers apply to ONNX models (ONNX Runtime's execution providers)")
-            if e.graph_optimization and e.runtime != "onnxruntime":
-                raise UsageError(f"experiment {e.name}: graph_optimization applies to ONNX models (ONNX Runtime)")
-            if e.delegate and e.runtime != "litert":
-                raise UsageError(f"experiment {e.name}: delegate applies to LiteRT models (.tflite)")
-            if cfg.debug_buffer and e.runtime != "executorch":
-                raise UsageError(f"experiment {e.name}: --debug-buffer records ExecuTorch programs (.pte) only")
+            given = {"providers": e.providers, "graph_optimization": e.graph_optimization, "delegate": e.delegate,
+                     "debug_buffer": cfg.debug_buffer}
+            for option in (o for o, v in given.items() if v and o not in runtime(e.runtime).options):
+                owner = next(r for r in RUNTIMES.values() if option in r.options)  # the runtime that takes it
+                raise UsageError(f"experiment {e.name}: {option} is an option of {owner.title} "
+                                 f"({', '.join(owner.model_suffixes)} models), not of {e.model.suffix or 'these'} models")
             if e.runtime != EXECUTORCH.name:  # ExecuTorch needs two packages, said below
                 module, extra = runtime(e.runtime).extra
                 if not _has(module) and not dry_run:
@@ -381,7 +379,8 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
                           f"{sum(1 for ln in launches if ln.etdump_on)} launches recorded)") from None
     finally:
         child.remove_folder(str(ctx.inputs_dir))
-    rec.doc["overhead"] = overhead_of(records, cfg.seed) if overhead_check else None
+    rec.doc["overhead"] = overhead_of(records, cfg.seed, {e.name: e.runtime for e in cfg.experiments}) \
+        if overhead_check else None
     noise_file = _noise_profile(run_dir, records)
     rec.track([noise_file])
     failed = [r for r in records if r["status"] != "ok"]

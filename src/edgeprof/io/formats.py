@@ -6,7 +6,9 @@ never a format's name:
 - ``streams``: readable block by block, so a large file is never held whole (analyze, breakdown, trace);
 - ``takes_program``: an ETRecord or the program names its instructions, and a run-order file names its phases;
 - ``has_runs``: one row per run (False: one average run, as LiteRT's op profiles give);
-- ``stands_for``: the recording a file was made from (a timeline CSV stands for its ETDump: its launch facts).
+- ``stands_for``: the recording a file was made from (a timeline CSV stands for its ETDump: its launch facts);
+- ``kit_names``: its reports are named as the Arm kit names an ETDump's (``<stem>_exec_all_runs_timeline``); another
+  runtime's profile is named by its file (the output files keep the kit's names either way).
 
 :func:`detect` decides a file's format (:func:`edgeprof.io.readers.profile_format`), :func:`read` reads it. A new
 format is one module with a reader and a sniff, one :func:`register` call, and its tests.
@@ -39,6 +41,7 @@ class InputFormat:
     takes_program: bool = False
     has_runs: bool = True
     stands_for: str | Callable | None = None  # path -> the recording it stands for
+    kit_names: bool = False                # its reports are named as the Arm kit names them (<stem>_exec_all_runs_timeline)
 
     def call(self, what: str, *args):
         fn = getattr(self, what)
@@ -87,12 +90,12 @@ def timeline_header(head: bytes) -> bool:
 # timeline CSV's header, which a LiteRT CSV also has; LiteRT's protobuf, a weak test, after every other)
 FORMATS: list[InputFormat] = [
     InputFormat(FORMAT_ETDUMP, "executorch", "an ETDump .etdump/.etdp", _read_etdump, suffixes=ETDUMP_SUFFIXES,
-                folder_tails=ETDUMP_SUFFIXES, sniff=_etdump_sniff, streams=True, takes_program=True),
+                folder_tails=ETDUMP_SUFFIXES, sniff=_etdump_sniff, streams=True, takes_program=True, kit_names=True),
     InputFormat(FORMAT_LITERT_OPS, "litert", "a LiteRT op profile", ".litert_profile:read_litert_profile",
                 sniff=".litert_profile:looks_like_litert", sniff_late=".litert_proto:proto_head", has_runs=False),
     InputFormat(FORMAT_TIMELINE_CSV, "executorch", "a timeline CSV *_all_runs_timeline.csv",
                 ".timeline_csv:read_timeline_csv", suffixes=(".csv",), folder_tails=(LITERT_LAUNCH_TAIL,),
-                sniff=_timeline_sniff, stands_for=".runfolder:etdump_of_timeline"),
+                sniff=_timeline_sniff, stands_for=".runfolder:etdump_of_timeline", kit_names=True),
     InputFormat(FORMAT_ORT_JSON, "onnxruntime", "an ONNX Runtime profile JSON", ".ort_profile:read_ort_profile",
                 folder_tails=(".ort.json.gz", ".ort.json"), sniff=_ort_sniff),
 ]

@@ -61,12 +61,16 @@ def program_join_markdown(j: dict, level: int = 4) -> str:
                     f"ONNX Runtime's graph optimizer): {u['ms_per_run']:.4g} ms per run, e.g. "
                     + ", ".join(code(n) for n in u["names"][:5]) + "."]
     if j.get("category_rates"):
-        out += ["", "By category, the model's FLOPs against the profile's time (whatever was fused):", "",
+        out += ["", "By category, the FLOPs of the work the profile's time holds (a fused node's with the node that "
+                    "holds it) against that time:", "",
                 table(["category", "ms/run", "GFLOP", "GFLOP/s"],
                       [[c["category"], f"{c['ms_per_run']:.4g}", _g(c["flops"] / 1e9 if c["flops_known"] else None),
                         _g(c["gflops"])] for c in j["category_rates"]])]
     top = sorted(j["instructions"], key=lambda r: -r["ms_per_run"])[:15]
-    out += ["", table(["#", "instruction", "ms/run", "GFLOP/s", "GB/s", "FLOP/B", "weights", "XNNPACK nodes"],
+    onnx = str(j.get("evidence", "")).startswith("ort_json")  # an ONNX model's nodes: no XNNPACK graph behind them
+    head = ["#", "node" if onnx else "instruction", "ms/run", "GFLOP/s", "GB/s", "FLOP/B", "weights"]
+    out += ["", table(head + ([] if onnx else ["XNNPACK nodes"]),
                       [[r["index"], cell(r["name"]), f"{r['ms_per_run']:.4g}", _g(r["gflops"]), _g(r["gbps"]),
-                        _g(r["intensity"]), f"{r['weight_share_pct']:.1f} %", cell(r.get("nodes", ""))] for r in top])]
+                        _g(r["intensity"]), f"{r['weight_share_pct']:.1f} %"]
+                       + ([] if onnx else [cell(r.get("nodes", ""))]) for r in top])]
     return "\n".join(out) + "\n"
