@@ -270,3 +270,17 @@ def test_the_etrecord_beside_the_program_is_found(tmp_path):
     shutil.copy(DATA.parent / "etrecord" / "toycnn_xnnq8.etrecord", tmp_path / "tel_xnn.etrecord")
     foreign = api.program(pte).data
     assert "etrecord" not in foreign and "was not used" in foreign["etrecord_found"]
+
+
+def test_softmax_is_five_flops_per_element_in_every_counter():
+    """One FLOP convention for .pte (aten and XNNPACK), ONNX and Core ML: softmax is 5 per element (max, subtract,
+    exp, sum, divide). TEL's attention softmax over 4 heads × 32 × 32 scores: 20,480, by hand."""
+    from edgeprof.analysis.pte_cost import kernel_cost, xnn_node_cost
+
+    want = 5 * 4 * 32 * 32
+    portable = read_pte(DATA / "tel_portable.pte").plans[0]
+    (ins,) = [i for i in portable.instructions if i.kind == "kernel" and "softmax" in i.op]
+    assert kernel_cost(portable, ins)["flops"] == want
+    xnn = [d.xnnpack for d in read_pte(DATA / "tel_xnn.pte").plans[0].delegates if d.xnnpack is not None]
+    (node_cost,) = [xnn_node_cost(g, nd) for g in xnn for nd in g.nodes if nd.type == "Softmax"]
+    assert node_cost["flops"] == want

@@ -12,7 +12,8 @@ XNNPACK FullyConnected                 MACs = numel(out) · input[-1]  (+ numel(
 XNNPACK Conv2d / DepthwiseConv2d       MACs = numel(out) · group_input_channels · kernel_h · kernel_w
 XNNPACK ConvTranspose2d                MACs = numel(input) · group_output_channels · kernel_h · kernel_w
 XNNPACK BatchMatrixMultiply            MACs = numel(out) · input1[-1]
-elementwise / activations              numel(out)  (exp, gelu, sigmoid, tanh, softmax: 4 · numel — a convention)
+elementwise / activations              numel(out)  (exp, gelu, sigmoid, tanh: 4 · numel — a convention)
+softmax, log_softmax (aten, XNNPACK)   5 · numel(out)  (max, subtract, exp, sum, divide: as ONNX and Core ML)
 layer norm, batch norm                 8 · numel(out)
 copies, views, permutes, converts      0
 anything else                          not known (None), never guessed
@@ -31,7 +32,8 @@ _ELEMENTWISE = {"add", "sub", "mul", "div", "relu", "hardtanh", "clamp", "minimu
                 "eq", "ne", "lt", "gt", "le", "ge", "logical_not", "logical_and", "logical_or", "rsub", "pow",
                 "sqrt", "rsqrt", "square", "hardswish", "hardsigmoid", "leaky_relu", "floor", "ceil", "round",
                 "max_pool2d_with_indices", "avg_pool2d", "mean", "sum", "any", "amax", "full_like"}
-_TRANSCENDENTAL = {"exp", "gelu", "sigmoid", "tanh", "_softmax", "softmax", "log", "sin", "cos", "silu", "_log_softmax"}
+_TRANSCENDENTAL = {"exp", "gelu", "sigmoid", "tanh", "log", "sin", "cos", "silu"}
+_SOFTMAX = {"_softmax", "softmax", "_log_softmax", "log_softmax"}
 _NORM = {"native_layer_norm", "_native_batch_norm_legit_no_training", "native_batch_norm"}
 _MOVE = {"permute_copy", "view_copy", "unsqueeze_copy", "squeeze_copy", "expand_copy", "select_copy", "slice_copy",
          "_clone_dim_order", "clone", "cat", "split_with_sizes_copy", "transpose_copy", "t_copy", "_to_copy",
@@ -39,7 +41,7 @@ _MOVE = {"permute_copy", "view_copy", "unsqueeze_copy", "squeeze_copy", "expand_
 XNN_ELEMENTWISE = {"Add", "Subtract", "Multiply", "Div", "Minimum", "Maximum", "Clamp", "Negate", "Abs", "Square",
                    "SquareRoot", "ReciprocalSquareRoot", "Floor", "Ceiling", "Hardswish", "LeakyReLU", "PReLU", "ELU",
                    "MaxPooling2d", "AvgPooling2d", "GlobalAvgPooling2d", "ArgMaxPooling2d"}
-XNN_TRANSCENDENTAL = {"Softmax", "Sigmoid", "Tanh", "Gelu", "Exp", "Log", "Sin", "Cos"}
+XNN_TRANSCENDENTAL = {"Sigmoid", "Tanh", "Gelu", "Exp", "Log", "Sin", "Cos"}
 XNN_MOVE = {"StaticTranspose", "StaticReshape", "Convert", "StaticSlice", "StaticConstantPad", "Copy", "Concatenate2",
             "Concatenate3", "Concatenate4", "Concatenate5", "StaticResizeBilinear2D"}
 
@@ -86,6 +88,8 @@ def _kernel_cost(plan, ins) -> dict:
         flops = max(n_out, sum(t.numel for t in inputs[:1]))
     elif op in _TRANSCENDENTAL:
         flops = 4 * n_out
+    elif op in _SOFTMAX:
+        flops = 5 * n_out
     elif op in _NORM:
         flops = 8 * n_out
     weights = sum(t.nbytes for t in inputs if t.data_buffer_idx > 0 and t.allocation is None)
@@ -127,6 +131,8 @@ def _xnn_node_cost(g, nd) -> dict:
         flops = n_out
     elif t in XNN_TRANSCENDENTAL:
         flops = 4 * n_out
+    elif t == "Softmax":
+        flops = 5 * n_out
     return {"macs": macs, "flops": flops}
 
 
