@@ -57,14 +57,12 @@ class Test(Record):
 
 
 @dataclass(frozen=True)
-class CategoryLine(Record):
-    """One category or overhead line of a comparison."""
+class _Line(Record):
+    """What every line of a comparison's tables holds: the arms' mean ms per run, the speedup of one estimator with
+    its interval (:class:`Speedup`'s fields) and the line's test (:class:`Test`'s)."""
 
-    line: str
-    kind: str  # category | overhead
     baseline_ms: float
     candidate_ms: float
-    change_percent: float | None
     speedup: float | None
     ci_low: float | None
     ci_high: float | None
@@ -75,7 +73,16 @@ class CategoryLine(Record):
     p_value: float | None
     q_value: float | None
     significant: bool
-    status: LineStatus
+    status: LineStatus | None  # None: an operator past the top N shown, not tested
+
+
+@dataclass(frozen=True)
+class CategoryLine(_Line):
+    """One category or overhead line of a comparison."""
+
+    line: str
+    kind: str  # category | overhead
+    change_percent: float | None
     regime: str | None
     baseline_share: float
     candidate_share: float
@@ -85,26 +92,12 @@ class CategoryLine(Record):
 
 
 @dataclass(frozen=True)
-class OperatorLine(Record):
-    """One operator of a comparison, matched by type (``match``: same | renamed). ``status`` None: past the top N
-    shown, not tested."""
+class OperatorLine(_Line):
+    """One operator of a comparison, matched by type (``match``: same | renamed)."""
 
     baseline_operator: str
     candidate_operator: str
     match: str
-    baseline_ms: float
-    candidate_ms: float
-    speedup: float | None
-    ci_low: float | None
-    ci_high: float | None
-    mean_ratio: float | None
-    estimator: str | None
-    baseline_typical_ms: float | None
-    candidate_typical_ms: float | None
-    p_value: float | None
-    q_value: float | None
-    significant: bool
-    status: LineStatus | None
 
 
 @dataclass(frozen=True)

@@ -16,25 +16,10 @@ from ..conventions import FORMAT_ETDUMP as ETDUMP
 from ..conventions import FORMAT_KERNEL_CSV as KERNEL_CSV
 from ..conventions import FORMAT_TIMELINE_CSV as TIMELINE_CSV
 from ..conventions import FORMAT_XNNPACK_LOG as XNNPACK_LOG
+from .formats import head as _head
+from .formats import header_columns as _header_columns
+from .formats import timeline_header as _timeline_header
 from .runfolder import ETDUMP_SUFFIXES
-
-
-def _header_columns(head: bytes) -> set[bytes]:
-    from .formats import header_columns
-
-    return header_columns(head)
-
-
-def _timeline_header(head: bytes) -> bool:
-    from .formats import timeline_header
-
-    return timeline_header(head)
-
-
-def _head(path: Path) -> bytes:
-    from .formats import head
-
-    return head(path)
 
 
 def profile_format(path) -> str:
