@@ -182,6 +182,9 @@ EVIDENCE_NAMES = {
     "anemll_json": "anemll-profile JSON",
     "costplan_json": "ane-costplan JSON",
     "mil_static": "Core ML model (static)",
+    "pte_static": "ExecuTorch program (static)",
+    "ort_assignment": "ONNX Runtime session assignment",
+    "onnx": "ONNX model",
 }
 TIERS = ("registered", "executed")  # kernel evidence: a log shows it set up / an ETDump shows it ran
 

@@ -36,6 +36,8 @@ from .documents_models import (
     NumericsDoc,
     PhaseComparisonDoc,
     PhasesDoc,
+    PlacementDiffDoc,
+    PlacementDoc,
     ProgramDiffDoc,
     ProgramDoc,
     SkillsDoc,
@@ -342,4 +344,5 @@ DOCUMENTS: dict[str, tuple[type, ...]] = {
     "coreml_static": (CoremlStaticDoc,), "coreml_diff": (CoremlDiffDoc,), "program": (ProgramDoc,),
     "program_diff": (ProgramDiffDoc,), "skills": (SkillsDoc,), "phases": (PhasesDoc,),
     "phase_comparison": (PhaseComparisonDoc,), "numerics": (NumericsDoc,),
+    "placement": (PlacementDoc,), "placement_diff": (PlacementDiffDoc,),
 }

@@ -154,6 +154,48 @@ class ProgramDiffDoc(Document):
     xnnpack_nodes: list[dict[str, Any]]
 
 
+class PlacementDoc(Document):
+    kind: ClassVar[str] = "placement"
+    evidence: str
+    fallback_means: str
+    fingerprint: str
+    focus: str | None
+    host: str
+    input: str
+    operators: list[dict[str, Any]]
+    partitions: list[dict[str, Any]]
+    placements: list[dict[str, Any]]
+    run_ms: float | None
+    runs: int | None
+    runtime: str
+    runtime_title: str
+    statement: str
+    summary: dict[str, Any]
+    warnings: list[str]
+
+
+class PlacementDiffDoc(Document):
+    kind: ClassVar[str] = "placement_diff"
+    baseline: str
+    baseline_fingerprint: str
+    baseline_runtime: str
+    candidate: str
+    candidate_fingerprint: str
+    fallback_means: str
+    fallbacks: int
+    moved: list[dict[str, Any]]
+    moved_cost_known: bool
+    moved_cost_ms: float | None
+    only_baseline: list[dict[str, Any]]
+    only_candidate: list[dict[str, Any]]
+    partitions: dict[str, Any]
+    promotions: int
+    run_ms: dict[str, Any]
+    runtime: str
+    statements: list[str]
+    verdict: str
+
+
 class SkillsDoc(Document):
     kind: ClassVar[str] = "skills"
     skills: list[dict[str, Any]]

@@ -26,6 +26,7 @@ from .latency import latency
 from .load import load_etdump
 from .numerics import numerics
 from .phases import compare_phases, phases
+from .placement import load_placement, placement, placement_diff
 from .plan import plan
 from .program import program, program_diff
 from .report import report
@@ -46,6 +47,8 @@ from .results import (
     LatencyReport,
     PhaseComparison,
     PhaseReport,
+    PlacementDiff,
+    PlacementInfo,
     PlanResult,
     ProgramDiff,
     ProgramInfo,
@@ -80,4 +83,5 @@ __all__ = [
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
     "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport", "compare_phases", "PhaseComparison",
+    "placement", "placement_diff", "load_placement", "PlacementInfo", "PlacementDiff",
 ]
