@@ -126,6 +126,7 @@ class _ComparisonDocOptional(Document):
     metrics: dict[str, Any] = ABSENT
     minimum_detectable_effect: float = ABSENT
     p_value: float = ABSENT
+    placement: dict[str, Any] = ABSENT  # with profiles: where each operator ran in each arm, diffed (placement --diff)
     p_value_scope: str = ABSENT
     plan: dict[str, Any] | None = ABSENT
     regime: str = ABSENT

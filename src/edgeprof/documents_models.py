@@ -177,9 +177,11 @@ class PlacementDoc(Document):
 class PlacementDiffDoc(Document):
     kind: ClassVar[str] = "placement_diff"
     baseline: str
+    baseline_evidence: str
     baseline_fingerprint: str
     baseline_runtime: str
     candidate: str
+    candidate_evidence: str
     candidate_fingerprint: str
     fallback_means: str
     fallbacks: int
@@ -188,12 +190,15 @@ class PlacementDiffDoc(Document):
     moved_cost_ms: float | None
     only_baseline: list[dict[str, Any]]
     only_candidate: list[dict[str, Any]]
+    opaque_baseline_partitions: list[str]
     partitions: dict[str, Any]
     promotions: int
     run_ms: dict[str, Any]
     runtime: str
     statements: list[str]
+    suspected_fallbacks: list[str]
     verdict: str
+    warnings: list[str]
 
 
 class SkillsDoc(Document):

@@ -14,6 +14,10 @@ document follows (the field names of :mod:`edgeprof.documents`), not on one docu
 - ``description`` — a sentence that quotes a speedup ("… is 55.10x faster …") quotes the estimate beside it.
 - ``ratio`` — a speedup beside the per-arm values it is the ratio of (``baseline_typical_ms``,
   ``candidate_typical_ms``) equals their ratio.
+- ``placement`` — a placement's partitions are maximal runs (no two neighbours on one placement) that cover its
+  operators, its per-placement shares add up to 100, its statement quotes the accelerated share its summary
+  states; a placement diff's verdict is ``fallback`` exactly when an operator fell back (or may have), its
+  fallback count is the number of moved operators of that kind and its time cost their sum.
 - ``sentence`` — a bottleneck statement quotes each category's shares as the category table states them, and says
   no category grew only when none did; a tail statement quotes the mean/p90/p99 it names and says that runs got
   slower only beside a tail figure that is slower.
@@ -142,6 +146,41 @@ def _object(d: dict, path: str, out: list) -> None:
         _bottleneck(d, path, out)
     if isinstance(d.get("tail_regression"), str) and isinstance(d.get("metrics"), dict):
         _tail(d, path, out)
+    if isinstance(d.get("partitions"), list) and isinstance(d.get("operators"), list):
+        _placement(d, path, out)
+    if isinstance(d.get("moved"), list) and "suspected_fallbacks" in d:
+        _placement_diff(d, path, out)
+
+
+def _placement(d: dict, path: str, out: list) -> None:
+    parts, ops = d["partitions"], d["operators"]
+    if sum(p.get("ops", 0) for p in parts) != len(ops):
+        out.append(Violation(f"{path}/partitions", "placement", "the partitions do not cover the operators"))
+    for x, y in zip(parts, parts[1:]):
+        if x.get("placement") == y.get("placement"):
+            out.append(Violation(f"{path}/partitions", "placement",
+                                 f"partitions {x.get('index')} and {y.get('index')} are one placement side by side"))
+    for f in ("time_share_pct", "flops_share_pct", "plan_weight_share_pct"):
+        vals = [r[f] for r in d.get("placements") or [] if _num(r.get(f))]
+        if vals and abs(sum(vals) - 100) > 1e-6:
+            out.append(Violation(f"{path}/placements", "placement", f"{f} adds up to {sum(vals):g}, not 100"))
+    said = re.search(r"(\d+(?:\.\d+)?) % of operator time", str(d.get("statement", "")))
+    share = (d.get("summary") or {}).get("accelerated_time_share_pct")
+    if said and _num(share) and not _quotes(said.group(1), share):
+        out.append(Violation(f"{path}/statement", "sentence",
+                             f"quotes {said.group(1)} % of operator time, the summary states {share:g}"))
+
+
+def _placement_diff(d: dict, path: str, out: list) -> None:
+    moved = [m for m in d["moved"] if isinstance(m, dict)]
+    n = sum(1 for m in moved if m.get("kind") == "fallback")
+    if d.get("fallbacks") != n:
+        out.append(Violation(path, "placement", f"fallbacks {d.get('fallbacks')} beside {n} moved as fallbacks"))
+    if (d.get("verdict") == "fallback") != bool(n or d.get("suspected_fallbacks")):
+        out.append(Violation(path, "placement", f"verdict {d.get('verdict')} beside {n} fallback(s)"))
+    costs = [m["cost_ms"] for m in moved if _num(m.get("cost_ms"))]
+    if costs and _num(d.get("moved_cost_ms")) and abs(sum(costs) - d["moved_cost_ms"]) > _close(sum(costs), d["moved_cost_ms"]):
+        out.append(Violation(path, "placement", f"moved_cost_ms {d['moved_cost_ms']:g} is not the sum {sum(costs):g}"))
 
 
 def _tail(d: dict, path: str, out: list) -> None:

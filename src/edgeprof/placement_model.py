@@ -34,7 +34,7 @@ class PlacedOp:
     basis: str = MEASURED      # one of BASES
     time_ms: float | None = None   # mean time per run where the evidence times it
     flops: float | None = None     # work, where it is known
-    work_share: float | None = None  # a plan's weight of this op (Core ML: a share of the model's work)
+    plan_weight: float | None = None  # a compute plan's weight of this op (Core ML: a fraction of the model's work)
 
 
 @dataclass

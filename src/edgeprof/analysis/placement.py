@@ -369,7 +369,7 @@ def from_ane(report) -> Placement:
             fn = o.get("function") or "main"
             ops.append({"key": f"{fn}/{o['index']}:{o['short_type']}", "name": f"{o['index']}:{o['type']}",
                         "op": o["type"], "family": op_family(o["type"]), "placement": dev,
-                        "accelerated": dev in ("ANE", "GPU"), "basis": PLANNED, "work_share": o.get("cost")})
+                        "accelerated": dev in ("ANE", "GPU"), "basis": PLANNED, "plan_weight": o.get("cost")})
         unknown = sum(1 for o in ops if o["placement"] == UNKNOWN)
         warn = [f"{unknown} of {len(ops)} ops have no device in the cost plan (run it on the Mac with the model "
                 "compiled, or use an anemll-profile report)"] if unknown else []
@@ -379,7 +379,7 @@ def from_ane(report) -> Placement:
     for p in sorted(report.placements, key=lambda p: (p.function, p.index)):
         ops.append({"key": f"{p.function}/{p.name}", "name": p.name, "op": p.type, "family": op_family(p.type),
                     "placement": p.device, "accelerated": p.device in ("ANE", "GPU"), "basis": PLANNED,
-                    "work_share": p.cost})
+                    "plan_weight": p.cost})
     measured = report.measured or {}
     return _placement(report.source, COREML.name, "anemll_json", ops, focus=focus,
                       run_ms=measured.get("steady_ms") or measured.get("average_ms"),
@@ -392,19 +392,19 @@ def from_ane(report) -> Placement:
 
 def partitions(pl_: Placement) -> list[dict]:
     """Maximal runs of one placement in topological order: ``{index, placement, accelerated, first, last, ops,
-    op_keys, time_ms, flops, work_share}`` (a figure None when no operator of the run carries it)."""
+    op_keys, time_ms, flops, plan_weight}`` (a figure None when no operator of the run carries it)."""
     out: list[dict] = []
     for op in pl_.ops:
         if out and out[-1]["placement"] == op.placement:
             p = out[-1]
         else:
             p = {"index": len(out), "placement": op.placement, "accelerated": op.accelerated, "first": op.index,
-                 "last": op.index, "ops": 0, "op_keys": [], "time_ms": None, "flops": None, "work_share": None}
+                 "last": op.index, "ops": 0, "op_keys": [], "time_ms": None, "flops": None, "plan_weight": None}
             out.append(p)
         p["last"] = op.index
         p["ops"] += 1
         p["op_keys"].append(op.key)
-        for f in ("time_ms", "flops", "work_share"):
+        for f in ("time_ms", "flops", "plan_weight"):
             v = getattr(op, f)
             if v is not None:
                 p[f] = (p[f] or 0) + v
@@ -422,19 +422,19 @@ def shares(pl_: Placement) -> list[dict]:
     parts = partitions(pl_)
     for op in pl_.ops:
         r = rows.setdefault(op.placement, {"placement": op.placement, "accelerated": op.accelerated, "ops": 0,
-                                           "partitions": 0, "time_ms": None, "flops": None, "work_share": None})
+                                           "partitions": 0, "time_ms": None, "flops": None, "plan_weight": None})
         r["ops"] += 1
-        for f in ("time_ms", "flops", "work_share"):
+        for f in ("time_ms", "flops", "plan_weight"):
             v = getattr(op, f)
             if v is not None:
                 r[f] = (r[f] or 0) + v
     for p in parts:
         rows[p["placement"]]["partitions"] += 1
-    totals = {f: sum(r[f] for r in rows.values() if r[f] is not None) for f in ("time_ms", "flops", "work_share")}
+    totals = {f: sum(r[f] for r in rows.values() if r[f] is not None) for f in ("time_ms", "flops", "plan_weight")}
     for r in rows.values():
-        r["time_pct"] = _share(r["time_ms"], totals["time_ms"])
-        r["flops_pct"] = _share(r["flops"], totals["flops"])
-        r["work_pct"] = _share(r["work_share"], totals["work_share"])
+        r["time_share_pct"] = _share(r["time_ms"], totals["time_ms"])
+        r["flops_share_pct"] = _share(r["flops"], totals["flops"])
+        r["plan_weight_share_pct"] = _share(r["plan_weight"], totals["plan_weight"])
     return sorted(rows.values(), key=lambda r: (not r["accelerated"], -(r["time_ms"] or 0), r["placement"]))
 
 
@@ -471,7 +471,7 @@ def describe(pl_: Placement) -> dict:
                     "unknown_operators": sum(1 for op in pl_.ops if op.placement == UNKNOWN),
                     "partitions": len(parts), "accelerated_partitions": len(acc), "host_partitions": len(host_parts),
                     "host_partitions_between_accelerated": between,
-                    "accelerated_time_pct": _share(acc_time, tot_time) if tot_time else None},
+                    "accelerated_time_share_pct": _share(acc_time, tot_time) if tot_time else None},
         "statement": _statement(pl_, parts, rows),
         "warnings": list(pl_.warnings),
     }
@@ -482,12 +482,19 @@ def _statement(pl_: Placement, parts: list[dict], rows: list[dict]) -> str:
     if not n:
         return f"{pl_.source}: no operators to place."
     acc = sum(op.accelerated for op in pl_.ops)
-    words = runtime(pl_.runtime)
-    head = f"{acc} of {n} {words.node}s on an accelerator ({', '.join(r['placement'] for r in rows if r['accelerated']) or 'none'})"
-    t = [r for r in rows if r["time_pct"] is not None]
+    head = f"{acc} of {n} operators on an accelerator ({', '.join(r['placement'] for r in rows if r['accelerated']) or 'none'})"
+    t = [r for r in rows if r["time_share_pct"] is not None]
     if t:
-        at = sum(r["time_pct"] for r in t if r["accelerated"])
+        at = sum(r["time_share_pct"] for r in t if r["accelerated"])
         head += f", {at:.1f} % of operator time"
+    f = [r for r in rows if r["flops_share_pct"] is not None]
+    if f:
+        af = sum(r["flops_share_pct"] for r in f if r["accelerated"])
+        head += f", {af:.1f} % of FLOPs"
+    w = [r for r in rows if r["plan_weight_share_pct"] is not None]
+    if w:
+        aw = sum(r["plan_weight_share_pct"] for r in w if r["accelerated"])
+        head += f", {aw:.1f} % of the plan's weight"
     return f"{head}; {len(parts)} partition(s) in execution order."
 
 
@@ -526,13 +533,23 @@ def diff(a: Placement, b: Placement) -> dict:
     pa, pb = partitions(a), partitions(b)
     split, merged = _partition_changes(pa, pb)
     fallbacks = [m for m in moved if m["kind"] == "fallback"]
+    # candidate CPU operators that pair with nothing while the baseline ran an accelerator partition whose contents
+    # it does not list: they may have run inside it (an ONNX Runtime profile without its model)
+    opaque = sorted({op.placement for op in a.ops if op.family == "partition"})
+    suspected = [r["key"] for r in only_b if opaque and not kb[r["key"]].accelerated
+                 and r["placement"] != UNKNOWN and not r["key"].startswith("runtime:")]
+    warnings = []
+    if a.evidence.split("+")[0] != b.evidence.split("+")[0]:
+        warnings.append(f"the two inputs are different kinds of evidence ({a.evidence} and {b.evidence}): "
+                        "operators are paired by family and occurrence, and one side may list operators the other "
+                        "does not (layout conversions a runtime inserts)")
     costs = [m["cost_ms"] for m in moved if m["cost_ms"] is not None]
     acc_a = sum(1 for p in pa if p["accelerated"])
     acc_b = sum(1 for p in pb if p["accelerated"])
     host_b_new = [p for p in pb if not p["accelerated"] and p["placement"] != UNKNOWN
                   and not any(k in ka and not ka[k].accelerated for k in p["op_keys"])]
     new_partition = len(pb) > len(pa) or bool(split)
-    if fallbacks:
+    if fallbacks or suspected:
         verdict = "fallback"
     elif new_partition:
         verdict = "new_partition"
@@ -551,7 +568,9 @@ def diff(a: Placement, b: Placement) -> dict:
                        "new_host_partitions": [{"index": p["index"], "placement": p["placement"], "ops": p["ops"],
                                                 "op_keys": p["op_keys"][:20], "time_ms": p["time_ms"]}
                                                for p in host_b_new]},
-        "fallbacks": len(fallbacks), "promotions": sum(m["kind"] == "promotion" for m in moved),
+        "fallbacks": len(fallbacks), "suspected_fallbacks": suspected, "opaque_baseline_partitions": opaque,
+        "baseline_evidence": a.evidence, "candidate_evidence": b.evidence, "warnings": warnings,
+        "promotions": sum(m["kind"] == "promotion" for m in moved),
         "moved_cost_ms": sum(costs) if costs else None, "moved_cost_known": len(costs) == len(moved),
         "run_ms": {"baseline": a.run_ms, "candidate": b.run_ms},
         "verdict": verdict,
@@ -584,6 +603,9 @@ def gate(d: dict, fail_on: str) -> str | None:
         first = next(m for m in d["moved"] if m["kind"] == "fallback")
         return (f"{d['fallbacks']} operator(s) fell back; first: {first['name']} ({first['key']}) "
                 f"{first['from']} → {first['to']}")
+    if fail_on == "fallback" and d["suspected_fallbacks"]:
+        return (f"{len(d['suspected_fallbacks'])} CPU operator(s) appear that the baseline may have run inside "
+                f"{', '.join(d['opaque_baseline_partitions'])}; first: {d['suspected_fallbacks'][0]}")
     if fail_on == "new-partition":
         p = d["partitions"]
         if p["candidate"] > p["baseline"] or p["split"]:
@@ -610,6 +632,10 @@ def diff_statements(d: dict) -> list[str]:
     if p["baseline"] != p["candidate"] or p["split"] or p["merged"]:
         out.append(f"Partitions {p['baseline']} → {p['candidate']} ({p['baseline_accelerated']} → "
                    f"{p['candidate_accelerated']} accelerated); {len(p['split'])} split, {len(p['merged'])} merged.")
+    if d["suspected_fallbacks"]:
+        out.append(f"{len(d['suspected_fallbacks'])} CPU operator(s) of the candidate pair with nothing while the "
+                   f"baseline ran {', '.join(d['opaque_baseline_partitions'])} as a whole: they may have fallen back "
+                   "(give the ONNX model, --model, to place every node).")
     if d["only_baseline"] or d["only_candidate"]:
         out.append(f"{len(d['only_baseline'])} operator(s) only in the baseline, {len(d['only_candidate'])} only in "
                    "the candidate (the builds' graphs differ there).")

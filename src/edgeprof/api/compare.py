@@ -146,6 +146,14 @@ def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, f
     return nz.choose(from_store, from_profile)
 
 
+def placement_of_arms(baseline_profile, candidate_profile) -> dict:
+    """Where each operator ran in the first launch of each arm, diffed (``edgeprof placement --diff``'s document
+    without its kind)."""
+    from ..analysis.placement import diff, from_profile
+
+    return diff(from_profile(baseline_profile), from_profile(candidate_profile))
+
+
 @command
 def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, baseline_name: str | None = None,
             candidate_name: str | None = None, threshold: float = THRESHOLD, level: float = LEVEL, seed: int = 0,
@@ -213,6 +221,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
             b_runs=runs[0], c_runs=runs[1],
             taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top,
             noise=noise)
+        result["placement"] = placement_of_arms(bs[0].profile, cs[0].profile)
     cmp = Comparison(result)
     if write:
         from ..writer import write_text

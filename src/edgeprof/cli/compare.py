@@ -23,8 +23,10 @@ def _comparison_options(fn):
     """Options shared by compare and latency --compare (:mod:`edgeprof.options`), and the CLI's own."""
     for opt in reversed([
         options_of("compare", "threshold", "level", "warmup"),
-        click.option("--fail-on", type=click.Choice(["regression"]), default=None,
-                     help="Exit 1 when the candidate is significantly slower by more than the threshold."),
+        click.option("--fail-on", type=click.Choice(["regression", "fallback", "new-partition"]), default=None,
+                     help="Exit 1 when the candidate is significantly slower by more than the threshold (regression), "
+                          "an operator left its accelerator (fallback), or the candidate has more partitions "
+                          "(new-partition; see `edgeprof placement`)."),
         options_of("compare", "categories", "launch_cv", "store", "metric", "allow_different"),
         taxonomy_option,
     ]):
@@ -176,6 +178,16 @@ def _gate(result, fail_on) -> None:
         raise CheckFailed(f"regression: {result['summary_line']}")
     if fail_on == "regression" and result["verdict"] == "not_comparable":
         raise CheckFailed(f"cannot gate: {result['summary_line']}")
+    if fail_on in ("fallback", "new-partition"):
+        from ..analysis.placement import gate
+
+        placed = result.get("placement")
+        if not placed:
+            raise CheckFailed("cannot gate on placement: the comparison has no operator events "
+                              "(give profiles, and leave --no-categories out)")
+        reason = gate(placed, fail_on)
+        if reason:
+            raise CheckFailed(f"placement: {reason}")
 
 
 @main.command(context_settings=CONTEXT)

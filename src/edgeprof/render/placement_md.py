@@ -26,8 +26,8 @@ def placement_markdown(d: dict, level: int = 3) -> str:
     out.append(table(["placement", "accelerated", "operators", "partitions", "ms per run", "time share",
                       "FLOPs", "FLOPs share", "plan weight share"],
                      [[cell(r["placement"]), "yes" if r["accelerated"] else "no", r["ops"], r["partitions"],
-                       _ms(r["time_ms"]), _pct(r["time_pct"]), _num(r["flops"]), _pct(r["flops_pct"]),
-                       _pct(r["work_pct"])] for r in d["placements"]]))
+                       _ms(r["time_ms"]), _pct(r["time_share_pct"]), _num(r["flops"]), _pct(r["flops_share_pct"]),
+                       _pct(r["plan_weight_share_pct"])] for r in d["placements"]]))
     out += ["", f"{h}# Partitions (maximal runs of one placement, in execution order)", ""]
     out.append(table(["#", "placement", "operators", "first–last", "ms per run", "FLOPs"],
                      [[p["index"], cell(p["placement"]), p["ops"], f"{p['first']}–{p['last']}", _ms(p["time_ms"]),

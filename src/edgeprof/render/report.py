@@ -58,6 +58,7 @@ def blocks(d: dict, *, generated: str | None = None) -> list[tuple]:
     _latency(out, d)
     _categories(out, d)
     _portable(out, d)
+    _placement(out, d)
     _operators(out, d)
     _phases(out, d)
     _numerics(out, d)
@@ -211,6 +212,20 @@ def _categories(out, d):
     out.append(("chart", "stacked", [{"label": cfg["name"], "parts": [(x["line"], x["avg_ms"]) for x in
                                                                         cfg["breakdown"]["categories"] if x["avg_ms"] > 0]}
                                      for cfg in d["configs"]]))
+
+
+def _placement(out, d):
+    """What ran where in each arm, when operators moved between them (``edgeprof placement --diff``)."""
+    pd = (d.get("comparison") or {}).get("placement")
+    if not pd:
+        return
+    out.append(("h2", "What ran where"))
+    out.append(("list", [(s, []) for s in pd["statements"]]))
+    if pd["moved"]:
+        out.append(("table", ["operator", "from", "to", "kind", "baseline ms", "candidate ms", "time cost ms"],
+                    [[m["name"], m["from"], m["to"], m["kind"], fmt_ms(m["baseline_ms"]), fmt_ms(m["candidate_ms"]),
+                      "—" if m["cost_ms"] is None else f"{m['cost_ms']:+.4f}"] for m in pd["moved"][:50]]))
+    out.append(("p", f"A fallback here is {pd['fallback_means']}."))
 
 
 def _numerics(out, d):

@@ -223,6 +223,10 @@ def print_compare(result) -> None:
         out.print(escape(f"plan: {r.plan['statement']}"))
     if r.by_category:
         print_categories(r.by_category)
+    placed = r.placement
+    if placed not in (None, ABSENT):
+        for line in placed["statements"]:
+            out.print(escape(f"placement: {line}"))
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(w)}")
     colour = {"faster": "green", "slower": "red", "equivalent": "cyan"}.get(r.verdict, "yellow")

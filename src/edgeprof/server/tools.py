@@ -148,6 +148,18 @@ def program(path: str) -> dict:
     return _doc(api.program(_path(path)))
 
 
+def placement(path: str, compare_with: str | None = None, onnx_model: str | None = None) -> dict:
+    """Where each operator ran (delegate, execution provider, compute unit): partitions and shares of time and
+    work, from a profile, a .pte, or an anemll-profile / ane-costplan report; with candidate, the operators that
+    moved between the two builds (fallbacks named), partitions split or merged, and a verdict. Read-only."""
+    from .. import api
+
+    model = _path(onnx_model, "onnx_model")
+    if compare_with is not None:
+        return _doc(api.placement_diff(_path(path), _path(compare_with, "compare_with"), model=model))
+    return _doc(api.placement(_path(path), model=model))
+
+
 def coreml(path: str) -> dict:
     """Static analysis of a Core ML model (.mlpackage/.mlmodelc or folder): per-op cost, hazards, ANE placement
     estimate. Read-only."""
@@ -215,14 +227,16 @@ ARGS = {
     "device": DEVICE.help,
     "since": SINCE.help,
     "html": "also write report.html",
+    "compare_with": "placement: a second build's input (the same kinds as path); path is the baseline",
+    "onnx_model": "the ONNX model an ONNX Runtime profile ran (places every node, also inside fused subgraphs)",
 }
 
-TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, coreml, phases, history,
-                                 analyze, report)}
+TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, placement, coreml, phases,
+                                 history, analyze, report)}
 # the document kinds each tool's ``result`` can be (its published output schema: edgeprof.render.json_schema)
 OUTPUT_KINDS = {"latency": ("latency",), "compare": ("comparison",), "breakdown": ("breakdown",),
                 "kernels": ("kernels",), "validate": ("validation",), "ane": ("ane_analysis", "ane_plan", "ane_folder"),
-                "program": ("program",), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
+                "program": ("program",), "placement": ("placement", "placement_diff"), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
                 "history": ("history",), "analyze": ("analysis_summary",), "report": ("report",)}
 
 
