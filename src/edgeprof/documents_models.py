@@ -86,6 +86,7 @@ class IngestDoc(Document):
 class HistoryDoc(Document):
     kind: ClassVar[str] = "history"
     eager: bool
+    fallbacks: list[str]  # placement changes at or after --since where an operator left its accelerator
     method: str
     metric: str
     regressions: list[Any]

@@ -43,6 +43,7 @@ class LaunchSummary:
     kernels: list[dict] = field(default_factory=list)  # executed kernel evidence (ETDump op names)
     kernel_facts: dict = field(default_factory=dict)
     latency_source: str = "method_execute"
+    placement: list[dict] = field(default_factory=list)  # where each operator ran (the placements table's rows)
 
     @property
     def n_runs(self) -> int:
@@ -81,7 +82,17 @@ def summarise(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> LaunchSummary:
     facts = {k: ev[k] for k in ("sme_executed", "kleidiai_executed", "sme_ms_per_run", "qp8_ms_per_run",
                                 "gemm_conv_ms_per_run", "kleidiai_share_of_gemm_conv")}
     return LaunchSummary(ms(e2e.astype(np.float64)), list(runs), lines_ms, ops, op_category, op_calls, op_backend,
-                         kernels, facts, prof.latency_source)
+                         kernels, facts, prof.latency_source, placement_rows(prof))
+
+
+def placement_rows(profile: Profile) -> list[dict]:
+    """Where each operator of the launch ran, as the history store keeps it (with the placement's fingerprint)."""
+    from .placement import fingerprint, from_profile
+
+    placed = from_profile(profile)
+    fp = fingerprint(placed)
+    return [{"op_index": op.index, "op_key": op.key, "op_name": op.name, "placement": op.placement,
+             "accelerated": op.accelerated, "ms_per_run": op.time_ms, "fingerprint": fp} for op in placed.ops]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -128,7 +139,7 @@ def launch_metrics(s: LaunchSummary) -> dict[str, tuple[float, float | None, flo
 
 def launch_record(s: LaunchSummary) -> dict:
     """The summary as the history store's rows (without the launch's identity and labels, which the caller
-    adds): ``launch`` (metrics), ``runs``, ``categories``, ``operators``, ``kernels``."""
+    adds): ``launch`` (metrics), ``runs``, ``categories``, ``operators``, ``kernels``, ``placements``."""
     launch: dict = {"n_runs": s.n_runs, "latency_source": s.latency_source}
     for name, (v, lg, var) in launch_metrics(s).items():
         stem = name.removesuffix("_ms")
@@ -148,4 +159,5 @@ def launch_record(s: LaunchSummary) -> dict:
         ops.append({"operator": op, "category": s.op_category.get(op), "backend": s.op_backend.get(op),
                     "calls_per_run": s.op_calls.get(op), "mean_ms": m, "mean_log": lg, "mean_log_var": var})
     runs = [{"run_index": int(i), "latency_ms": float(v)} for i, v in zip(s.run_indices, s.e2e_ms)]
-    return {"launch": launch, "runs": runs, "categories": cats, "operators": ops, "kernels": list(s.kernels)}
+    return {"launch": launch, "runs": runs, "categories": cats, "operators": ops, "kernels": list(s.kernels),
+            "placements": list(s.placement)}

@@ -645,3 +645,48 @@ def diff_statements(d: dict) -> list[str]:
     else:
         out.append(f"Verdict {d['verdict']}.")
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# a series of commits (the history store)
+# --------------------------------------------------------------------------------------------------
+
+def placement_changes(order: list[str], times: dict, by_commit: dict[str, list[dict]]) -> list[dict]:
+    """Where a series' placement changed: ``order`` — its commits in time order; ``by_commit`` — per commit the
+    placements rows of its launches (``op_key``, ``op_name``, ``placement``, ``accelerated``, ``ms_per_run``,
+    ``fingerprint``, ``launch_id``), the first launch's standing for the commit. One entry per commit whose
+    fingerprint differs from the commit before (that had one): the operators that moved, each a fallback or a
+    promotion, with their time per run after the change."""
+    out = []
+    prev_k, prev = None, None
+    for k in order:
+        launches = by_commit.get(k)
+        if not launches:
+            continue
+        first = launches[0]
+        if prev is not None and first[0]["fingerprint"] != prev[0]["fingerprint"]:
+            before = {r["op_key"]: r for r in prev}
+            after = {r["op_key"] for r in first}
+            moved = []
+            for r in first:
+                b = before.get(r["op_key"])
+                if b is None or b["placement"] == r["placement"]:
+                    continue
+                kind = "fallback" if b["accelerated"] else ("promotion" if r["accelerated"] else "transfer")
+                moved.append({"key": r["op_key"], "name": r["op_name"], "from": b["placement"], "to": r["placement"],
+                              "kind": kind, "ms_per_run_before": b["ms_per_run"], "ms_per_run": r["ms_per_run"]})
+            falls = [m for m in moved if m["kind"] == "fallback"]
+            appeared = [r["op_key"] for r in first if r["op_key"] not in before]
+            gone = [key for key in before if key not in after]
+            what = "; ".join(f"{m['name']} ({m['key']}) {m['from']} → {m['to']}"
+                             + ("" if m["ms_per_run"] is None else f", {m['ms_per_run']:.4g} ms per run")
+                             for m in moved[:4]) + (" …" if len(moved) > 4 else "")
+            head = ("fallback" if falls else "placement change") + f" at {k} (after {prev_k})"
+            statement = f"{head}: {what}" if moved else f"{head}: {len(appeared)} operator(s) appeared, {len(gone)} gone"
+            out.append({"commit_before": prev_k, "commit_after": k, "time_after": times.get(k),
+                        "fingerprint_before": prev[0]["fingerprint"], "fingerprint_after": first[0]["fingerprint"],
+                        "moved": moved, "fallbacks": len(falls), "appeared": appeared, "disappeared": gone,
+                        "launches_disagree": len({lr[0]["fingerprint"] for lr in launches if lr}) > 1,
+                        "statement": statement})
+        prev_k, prev = k, first
+    return out

@@ -122,6 +122,8 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
                         f"WHERE launch_id IN ({sub})", params)
         ops = st.query(f"SELECT launch_id, operator, category, mean_ms, mean_log, mean_log_var FROM operators "
                        f"WHERE launch_id IN ({sub})", params)
+        placed = st.query(f"SELECT launch_id, op_index, op_key, op_name, placement, accelerated, ms_per_run, fingerprint "
+                          f"FROM placements WHERE launch_id IN ({sub}) ORDER BY launch_id, op_index", params)
         devices = sorted({d for d in launches["device"].to_list() if d is not None}) if launches.height else []
         noise = {d: launch_noise_of(st, d) for d in devices} if launch_cv is None else {}
         stored = _stored(st) if launches.height == 0 and where else ""
@@ -136,6 +138,7 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
         s = _series(ident, rows, cats, ops, kind, name, threshold=threshold, eager=eager, launch_cv=launch_cv,
                     prior=noise.get(ident["device"]), top=top, detector=detector, beta=beta, alpha=alpha)
         if s is not None:
+            s["placement_changes"] = _placement_changes(rows, placed)
             series.append(s)
     if not series:
         avail = sorted(set((cats if kind == "category" else ops)["category" if kind == "category" else "operator"]
@@ -146,9 +149,35 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
         gate = [c for c in s["changes"] if c["status"] in ("confirmed", "eager") and _after_since(c, s, since_at)]
         if gate and gate[-1]["direction"] == "regression":
             regression.append(f"{s['label']}: {gate[-1]['statement']}")
+    fallbacks = [f"{s['label']}: {c['statement']}" for s in series for c in s["placement_changes"]
+                 if c["fallbacks"] and _after_since({"commit_after": c["commit_after"], "time_after": c["time_after"]},
+                                                    s, since_at)]
     return HistoryResult({"store": str(store), "metric": metric, "threshold": threshold, "eager": eager,
-                          "since": since, "series": series, "regressions": regression,
+                          "since": since, "series": series, "regressions": regression, "fallbacks": fallbacks,
                           "method": _method_text()})
+
+
+def _placement_changes(rows, placed) -> list[dict]:
+    """The commits of one series where its placement changed (:func:`edgeprof.analysis.placement.placement_changes`):
+    each commit's launches in time order, each launch's operators in order."""
+    import polars as pl
+
+    from ..analysis.placement import placement_changes
+
+    rows = rows.sort(["time", "launch_id"])
+    keys = [c if c is not None else f"launch:{i[:12]}" for c, i in zip(rows["commit"].to_list(),
+                                                                        rows["launch_id"].to_list())]
+    mine = placed.filter(pl.col("launch_id").is_in(rows["launch_id"].to_list()))
+    per_launch: dict[str, list[dict]] = {}
+    for r in mine.iter_rows(named=True):
+        per_launch.setdefault(r["launch_id"], []).append(r)
+    by_commit: dict[str, list[list[dict]]] = {}
+    times: dict[str, str | None] = {}
+    for k, lid, t in zip(keys, rows["launch_id"].to_list(), rows["time"].to_list()):
+        times.setdefault(k, t.isoformat() if t else None)
+        if lid in per_launch:
+            by_commit.setdefault(k, []).append(per_launch[lid])
+    return placement_changes(list(dict.fromkeys(keys)), times, by_commit)
 
 
 def _method_text() -> str:

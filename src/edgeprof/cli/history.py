@@ -74,8 +74,9 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
 
 @main.command("history", context_settings=CONTEXT)
 @options_of("history")
-@click.option("--fail-on", type=click.Choice(["regression"]), default=None,
-              help="Exit 1 when the newest confirmed change (since --since) of a series is a regression.")
+@click.option("--fail-on", type=click.Choice(["regression", "fallback"]), default=None,
+              help="Exit 1 when the newest confirmed change (since --since) of a series is a regression, or "
+                   "(fallback) when an operator left its accelerator at a commit since --since.")
 @click.option("--html", "html_out", type=click.Path(path_type=str), default=None,
               help="Write the trend page (self-contained HTML) here.")
 @click.option("--markdown", "md_out", type=click.Path(path_type=str), default=None, help="Write it as Markdown here.")
@@ -117,6 +118,8 @@ def history_cmd(store, model, experiment, device, threads, branch, metric, thres
         render.print_history(d, last=last)
     if fail_on == "regression" and d["regressions"]:
         raise CheckFailed("regression: " + "; ".join(d["regressions"]))
+    if fail_on == "fallback" and d["fallbacks"]:
+        raise CheckFailed("fallback: " + "; ".join(d["fallbacks"]))
 
 
 @main.command("export", context_settings=CONTEXT)

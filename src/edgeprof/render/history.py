@@ -39,6 +39,8 @@ def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tup
                         ("p", d["method"])]
     if d["regressions"]:
         out.append(("verdict", "slower", "**Regression:** " + "; ".join(d["regressions"])))
+    if d.get("fallbacks"):
+        out.append(("verdict", "slower", "**Fallback:** " + "; ".join(d["fallbacks"])))
     out.append(("h2", "Trend"))
     out.append(("chart", "history_trend", {"series": d["series"], "metric": d["metric"]}))
     out.append(("h2", "Changes"))
@@ -51,6 +53,8 @@ def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tup
                                   "operators", "kind of change"], _change_rows(s)))
         else:
             out.append(("p", "No change beyond the threshold."))
+        if s.get("placement_changes"):
+            out.append(("list", [(c["statement"], []) for c in s["placement_changes"]]))
     out.append(("h2", "Where the time goes over commits"))
     out.append(("chart", "history_shares", {"series": d["series"]}))
     out.append(("h2", f"Commits (newest {last})"))
@@ -93,8 +97,13 @@ def print_history(d: dict, last: int = 15) -> None:
                 out.print(f"  kind: {escape(c['kind_evidence'])}")
         if not s["changes"]:
             out.print("no change beyond the threshold")
+        for c in s.get("placement_changes") or []:
+            color = "red" if c["fallbacks"] else "yellow"
+            out.print(f"[{color}]placement[/{color}]: {escape(c['statement'])}")
     for r in d["regressions"]:
         out.print(f"[red]regression:[/red] {escape(r)}")
+    for r in d.get("fallbacks") or []:
+        out.print(f"[red]fallback:[/red] {escape(r)}")
 
 
 def print_ingest(d: dict) -> None:

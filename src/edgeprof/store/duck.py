@@ -49,7 +49,7 @@ from ..errors import InputError, OutputError
 from ..files import note_store, open_regular
 from .base import LOCK_TIMEOUT_DEFAULT, Base, _duckdb, _first_line, connect, remove_own
 from .dataset import write_parquet
-from .schema import STORE_SCHEMA_VERSION, TABLES, check_definitions, columns, create_sql
+from .schema import ADDED_SINCE, STORE_SCHEMA_VERSION, TABLES, check_definitions, columns, create_sql
 
 
 class DuckStore(Base):
@@ -58,6 +58,7 @@ class DuckStore(Base):
     def __init__(self, path: Path, write: bool = False, lock_timeout: float = LOCK_TIMEOUT_DEFAULT):
         super().__init__(path, write, lock_timeout)
         duckdb = _duckdb()
+        self.write_mode = write
         self.staging = None  # the folder batches are staged in (writers only)
         self.private = None  # confined readers: the folder holding the private copy DuckDB reads
         if not os.path.lexists(path):
@@ -135,9 +136,27 @@ class DuckStore(Base):
 
     def _check(self, objs: dict[str, str] | None = None) -> None:
         """The database holds edgeprof's tables, as base tables with edgeprof's columns, and nothing else
-        (``objs``: :meth:`_objects` when just read)."""
+        (``objs``: :meth:`_objects` when just read). A store of an older schema that lacks only the tables added
+        since (:data:`~edgeprof.store.schema.ADDED_SINCE`) is upgraded when opened for writing, and read with those
+        tables empty otherwise."""
         objs = self._objects() if objs is None else objs
         want = {f"main.{t}": "BASE TABLE" for t in [*TABLES, "store_meta"]}
+        lacking: tuple[str, ...] = ()
+        older = self._older(objs, want)
+        if older is not None:
+            version, lacking = older
+            if self.write_mode:
+                with self.writing():
+                    for t in lacking:
+                        self.con.execute(create_sql(t))
+                    self.con.execute("UPDATE store_meta SET value = ? WHERE key = 'schema_version'",
+                                     [str(STORE_SCHEMA_VERSION)])
+                objs, lacking = self._objects(), ()
+            else:
+                for t in lacking:  # this connection only: the file is not touched
+                    self.con.execute(create_sql(t).replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE")
+                                     .replace(" PRIMARY KEY", ""))
+                objs = {**objs, **{f"main.{t}": "BASE TABLE" for t in lacking}}
         if objs != want:
             odd = sorted(f"{n.removeprefix('main.')} ({k.lower()})" for n, k in objs.items() if want.get(n) != k)
             missing = sorted(n.removeprefix("main.") for n in want if n not in objs)
@@ -145,15 +164,32 @@ class DuckStore(Base):
                 f"it lacks {', '.join(missing[:4])}"
             raise InputError(self.path, f"not an edgeprof history store ({what}): refused")
         for t, cols in TABLES.items():
+            if t in lacking:
+                continue
             got = self.rows("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
                             "AND table_name = ? ORDER BY ordinal_position", [t])
             if [(c, d) for c, d in got] != [(c, d) for c, d in cols]:
                 raise InputError(self.path, f"not an edgeprof history store (table {t} has other columns): refused")
-        check_definitions(self.con, self.path, create_tables)  # generated columns, defaults, constraints, indexes
+        check_definitions(self.con, self.path, create_tables, lacking)  # generated columns, defaults, constraints, indexes
         v = self.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
-        if not v or str(v[0][0]) != str(STORE_SCHEMA_VERSION):
+        ok = str(STORE_SCHEMA_VERSION) if not lacking else str(older[0])
+        if not v or str(v[0][0]) != ok:
             raise InputError(self.path, f"history store schema {v[0][0] if v else '?'} is not the one this edgeprof "
                                         f"reads ({STORE_SCHEMA_VERSION})")
+
+    def _older(self, objs: dict[str, str], want: dict[str, str]) -> tuple[int, tuple[str, ...]] | None:
+        """(its schema version, the tables it lacks) when the store is of an older schema lacking exactly the tables
+        added since; None otherwise."""
+        missing = {n.removeprefix("main.") for n in want if n not in objs}
+        if not missing or any(n not in want for n in objs):
+            return None
+        try:
+            v = self.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
+        except _duckdb().Error:
+            return None
+        version = int(v[0][0]) if v and str(v[0][0]).isdigit() else None
+        added = tuple(t for old, ts in ADDED_SINCE.items() if version is not None and old >= version for t in ts)
+        return (version, added) if version is not None and missing == set(added) else None
 
     def _abandon(self) -> None:
         if self.con is not None:

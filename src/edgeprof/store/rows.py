@@ -15,8 +15,8 @@ def frames(records: list[tuple[dict, dict]]) -> dict:
     for ident, rec in records:
         lid = ident["launch_id"]
         out["launches"].append({**rec["launch"], **ident})
-        for table in ("runs", "categories", "operators", "kernels"):
-            out[table].extend({**r, "launch_id": lid} for r in rec[table])
+        for table in ("runs", "categories", "operators", "kernels", "placements"):
+            out[table].extend({**r, "launch_id": lid} for r in rec.get(table, ()))
     result = {}
     for table, rows in out.items():
         schema = polars_schema(table)

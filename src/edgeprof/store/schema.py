@@ -11,7 +11,10 @@ partition values are written percent-encoded (``/`` → ``%2F``) as Hive does.
 
 from __future__ import annotations
 
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2
+# tables a store of an older schema may lack (version → the tables added after it): opened for writing, the store
+# gains them (and the current version); opened for reading, they read as empty
+ADDED_SINCE = {1: ("placements",)}
 PARTITIONS = ("model", "device", "date")
 
 _D, _S, _I, _B, _T = "DOUBLE", "VARCHAR", "INTEGER", "BOOLEAN", "TIMESTAMP"
@@ -34,6 +37,10 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
                   ("mean_ms", _D), ("mean_log", _D), ("mean_log_var", _D)),
     "kernels": (("launch_id", _S), ("op", _S), ("category", _S), ("marker", _S), ("implies", _S),
                 ("calls_per_run", _D), ("ms_per_run", _D), ("evidence", _S), ("source", _S)),
+    # where each operator ran (edgeprof placement): op_key pairs an operator across launches; fingerprint is the
+    # launch's placement digest (the same on each of its rows)
+    "placements": (("launch_id", _S), ("op_index", _I), ("op_key", _S), ("op_name", _S), ("placement", _S),
+                   ("accelerated", _B), ("ms_per_run", _D), ("fingerprint", _S)),
 }
 # the metrics ``history --metric`` takes besides ``category:NAME`` and ``op:NAME`` (launches' columns)
 E2E_METRICS = ("median_ms", "p90_ms", "mean_ms")
@@ -91,7 +98,7 @@ def _column_text(row) -> str:
     return out if len(out) <= 100 else out[:100] + "…"
 
 
-def definition_problem(con, create_tables) -> str | None:
+def definition_problem(con, create_tables, lacking: tuple[str, ...] = ()) -> str | None:
     """Why the tables of the DuckDB store open on ``con`` are not defined as edgeprof defines them — a generated
     column, a default, a constraint or an index edgeprof does not create, a nullability that differs — or None.
     ``create_tables(con)`` makes edgeprof's tables: what they are is read from an in-memory database it made."""
@@ -106,30 +113,31 @@ def definition_problem(con, create_tables) -> str | None:
         finally:
             mem.close()
     got = _catalog(con)
-    want_cols = {(r[0], r[1]): r for r in _expected["columns"]}
+    expected = {k: [r for r in v if r[0] not in lacking] for k, v in _expected.items()}
+    want_cols = {(r[0], r[1]): r for r in expected["columns"]}
     for row in got["columns"]:
         want = want_cols.get((row[0], row[1]))
         if want is None or tuple(row) != tuple(want):
             what = f"column {_column_text(row)}" + (f" where edgeprof has {_column_text(want)}" if want else "")
             return f"not an edgeprof history store (table {row[0]}: {what}): refused"
-    if len(got["columns"]) != len(_expected["columns"]):
+    if len(got["columns"]) != len(expected["columns"]):
         return "not an edgeprof history store (a table lacks columns): refused"
     for kind in ("constraints", "indexes"):
-        extra = sorted(set(got[kind]) - set(_expected[kind]))
-        if extra or len(got[kind]) != len(_expected[kind]):
+        extra = sorted(set(got[kind]) - set(expected[kind]))
+        if extra or len(got[kind]) != len(expected[kind]):
             shown = ", ".join(" ".join(str(x) for x in r)[:80] for r in extra[:2]) or "other ones"
             return f"not an edgeprof history store ({kind} edgeprof does not create: {shown}): refused"
     return None
 
 
-def check_definitions(con, path, create_tables) -> None:
+def check_definitions(con, path, create_tables, lacking: tuple[str, ...] = ()) -> None:
     """:func:`definition_problem` as the one-line input error naming the store."""
     import duckdb
 
     from ..errors import InputError
 
     try:
-        why = definition_problem(con, create_tables)
+        why = definition_problem(con, create_tables, lacking)
     except duckdb.Error as e:
         raise InputError(path, f"cannot read the history store ({str(e).strip().splitlines()[0][:200]})") from None
     if why is not None:
