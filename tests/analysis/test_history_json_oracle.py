@@ -71,12 +71,15 @@ def _change(c, runs):
 
 def test_every_key_of_the_history(case):
     doc, runs, store = case
-    assert set(doc) == {"eager", "method", "metric", "regressions", "series", "since", "store", "threshold"}
+    assert set(doc) == {"eager", "method", "metric", "regressions", "fallbacks", "series", "since", "store", "threshold"}
     assert (doc["eager"], doc["metric"], doc["since"], doc["threshold"]) == (False, "median_ms", None, 0.02)
     assert doc["store"] == str(store) and "binseg" in doc["method"]
     (s,) = doc["series"]
     assert set(s) == {"model", "experiment", "device", "threads", "label", "points", "changes", "commits", "tau",
-                      "tau_source", "excluded_launches"}
+                      "tau_source", "excluded_launches", "placement_changes"}
+    # these launches hold Method::execute rows only: no operator to place, so no placement change (a fallback named
+    # at its commit: tests/analysis/test_placement_history.py)
+    assert s["placement_changes"] == [] and doc["fallbacks"] == []
     assert (s["model"], s["experiment"], s["device"], s["threads"]) == ("m", None, "unknown", None)
     assert s["label"] == "model=m · device=unknown" and s["excluded_launches"] == 0
     # the launch-to-launch spread of 14 single-launch commits with 1 % run noise and no launch effect: ~0

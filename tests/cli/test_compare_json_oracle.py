@@ -141,6 +141,9 @@ KEYS = {  # key → its check here (d, baseline runs, candidate runs), or where 
     "output_stem": lambda d, b, c: d["output_stem"].endswith("_robust_comparison"),
     "p_value": lambda d, b, c: d["p_value"] == d["metrics"]["median"]["p_value"],
     "p_value_scope": lambda d, b, c: d["p_value_scope"] == "launch-level (multi-launch)",
+    # one program at two thread counts: the same operators on the same backends (a move: test_placement*.py)
+    "placement": lambda d, b, c: (d["placement"]["verdict"] == "same_placement" and d["placement"]["moved"] == []
+                                  and d["placement"]["baseline_fingerprint"] == d["placement"]["candidate_fingerprint"]),
     "plan": ELSEWHERE + ": tests/cli/test_compare_launches.py (a plan checked by simulating its design)",
     "regime": lambda d, b, c: d["regime"] == "multi-launch",
     "resamples": lambda d, b, c: d["resamples"] == 2000,

@@ -45,6 +45,8 @@ ORACLES = {  # document type → the test file that checks every key of it again
     "PhasesDoc": "tests/llm/test_phases_json_oracle.py",
     "PhaseComparisonDoc": "tests/llm/test_phase_comparison_json_oracle.py",
     "NumericsDoc": "tests/cli/test_numerics_json_oracle.py",
+    "PlacementDoc": "tests/analysis/test_placement_json_oracle.py",
+    "PlacementDiffDoc": "tests/analysis/test_placement_json_oracle.py",
 }
 TYPES = {t.__name__: t for shapes in DOCUMENTS.values() for t in shapes}
 
