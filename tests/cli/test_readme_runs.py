@@ -165,6 +165,11 @@ def sandbox(tmp_path_factory):
         shutil.copy2(sb / EX / "artifacts" / "toycnn_xnnpack_fp32.pte", sb / "mobilenet.pte")
         for src, name in (("cnn.onnx", "cnn.onnx"), ("cnn_int8.onnx", "cnn_int8.onnx"), ("cnn.onnx", "model.onnx")):
             shutil.copy2(DATA / "ort" / src, sb / name)
+        for name in ("gate_xnn.N10.etdp.gz", "gate_nosigmoid.N10.etdp.gz", "gate_norelu.N10.etdp.gz", "gate_xnn.pte",
+                     "gate_nosigmoid.pte"):  # `edgeprof placement`
+            shutil.copy2(DATA / "placement" / name, sb / name)
+        for name in ("cnn_mixed_ov_t1_l1.ort.json.gz", "cnn_mixed.onnx"):
+            shutil.copy2(DATA / "ort" / name, sb / name)
         for name in ("cnn_xnnpack_benchmark.log", "cnn_cpu_ops.csv", "cnn.tflite"):
             shutil.copy2(DATA / "litert" / name, sb / name)
         (sb / "mac_config.json").write_text(json.dumps({
