@@ -38,6 +38,14 @@ class Runtime:
     options: tuple[str, ...] = ()     # the experiment options only it takes (edgeprof run)
     host_title: str = "Portable"      # a heading's name of its own kernels
     accelerated_title: str = "delegated"  # a heading's name of what it hands to accelerators
+    fallback: str | None = None       # what a fallback is in its words (default: said from the words above)
+
+    @property
+    def fallback_means(self) -> str:
+        """What a *fallback* is for this runtime: an operator that leaves an accelerator placement between two
+        builds (``edgeprof placement --diff``)."""
+        return self.fallback or (f"a {self.node} that ran in a {self.accelerated} in the baseline and runs on "
+                                 f"{self.host_backend} — or in another {self.accelerated} — in the candidate")
 
     def versions(self, recorded: dict) -> str | None:
         """``name version`` of each of its packages a manifest recorded, or None."""
@@ -49,7 +57,9 @@ EXECUTORCH = Runtime(
     name="executorch", title="ExecuTorch", run_event="Method::execute", host_backend="portable",
     accelerated="delegate", profile_noun="ETDump", node="instruction", overhead="ETDump tracing overhead",
     model_suffixes=(".pte",), worker="worker", extra=("executorch", "run"), packages=("executorch", "torch"),
-    worker_title="ExecuTorch Python runtime", options=("debug_buffer",))
+    worker_title="ExecuTorch Python runtime", options=("debug_buffer",),
+    fallback="an operator that ran inside a delegate (XNNPACK, Core ML, …) in the baseline and runs as an ExecuTorch "
+             "portable (CPU) kernel — or in another delegate — in the candidate")
 ONNXRUNTIME = Runtime(
     name="onnxruntime", title="ONNX Runtime", run_event="model_run", host_backend="CPUExecutionProvider",
     accelerated="execution provider", profile_noun="ONNX Runtime profile", node="node",
@@ -57,6 +67,8 @@ ONNXRUNTIME = Runtime(
     extra=("onnxruntime", "ort"), profile_tail=".ort.json", packages=("onnxruntime", "onnxruntime-openvino"),
     host_title="CPUExecutionProvider", accelerated_title="other execution providers",
     options=("providers", "graph_optimization"),
+    fallback="a node that ran on an execution provider other than CPUExecutionProvider in the baseline and runs on "
+             "CPUExecutionProvider — or another provider — in the candidate",
     event_names=(("Method::execute", "model_run"), ("Method::init", "session_initialization"),
                  ("Program::load_method", "model_loading"), ("OPERATOR_CALL", "kernel_time"),
                  ("DELEGATE_CALL", "kernel_time")))
@@ -65,11 +77,15 @@ LITERT = Runtime(
     profile_noun="LiteRT op profile", node="op", overhead="op-profiling overhead", model_suffixes=(".tflite",),
     worker="worker_litert", extra=("ai_edge_litert", "litert"), profile_tail=LITERT_LAUNCH_TAIL,
     packages=("ai-edge-litert", "ai_edge_litert"), host_title="Builtin CPU kernels", options=("delegate",),
+    fallback="an op that ran inside a delegate (XNNPACK, GPU, NNAPI, …) in the baseline and runs as a builtin CPU "
+             "kernel — or in another delegate — in the candidate",
     event_names=(("Method::execute", "Invoke"), ("OPERATOR_CALL", "op"), ("DELEGATE_CALL", "delegate")))
 COREML = Runtime(
     name="coreml", title="Core ML", run_event="prediction", host_backend="CPU", accelerated="compute unit",
     profile_noun="anemll-profile report", node="MIL op", overhead="profiling overhead",
-    model_suffixes=(".mlpackage", ".mlmodelc", ".mlmodel"), packages=("coremltools",))
+    model_suffixes=(".mlpackage", ".mlmodelc", ".mlmodel"), packages=("coremltools",),
+    fallback="a MIL op the compute plan placed on the Neural Engine (or the GPU) in the baseline and places on "
+             "another compute unit in the candidate")
 
 RUNTIMES: dict[str, Runtime] = {r.name: r for r in (EXECUTORCH, ONNXRUNTIME, LITERT, COREML)}
 

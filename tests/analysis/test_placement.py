@@ -17,6 +17,7 @@ from testdata import DATA
 
 from edgeprof import api
 from edgeprof.analysis import placement as pa
+from edgeprof.analysis import placement_diff as pd
 
 PLACE, ORT = DATA / "placement", DATA / "ort"
 
@@ -133,16 +134,16 @@ def test_the_new_partition_gate_at_its_boundary():
     partitions) fails too."""
     base = _placed([("conv#0", "XNN", True), ("add#0", "portable", False), ("mul#0", "XNN", True)])
     same = _placed([("conv#0", "XNN", True), ("add#0", "portable", False), ("mul#0", "XNN", True)])
-    assert pa.gate(pa.diff(base, same), "new-partition") is None
+    assert pd.gate(pd.diff(base, same), "new-partition") is None
     more = _placed([("conv#0", "XNN", True), ("add#0", "portable", False), ("mul#0", "XNN", True),
                     ("relu#0", "portable", False)])
-    assert pa.gate(pa.diff(base, more), "new-partition") == "partitions 3 → 4"
+    assert pd.gate(pd.diff(base, more), "new-partition") == "partitions 3 → 4"
     fewer = _placed([("conv#0", "XNN", True), ("add#0", "XNN", True), ("mul#0", "XNN", True)])
-    assert pa.gate(pa.diff(base, fewer), "new-partition") is None and pa.gate(pa.diff(base, fewer), "fallback") is None
-    assert pa.diff(base, fewer)["verdict"] == "promotion"
+    assert pd.gate(pd.diff(base, fewer), "new-partition") is None and pd.gate(pd.diff(base, fewer), "fallback") is None
+    assert pd.diff(base, fewer)["verdict"] == "promotion"
     # one operator leaving XNNPACK for another accelerator is a fallback too (it left its accelerator)
     other = _placed([("conv#0", "GPU", True), ("add#0", "portable", False), ("mul#0", "XNN", True)])
-    assert pa.diff(base, other)["moved"][0]["kind"] == "fallback" and pa.gate(pa.diff(base, other), "fallback")
+    assert pd.diff(base, other)["moved"][0]["kind"] == "fallback" and pd.gate(pd.diff(base, other), "fallback")
 
 
 def test_compare_carries_the_placement_and_gates_on_it(tmp_path):
@@ -203,13 +204,13 @@ def test_openvino_fallback_without_the_models_is_still_caught():
     d = api.placement_diff(ORT / "cnn_ov_t1_l1.ort.json.gz", ORT / "cnn_mixed_ov_t1_l1.ort.json.gz").data
     assert d["moved"] == [] and d["verdict"] == "fallback" and len(d["suspected_fallbacks"]) == 10
     assert d["opaque_baseline_partitions"] == ["OpenVINOExecutionProvider"]
-    assert pa.gate(d, "fallback").startswith("10 CPU operator(s) appear that the baseline may have run inside")
+    assert pd.gate(d, "fallback").startswith("10 CPU operator(s) appear that the baseline may have run inside")
     assert any("--model" in s for s in d["statements"])
 
 
 def test_openvino_same_graph_two_launches_pass_both_gates():
     d = api.placement_diff(ORT / "cnn_ov_t1_l1.ort.json.gz", ORT / "cnn_ov_t1_l2.ort.json.gz").data
-    assert d["verdict"] == "same_placement" and pa.gate(d, "fallback") is None and pa.gate(d, "new-partition") is None
+    assert d["verdict"] == "same_placement" and pd.gate(d, "fallback") is None and pd.gate(d, "new-partition") is None
     assert d["run_ms"]["baseline"] != d["run_ms"]["candidate"]
     assert "CPUExecutionProvider" in d["fallback_means"]
 

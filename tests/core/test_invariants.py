@@ -233,3 +233,50 @@ def test_share_intervals_cover_the_share_over_all_launches(k):
                         hit += lo <= truth[row["line"]] <= hi
                         n += 1
     assert n > 500 and hit / n >= 0.90, (hit, n)
+
+
+def _placement_doc():
+    from edgeprof import api
+
+    from testdata import DATA
+
+    return api.placement(DATA / "placement" / "gate_nosigmoid.N10.etdp.gz").to_json()
+
+
+def test_a_placement_document_and_what_breaks_it():
+    import copy
+
+    doc = _placement_doc()
+    assert rules(doc) == []
+    merged = copy.deepcopy(doc)  # two neighbouring partitions on one placement: not maximal
+    merged["partitions"][1]["placement"] = "XnnpackBackend"
+    assert "placement" in rules(merged)
+    uncovered = copy.deepcopy(doc)
+    uncovered["partitions"][0]["ops"] -= 1
+    assert "placement" in rules(uncovered)
+    shares = copy.deepcopy(doc)
+    shares["placements"][0]["time_share_pct"] += 0.01
+    assert "placement" in rules(shares)
+    said = copy.deepcopy(doc)
+    said["summary"]["accelerated_time_share_pct"] += 0.1  # the statement quotes it at one decimal
+    assert rules(said) == ["sentence"]
+
+
+def test_a_placement_diff_and_what_breaks_it():
+    import copy
+
+    from edgeprof import api
+
+    from testdata import DATA
+
+    doc = api.placement_diff(DATA / "placement" / "gate_xnn.N10.etdp.gz",
+                             DATA / "placement" / "gate_nosigmoid.N10.etdp.gz").to_json()
+    assert rules(doc) == []
+    for edit in (lambda d: d.update(fallbacks=0), lambda d: d.update(verdict="same_placement"),
+                 lambda d: d.update(moved_cost_ms=d["moved_cost_ms"] + 0.001)):
+        bad = copy.deepcopy(doc)
+        edit(bad)
+        assert "placement" in rules(bad)
+    suspected = copy.deepcopy(doc)  # no move, but a suspected fallback: still the fallback verdict
+    suspected.update(moved=[], fallbacks=0, suspected_fallbacks=["conv#0"], moved_cost_ms=None)
+    assert rules(suspected) == []

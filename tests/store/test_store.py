@@ -228,7 +228,7 @@ def test_parquet_dataset_is_hive_partitioned_and_readable_without_edgeprof(three
     edgeprof.ingest(three, store=f"{ds}/", commit="c1", device="dev/ice=1", model="m v3", time="2026-02-03T04:05:06")
     dirs = {p.relative_to(ds).as_posix() for p in ds.glob("*/*/*/*") if p.is_dir()}
     assert dirs == {f"{t}/model=m v3/device=dev%2Fice%3D1/date=2026-02-03" for t in
-                    ("launches", "runs", "categories", "operators")}  # no kernel evidence in these fp32/int8 profiles
+                    ("launches", "runs", "categories", "operators", "placements")}  # no kernel evidence in these profiles
     lp = pl.scan_parquet(ds / "launches", hive_partitioning=True).collect()
     assert set(lp["device"]) == {"dev/ice=1"} and set(lp["model"]) == {"m v3"} and lp.height == 3
     con = duckdb.connect()
@@ -251,7 +251,7 @@ def test_export_round_trip(three, tmp_path):
     assert edgeprof.export(db, f"{tmp_path / 'ds'}/").data["launches_copied"] == 0
     back = tmp_path / "back.duckdb"
     edgeprof.export(f"{tmp_path / 'ds'}/", back)
-    for t in ("launches", "runs", "categories", "operators", "kernels"):
+    for t in ("launches", "runs", "categories", "operators", "kernels", "placements"):
         cols = "*" if t != "launches" else "launch_id, model, device, date, median_ms, median_log_var, time, labels"
         assert sorted(_q(db, f"SELECT {cols} FROM {t}"), key=str) == sorted(_q(back, f"SELECT {cols} FROM {t}"), key=str), t
 

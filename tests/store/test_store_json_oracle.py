@@ -19,7 +19,7 @@ import pytest
 from testdata import DATA
 
 FILES = ["cnn_cpu_t1_l1.ort.json", "cnn_cpu_t1_l2.ort.json.gz"]
-TABLES = ("categories", "kernels", "launches", "operators", "runs")
+TABLES = ("categories", "kernels", "launches", "operators", "placements", "runs")
 
 
 def labels() -> dict[str, str]:
@@ -33,7 +33,8 @@ def launch(path) -> dict:
     ev = json.loads(raw)
     ops = {e["args"]["op_name"] for e in ev if e.get("cat") == "Node"}
     runs = [e["dur"] / 1000 for e in ev if e["name"] == "model_run"]
-    return {"id": hashlib.sha256(raw).hexdigest(), "runs": runs, "ops": ops,
+    nodes = {e["name"] for e in ev if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")}
+    return {"id": hashlib.sha256(raw).hexdigest(), "runs": runs, "ops": ops, "nodes": nodes,
             "categories": {labels()[o] for o in ops} | {"unattributed"}}
 
 
@@ -57,7 +58,7 @@ def case(tmp_path_factory):
 def _counts_from_json(truth) -> dict:
     return {"launches": len(truth), "runs": sum(len(t["runs"]) for t in truth),
             "operators": sum(len(t["ops"]) for t in truth), "categories": sum(len(t["categories"]) for t in truth),
-            "kernels": 0}
+            "kernels": 0, "placements": sum(len(t["nodes"]) for t in truth)}  # one row per node a run times
 
 
 def _store_counts(path) -> dict:

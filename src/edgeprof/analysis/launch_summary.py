@@ -87,7 +87,8 @@ def summarise(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> LaunchSummary:
 
 def placement_rows(profile: Profile) -> list[dict]:
     """Where each operator of the launch ran, as the history store keeps it (with the placement's fingerprint)."""
-    from .placement import fingerprint, from_profile
+    from .placement import from_profile
+    from .placement_parts import fingerprint
 
     placed = from_profile(profile)
     fp = fingerprint(placed)

@@ -26,7 +26,7 @@ from .latency import latency
 from .load import load_etdump
 from .numerics import numerics
 from .phases import compare_phases, phases
-from .placement import load_placement, placement, placement_diff
+from .placement import load_placement, placement, placement_diff, placement_gate
 from .plan import plan
 from .program import program, program_diff
 from .report import report
@@ -47,8 +47,6 @@ from .results import (
     LatencyReport,
     PhaseComparison,
     PhaseReport,
-    PlacementDiff,
-    PlacementInfo,
     PlanResult,
     ProgramDiff,
     ProgramInfo,
@@ -59,6 +57,7 @@ from .results import (
     Validation,
 )
 from .results_history import ExportResult, HistoryResult, IngestResult
+from .results_placement import PlacementDiff, PlacementInfo
 from .run import run
 from .trace import trace
 from .validate import validate
@@ -83,5 +82,5 @@ __all__ = [
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
     "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport", "compare_phases", "PhaseComparison",
-    "placement", "placement_diff", "load_placement", "PlacementInfo", "PlacementDiff",
+    "placement", "placement_diff", "placement_gate", "load_placement", "PlacementInfo", "PlacementDiff",
 ]

@@ -149,7 +149,8 @@ def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, f
 def placement_of_arms(baseline_profile, candidate_profile) -> dict:
     """Where each operator ran in the first launch of each arm, diffed (``edgeprof placement --diff``'s document
     without its kind)."""
-    from ..analysis.placement import diff, from_profile
+    from ..analysis.placement import from_profile
+    from ..analysis.placement_diff import diff
 
     return diff(from_profile(baseline_profile), from_profile(candidate_profile))
 

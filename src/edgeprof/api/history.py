@@ -162,7 +162,7 @@ def _placement_changes(rows, placed) -> list[dict]:
     each commit's launches in time order, each launch's operators in order."""
     import polars as pl
 
-    from ..analysis.placement import placement_changes
+    from ..analysis.placement_diff import placement_changes
 
     rows = rows.sort(["time", "launch_id"])
     keys = [c if c is not None else f"launch:{i[:12]}" for c, i in zip(rows["commit"].to_list(),

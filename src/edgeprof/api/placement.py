@@ -7,7 +7,7 @@ from pathlib import Path
 from ..files import command
 from ..io.workspace import Workspace
 from ._common import workspace
-from .results import PlacementDiff, PlacementInfo
+from .results_placement import PlacementDiff, PlacementInfo
 
 STATIC_SUFFIXES = (".pte", ".onnx")
 
@@ -74,7 +74,7 @@ def placement(path, *, model=None, providers=None, method: str | None = None,
               ws: Workspace | None = None) -> PlacementInfo:
     """Where each operator of one input ran: operators in order, partitions, shares of time and work per
     placement (see :func:`load_placement` for the inputs it takes)."""
-    from ..analysis.placement import describe
+    from ..analysis.placement_parts import describe
 
     return PlacementInfo(describe(load_placement(path, model=model, providers=providers, method=method, ws=ws)))
 
@@ -85,9 +85,17 @@ def placement_diff(baseline, candidate, *, model=None, candidate_model=None, pro
     """Baseline against candidate: the operators that moved (fallbacks named), partitions split or merged, the
     moved operators' time and a verdict. ``model`` / ``candidate_model``: the ONNX models two ONNX Runtime profiles
     ran (the candidate's defaults to the baseline's)."""
-    from ..analysis.placement import diff
+    from ..analysis.placement_diff import diff
 
     ws = workspace(ws)
     a = load_placement(baseline, model=model, providers=providers, method=method, ws=ws)
     b = load_placement(candidate, model=candidate_model or model, providers=providers, method=method, ws=ws)
     return PlacementDiff(diff(a, b))
+
+
+def placement_gate(diff_doc, fail_on: str) -> str | None:
+    """Why ``--fail-on fallback`` / ``new-partition`` fails on a placement diff (a :class:`PlacementDiff`, or the
+    ``placement`` of a comparison), or None when it passes."""
+    from ..analysis.placement_diff import gate
+
+    return gate(diff_doc, fail_on)

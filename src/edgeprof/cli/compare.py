@@ -179,7 +179,7 @@ def _gate(result, fail_on) -> None:
     if fail_on == "regression" and result["verdict"] == "not_comparable":
         raise CheckFailed(f"cannot gate: {result['summary_line']}")
     if fail_on in ("fallback", "new-partition"):
-        from ..analysis.placement import gate
+        from ..api import placement_gate as gate
 
         placed = result.get("placement")
         if not placed:

@@ -39,7 +39,6 @@ def placement(inputs, as_diff, fail_on, model, candidate_model, providers, metho
     edgeprof placement --diff BASELINE CANDIDATE [--fail-on fallback] [--fail-on new-partition]
     """
     from .. import api
-    from ..analysis.placement import gate
     from ..errors import CheckFailed, UsageError
     from ..render import placement_md, terminal
 
@@ -58,6 +57,6 @@ def placement(inputs, as_diff, fail_on, model, candidate_model, providers, metho
         result = api.placement(inputs[0], model=model, providers=provs, method=method)
         md = placement_md.placement_markdown
     _output(result, md, terminal.print_markdown(md), as_json, markdown_out)
-    reasons = [r for r in (gate(result.data, f) for f in fail_on) if r]
+    reasons = [r for r in (api.placement_gate(result.data, f) for f in fail_on) if r]
     if reasons:
         raise CheckFailed("placement gate: " + "; ".join(reasons))

@@ -21,7 +21,7 @@ from .cells import (
 from .document import to_html, to_markdown
 from .markdown import code
 
-SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs delegated", "Top operators",
+SECTIONS = ("Run", "End-to-end latency", "Where the time goes", "Portable vs delegated", "What ran where", "Top operators",
             "Top OTHER operators", "Kernel evidence", "Validation", "Findings", "What this report could not use")
 
 

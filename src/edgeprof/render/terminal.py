@@ -32,14 +32,8 @@ class _NoBar:
 class _RichBar:
     def __init__(self, label: str = "analyze", eta: bool = False):
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
 
         columns = [TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
         if eta:
@@ -223,10 +217,8 @@ def print_compare(result) -> None:
         out.print(escape(f"plan: {r.plan['statement']}"))
     if r.by_category:
         print_categories(r.by_category)
-    placed = r.placement
-    if placed not in (None, ABSENT):
-        for line in placed["statements"]:
-            out.print(escape(f"placement: {line}"))
+    for line in r.placement["statements"] if r.placement not in (None, ABSENT) else ():
+        out.print(escape(f"placement: {line}"))
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(w)}")
     colour = {"faster": "green", "slower": "red", "equivalent": "cyan"}.get(r.verdict, "yellow")
