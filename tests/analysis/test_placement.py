@@ -280,3 +280,46 @@ def test_a_cost_plan_without_devices_places_nothing_it_cannot_tell():
     d = api.placement(DATA / "anemll" / "ane_costplan.illustrative.json").data
     assert {o["placement"] for o in d["operators"]} == {"?"} and d["summary"]["unknown_operators"] == 1
     assert d["warnings"] and "no device" in d["warnings"][0]
+
+
+def test_bad_input_is_one_line_naming_the_file(tmp_path):
+    (tmp_path / "x.json").write_text('{"a": 1}')
+    (tmp_path / "empty.pte").write_bytes(b"")
+    for name, says in (("x.json", "placement also reads a .pte, an .onnx"), ("empty.pte", "too short"),
+                       ("missing.etdp", "no such file")):
+        r = cli("placement", tmp_path / name, code=2)
+        (line,) = r.stderr.strip().splitlines()
+        assert str(tmp_path / name) in line and says in line
+    r = cli("placement", PLACE / "gate_xnn.pte", "--model", ORT / "cnn.onnx", code=2)
+    assert r.stderr.strip() == "edgeprof: error: --model goes with an ONNX Runtime profile (the ONNX model it ran)"
+    r = cli("placement", PLACE / "gate_xnn.pte", "--fail-on", "fallback", code=2)
+    assert r.stderr.strip() == "edgeprof: error: --fail-on and --candidate-model go with --diff"
+
+
+@pytest.mark.parametrize("name", ["gate_nosigmoid.pte", "gate_nosigmoid.N10.etdp.gz"])
+def test_mutated_builds_are_placed_or_refused_in_one_line(tmp_path, name):
+    """Bytes flipped at random in a real program and a real recording: each is placed (a document that passes the
+    invariant walk) or refused as bad input — never another exception."""
+    import numpy as np
+
+    from edgeprof import invariants
+    from edgeprof.errors import InputError
+
+    raw = (PLACE / name).read_bytes()
+    raw = gzip.decompress(raw) if name.endswith(".gz") else raw
+    rng = np.random.default_rng(7)
+    placed = refused = 0
+    for k in range(120):
+        b = bytearray(raw)
+        for at in rng.integers(0, len(b), size=int(rng.integers(1, 6))):
+            b[at] = int(rng.integers(0, 256))
+        f = tmp_path / f"m{k}{'.pte' if name.endswith('.pte') else '.etdp'}"
+        f.write_bytes(bytes(b))
+        try:
+            doc = api.placement(f).to_json()
+        except InputError:
+            refused += 1
+            continue
+        assert invariants.violations(doc) == [], k
+        placed += 1
+    assert placed and refused  # both outcomes are exercised

@@ -28,6 +28,8 @@ def load_placement(path, *, model=None, providers=None, method: str | None = Non
     name = p.name.lower().removesuffix(".gz")
     if providers and not name.endswith(".onnx"):
         raise UsageError("--providers goes with an ONNX model (.onnx): the session's assignment of its nodes")
+    if model is not None and name.endswith(STATIC_SUFFIXES):
+        raise UsageError("--model goes with an ONNX Runtime profile (the ONNX model it ran)")
     if name.endswith(".pte"):
         from ..io.pte import read_pte
 
@@ -44,13 +46,16 @@ def load_placement(path, *, model=None, providers=None, method: str | None = Non
 
         detect(p)
     except InputError as first:
+        also = "; placement also reads a .pte, an .onnx, and anemll-profile / ane-costplan JSON reports"
         if not name.endswith(".json"):
-            raise
+            raise InputError(first.path, first.message + also, offset=first.offset, line=first.line) from None
         from ..io.anemll import detect as ane_kind
 
         doc = ws.ane_json(p)
         if ane_kind(doc) is None:
-            raise first from None
+            raise InputError(first.path, first.message + also, offset=first.offset, line=first.line) from None
+        if model is not None:
+            raise UsageError("--model goes with an ONNX Runtime profile (the ONNX model it ran)")
         return pa.from_ane(ws.ane_report(p))
     prof = ws.profile(p)
     if model is not None:

@@ -286,6 +286,11 @@ def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None =
         xc = dcall[child_xnn[dcall]]
         backend[xc] = 3
         source[xc] = 1
+        # and every op inside an XNNPACK call is XNNPACK's, whatever its name ("Invalid Unary Op", a new operator)
+        in_xc = dop & ~xnn_op & (parent >= 0)
+        in_xc[in_xc] = np.isin(parent[in_xc], xc)
+        backend[in_xc] = 3
+        source[in_xc] = 1
     if "pe_backend_codes" in dec:  # a profile that names each event's backend itself (−1: the rules above)
         given = dec["pe_backend_codes"]
         backends += list(dec["pe_backends"])
