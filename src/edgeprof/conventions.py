@@ -31,7 +31,7 @@ CHECK_ENV = "EDGEPROF_CHECK"
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
          "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan",
          "ingest", "history", "export", "coreml_static", "coreml_diff", "program", "program_diff", "skills", "phases", "phase_comparison",
-         "numerics", "placement", "placement_diff")
+         "numerics", "placement", "placement_diff", "memory")
 
 # numerical debugging (edgeprof numerics): SQNR above NUMERICS_NOISE_FLOOR_DB is float noise (float32 rounds at 2⁻²⁴,
 # ≈ 144 dB for one rounding; operators run in another order stay well above 100 dB); accuracy is lost where SQNR falls

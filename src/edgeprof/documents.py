@@ -36,6 +36,7 @@ from .documents_models import (
     NumericsDoc,
     PhaseComparisonDoc,
     PhasesDoc,
+    MemoryDoc,
     PlacementDiffDoc,
     PlacementDoc,
     ProgramDiffDoc,
@@ -345,5 +346,5 @@ DOCUMENTS: dict[str, tuple[type, ...]] = {
     "coreml_static": (CoremlStaticDoc,), "coreml_diff": (CoremlDiffDoc,), "program": (ProgramDoc,),
     "program_diff": (ProgramDiffDoc,), "skills": (SkillsDoc,), "phases": (PhasesDoc,),
     "phase_comparison": (PhaseComparisonDoc,), "numerics": (NumericsDoc,),
-    "placement": (PlacementDoc,), "placement_diff": (PlacementDiffDoc,),
+    "placement": (PlacementDoc,), "placement_diff": (PlacementDiffDoc,), "memory": (MemoryDoc,),
 }

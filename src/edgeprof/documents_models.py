@@ -155,6 +155,17 @@ class ProgramDiffDoc(Document):
     xnnpack_nodes: list[dict[str, Any]]
 
 
+class MemoryDoc(Document):
+    kind: ClassVar[str] = "memory"
+    configurations: list[dict[str, Any]]
+    etdumps: list[dict[str, Any]]
+    inputs: list[str]
+    ort_profiles: list[dict[str, Any]]
+    programs: list[dict[str, Any]]
+    statements: list[str]
+    warnings: list[str]
+
+
 class PlacementDoc(Document):
     kind: ClassVar[str] = "placement"
     evidence: str

@@ -18,6 +18,8 @@ document follows (the field names of :mod:`edgeprof.documents`), not on one docu
   operators, its per-placement shares add up to 100, its statement quotes the accelerated share its summary
   states; a placement diff's verdict is ``fallback`` exactly when an operator fell back (or may have), its
   fallback count is the number of moved operators of that kind and its time cost their sum.
+- ``memory`` — a peak resident set is never below the resident set it bounds (``peak_rss_bytes`` ≥ ``rss_bytes`` in
+  one phase); the parts a measured footprint is split into add up to it.
 - ``sentence`` — a bottleneck statement quotes each category's shares as the category table states them, and says
   no category grew only when none did; a tail statement quotes the mean/p90/p99 it names and says that runs got
   slower only beside a tail figure that is slower.
@@ -148,6 +150,15 @@ def _object(d: dict, path: str, out: list) -> None:
         _tail(d, path, out)
     if isinstance(d.get("partitions"), list) and isinstance(d.get("operators"), list):
         _placement(d, path, out)
+    if _num(d.get("peak_rss_bytes")) and _num(d.get("rss_bytes")) and d["peak_rss_bytes"] < d["rss_bytes"]:
+        out.append(Violation(path, "memory", f"peak_rss_bytes {d['peak_rss_bytes']:g} is below rss_bytes "
+                                             f"{d['rss_bytes']:g}"))
+    if _num(d.get("footprint_bytes")) and isinstance(d.get("parts"), list):
+        got = sum(p["bytes"] for p in d["parts"] if isinstance(p, dict) and p.get("part") != "runtime"
+                  and _num(p.get("bytes")))
+        if got != d["footprint_bytes"]:
+            out.append(Violation(path, "memory", f"the parts add up to {got:g}, the footprint is "
+                                                 f"{d['footprint_bytes']:g}"))
     if isinstance(d.get("moved"), list) and "suspected_fallbacks" in d:
         _placement_diff(d, path, out)
 

@@ -23,6 +23,7 @@ from .history import export, history
 from .ingest import ingest
 from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
 from .latency import latency
+from .memory import memory
 from .load import load_etdump
 from .numerics import numerics
 from .phases import compare_phases, phases
@@ -57,6 +58,7 @@ from .results import (
     Validation,
 )
 from .results_history import ExportResult, HistoryResult, IngestResult
+from .results_memory import MemoryReport
 from .results_placement import PlacementDiff, PlacementInfo
 from .run import run
 from .trace import trace
@@ -82,5 +84,5 @@ __all__ = [
     "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
     "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
     "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport", "compare_phases", "PhaseComparison",
-    "placement", "placement_diff", "placement_gate", "load_placement", "PlacementInfo", "PlacementDiff",
+    "memory", "MemoryReport", "placement", "placement_diff", "placement_gate", "load_placement", "PlacementInfo", "PlacementDiff",
 ]

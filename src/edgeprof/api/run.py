@@ -253,7 +253,8 @@ def _read_launch(launch, lr, stage) -> tuple[str, str | None, dict, list[str]]:
         w = lr.worker
         metrics.update(wall_ms=w.get("wall_ms"), load_ms=w.get("load_ms"), threads_in_effect=w.get("threads"),
                        inputs=w.get("inputs"), versions=w.get("versions"))
-        metrics.update({k: w[k] for k in ("providers", "delegate", "delegated", "graph_optimization") if k in w})
+        metrics.update({k: w[k] for k in ("providers", "delegate", "delegated", "graph_optimization", "memory")
+                        if k in w})
         if w.get("threads") != launch.threads:
             warnings.append(f"asked for {launch.threads} thread(s), the runtime runs {w.get('threads')}")
     if lr.runner_total_ms is not None:

@@ -33,7 +33,7 @@ if any(k.startswith(("LD_", "DYLD_")) for k in _os.environ) and _is_the_program(
 
     restart_without_relative_libraries()
 
-from . import ane, collect, compare, coreml, history, kernels, misc, numerics, phases, placement, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
+from . import ane, collect, compare, coreml, history, kernels, memory, misc, numerics, phases, placement, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
 from ._base import main  # noqa: F401 - the console script
 
 __all__ = ["main"]

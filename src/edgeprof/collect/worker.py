@@ -194,26 +194,37 @@ def _debug_buffer_path(etdump: str) -> str:
 
 
 def main(argv=None) -> int:
+    from .procmem import Phases
+
     a = arguments("python -m edgeprof.collect.worker", argv)
+    mem = Phases()  # the process's memory per phase, read between phases (never inside the timed runs)
     t_import = time.perf_counter()
     rt = _runtime()
     import_s = time.perf_counter() - t_import
+    mem.end()
     etdump = a.etdump if not a.no_etdump else None
     # the threadpool is set before the program loads: resetting it under a loaded XNNPACK delegate corrupts
     # the heap once the ETDump is written (executorch 1.5.1)
     rt._unsafe_reset_threadpool(a.threads)
     threads = int(rt._threadpool_get_thread_count())
     debug = a.debug_buffer_size if etdump is not None else 0
+    mem.begin("load")
     t0 = time.perf_counter()
     program = rt._load_program(a.model, enable_etdump=etdump is not None, debug_buffer_size=debug)
+    t_loaded = time.perf_counter()
+    mem.end()
+    mem.begin("init")
+    t_init = time.perf_counter()
     method = program.load_method(a.method)
-    load_ms = (time.perf_counter() - t0) * 1e3
+    load_ms = (t_loaded - t0 + time.perf_counter() - t_init) * 1e3
+    mem.end()
     sig = _signature(program.method_meta(a.method))
     got = inputs_for(a, sig)
     if got is None:
         return 2
     arrays, source = got
     inputs = _to_torch(arrays, sig)
+    mem.begin("warmup")
     if debug and a.warmup:  # the debug buffer is not cleared by writing: warm up in a program that records nothing
         scratch_method = rt._load_program(a.model, enable_etdump=False, debug_buffer_size=0).load_method(a.method)
         for _ in range(a.warmup):
@@ -224,11 +235,14 @@ def main(argv=None) -> int:
     if etdump is not None and a.warmup and not debug:  # writing clears the buffer: the ETDump holds the timed runs only
         scratch = etdump + ".warmup.tmp"  # in the staging folder, left there (the parent removes the folder)
         program.write_etdump_result_to_file(scratch, scratch + ".bin")
+    mem.end()
+    mem.begin("runs")
     wall = []
     for _ in range(a.runs):
         s = time.perf_counter()
         method.call(inputs)
         wall.append((time.perf_counter() - s) * 1e3)
+    mem.end()
     if etdump is not None:
         tmp = etdump + ".tmp"
         program.write_etdump_result_to_file(tmp, tmp + ".bin")
@@ -241,7 +255,8 @@ def main(argv=None) -> int:
               "debug_buffer": _debug_buffer_path(etdump) if debug and etdump else None,
               "inputs": {"source": source, "sha256": digest(arrays),
                          "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
-              "versions": versions, "pid": os.getpid()}
+              "versions": versions, "pid": os.getpid(),
+              "memory": mem.report({"etdump": etdump is not None, "debug_buffer_bytes": debug})}
     write_result(a.result, report)
     return 0
 

@@ -22,19 +22,29 @@ from .worker import arguments, digest, import_runtime, inputs_for, versions_of, 
 
 
 def main(argv=None) -> int:
+    from .procmem import Phases
+
     a = arguments("python -m edgeprof.collect.worker_litert", argv)
+    mem = Phases()  # the process's memory per phase, read between phases (never inside the timed runs)
     got = import_runtime("ai_edge_litert.interpreter", "LiteRT", "litert")
     if got is None:
         return 2
     lite, import_s = got
+    mem.end()
     import numpy as np
 
     resolver = (lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if a.delegate == "none"
                 else lite.OpResolverType.AUTO)
+    mem.begin("load")
     t0 = time.perf_counter()
     it = lite.Interpreter(model_path=a.model, num_threads=a.threads, experimental_op_resolver_type=resolver)
+    t_loaded = time.perf_counter()
+    mem.end()
+    mem.begin("init")  # the tensor arena planned and allocated
+    t_init = time.perf_counter()
     it.allocate_tensors()
-    load_ms = (time.perf_counter() - t0) * 1e3
+    load_ms = (t_loaded - t0 + time.perf_counter() - t_init) * 1e3
+    mem.end()
     details = it.get_input_details()
     sig = [(np.dtype(d["dtype"]).name, tuple(int(x) for x in d["shape"])) for d in details]
     got = inputs_for(a, sig)
@@ -43,8 +53,11 @@ def main(argv=None) -> int:
     arrays, source = got
     for d, x in zip(details, arrays):
         it.set_tensor(d["index"], x.astype(d["dtype"], copy=False))
+    mem.begin("warmup")
     for _ in range(a.warmup):
         it.invoke()
+    mem.end()
+    mem.begin("runs")
     starts, wall = [], []
     t_first = time.perf_counter()
     for _ in range(a.runs):
@@ -52,6 +65,7 @@ def main(argv=None) -> int:
         it.invoke()
         wall.append((time.perf_counter() - s) * 1e3)
         starts.append((s - t_first) * 1e6)
+    mem.end()
     if a.etdump and not a.no_etdump:
         tmp = a.etdump + ".tmp"
         with open(tmp, "w") as f:
@@ -65,7 +79,8 @@ def main(argv=None) -> int:
               "delegate": a.delegate, "delegated": "DELEGATE" in ops, "op_types": ops,
               "inputs": {"source": source, "sha256": digest(arrays),
                          "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
-              "versions": versions_of("ai-edge-litert", "numpy"), "pid": os.getpid()}
+              "versions": versions_of("ai-edge-litert", "numpy"), "pid": os.getpid(),
+              "memory": mem.report({"delegate": a.delegate})}
     write_result(a.result, report)
     return 0
 

@@ -47,11 +47,15 @@ def timed_events(events: list, warmup: int) -> list:
 
 
 def main(argv=None) -> int:
+    from .procmem import Phases
+
     a = arguments("python -m edgeprof.collect.worker_ort", argv)
+    mem = Phases()  # the process's memory per phase, read between phases (never inside the timed runs)
     got = import_runtime("onnxruntime", "ONNX", "ort")
     if got is None:
         return 2
     ort, import_s = got
+    mem.end()
     providers = [p for p in a.providers.split(",") if p] or ["CPUExecutionProvider"]
     missing = [p for p in providers if p not in ort.get_available_providers()]
     if missing:
@@ -68,22 +72,28 @@ def main(argv=None) -> int:
     if profile is not None:
         so.enable_profiling = True
         so.profile_file_prefix = os.path.join(os.path.dirname(os.path.abspath(profile)), f".ort_profile_{os.getpid()}")
+    mem.begin("init")  # ONNX Runtime loads and initializes in one call: the session's creation
     t0 = time.perf_counter()
     session = ort.InferenceSession(a.model, so, providers=providers)
     load_ms = (time.perf_counter() - t0) * 1e3
+    mem.end()
     sig = _signature(session)
     got = inputs_for(a, sig)
     if got is None:
         return 2
     arrays, source = got
     feed = {i.name: x for i, x in zip(session.get_inputs(), arrays)}
+    mem.begin("warmup")
     for _ in range(a.warmup):
         session.run(None, feed)
+    mem.end()
+    mem.begin("runs")
     wall = []
     for _ in range(a.runs):
         s = time.perf_counter()
         session.run(None, feed)
         wall.append((time.perf_counter() - s) * 1e3)
+    mem.end()
     if profile is not None:
         written = session.end_profiling()
         with open(written) as f:
@@ -99,7 +109,10 @@ def main(argv=None) -> int:
               "graph_optimization": str(so.graph_optimization_level).rsplit(".", 1)[-1],
               "inputs": {"source": source, "sha256": digest(arrays),
                          "signature": [f"{d}[{'x'.join(map(str, s))}]" for d, s in sig]},
-              "versions": versions_of("onnxruntime", "onnxruntime-openvino", "numpy"), "pid": os.getpid()}
+              "versions": versions_of("onnxruntime", "onnxruntime-openvino", "numpy"), "pid": os.getpid(),
+              "memory": mem.report({"enable_cpu_mem_arena": bool(so.enable_cpu_mem_arena),
+                                    "enable_mem_pattern": bool(so.enable_mem_pattern),
+                                    "enable_mem_reuse": bool(so.enable_mem_reuse)})}
     write_result(a.result, report)
     return 0
 

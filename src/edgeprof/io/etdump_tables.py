@@ -8,6 +8,10 @@ from .etdump_decode import VALUE_TYPES
 
 
 def allocation_table(dec, run_index_of, run_names):
+    """One row per allocation event. ``allocator`` names the allocator its ``allocator_id`` stands for: ExecuTorch's
+    ETDumpGen numbers a run block's allocators from 1 (``track_allocator`` returns the list's length after adding
+    one), so id k is ``allocators[k - 1]`` — as recorded by the C++ runtime (tests/data/memory/alloc); an id outside
+    the block's list names none."""
     import polars as pl
 
     runs = dec["ae_run"]
@@ -15,10 +19,8 @@ def allocation_table(dec, run_index_of, run_names):
     for r, nm in zip(dec["allocator_run"].tolist(), dec["allocator_names"]):
         names_by_run.setdefault(r, []).append(nm)
     alloc_id = dec["ae_allocator"].tolist()
-    alloc_name = [
-        (names_by_run.get(r) or [None] * 0)[a] if 0 <= a < len(names_by_run.get(r, [])) else None
-        for r, a in zip(runs.tolist(), alloc_id)
-    ]
+    alloc_name = [names_by_run[r][a - 1] if 1 <= a <= len(names_by_run.get(r, ())) else None
+                  for r, a in zip(runs.tolist(), alloc_id)]
     return pl.DataFrame({
         "run_index": run_index_of[runs] if runs.size else np.empty(0, np.int32),
         "block": pl.Series([run_names[r] for r in runs.tolist()], dtype=pl.String),

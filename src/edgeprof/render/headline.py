@@ -108,8 +108,12 @@ def _placement_diff(d):
     return f"placement {d['verdict']}: " + " ".join(d["statements"][:2])
 
 
+def _memory(d):
+    return " | ".join(d["statements"]) or f"{len(d['programs'])} program(s), {len(d['ort_profiles'])} profile(s)"
+
+
 _BY_KIND = {"latency": _latency, "comparison": _comparison, "breakdown": _breakdown, "analysis_summary": _analysis,
             "kernels": _kernels, "validation": _validation, "phases": _phases, "program": _program,
             "coreml_static": _coreml, "history": _history, "report": _report, "ane_analysis": _ane, "ane_plan": _ane,
             "ane_folder": _ane_folder, "phase_comparison": _phase_comparison,
-            "placement": _placement, "placement_diff": _placement_diff}
+            "placement": _placement, "placement_diff": _placement_diff, "memory": _memory}

@@ -160,6 +160,15 @@ def placement(path: str, compare_with: str | None = None, onnx_model: str | None
     return _doc(api.placement(_path(path), model=model))
 
 
+def memory(path: str, onnx_model: str | None = None) -> dict:
+    """Planned versus measured memory: a run folder's configurations (peak resident set per phase against the
+    program's weights and memory plan), a .pte's memory plan, or an ONNX Runtime profile's per-node sizes.
+    Read-only."""
+    from .. import api
+
+    return _doc(api.memory([_path(path)], model=_path(onnx_model, "onnx_model")))
+
+
 def coreml(path: str) -> dict:
     """Static analysis of a Core ML model (.mlpackage/.mlmodelc or folder): per-op cost, hazards, ANE placement
     estimate. Read-only."""
@@ -231,12 +240,12 @@ ARGS = {
     "onnx_model": "the ONNX model an ONNX Runtime profile ran (places every node, also inside fused subgraphs)",
 }
 
-TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, placement, coreml, phases,
-                                 history, analyze, report)}
+TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate, ane, program, placement, memory,
+                                 coreml, phases, history, analyze, report)}
 # the document kinds each tool's ``result`` can be (its published output schema: edgeprof.render.json_schema)
 OUTPUT_KINDS = {"latency": ("latency",), "compare": ("comparison",), "breakdown": ("breakdown",),
                 "kernels": ("kernels",), "validate": ("validation",), "ane": ("ane_analysis", "ane_plan", "ane_folder"),
-                "program": ("program",), "placement": ("placement", "placement_diff"), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
+                "program": ("program",), "placement": ("placement", "placement_diff"), "memory": ("memory",), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
                 "history": ("history",), "analyze": ("analysis_summary",), "report": ("report",)}
 
 

@@ -1,0 +1,158 @@
+"""``edgeprof memory``: planned versus measured memory per configuration of a collection; a program's memory plan; the
+per-node sizes an ONNX Runtime profile records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..files import command
+from ..io.workspace import Workspace
+from ._common import as_list, workspace
+from .results_memory import MemoryReport
+
+
+def _mib(b) -> str:
+    if b is None:
+        return "—"
+    return f"{b / 2**20:.1f} MiB" if abs(b) >= 2**20 else f"{b / 1024:.1f} KiB"
+
+
+def _plan_for(ws: Workspace, model: str | None, run_dir: Path, first_etdump: Path | None) -> tuple[dict | None, str]:
+    """(the planned memory of a configuration's model, where it came from)."""
+    from ..analysis.memory import plan_of_onnx, plan_of_program
+    from ..analysis.pte_program import summarize
+    from ..errors import InputError, MissingExtraError
+    from ..files import is_file
+
+    if model and model.endswith(".pte"):
+        prog = ws.program_for(first_etdump) if first_etdump is not None else None
+        if prog is None and is_file(Path(model)):
+            from ..io.pte import read_pte
+
+            prog = read_pte(Path(model))
+        return (plan_of_program(summarize(prog)), str(prog.source)) if prog is not None else (None, "program not found")
+    if model and model.endswith(".onnx") and is_file(Path(model)):
+        try:
+            from ..io.onnx_model import read_onnx
+
+            return plan_of_onnx(read_onnx(Path(model)), Path(model).stat().st_size), model
+        except (MissingExtraError, InputError) as e:
+            return None, str(e)
+    return None, "no plan edgeprof reads for this model" if model else "no model recorded"
+
+
+def _collection(ws: Workspace, folder: Path) -> list[dict]:
+    from ..analysis.memory import gap, phase_table
+
+    manifest, mpath, problem = ws.manifest(folder)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("results"), list):
+        return []
+    root = mpath.parent if mpath is not None else folder
+    models = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
+    runtimes = {e.get("name"): e.get("runtime") for e in (manifest.get("config") or {}).get("experiments") or []
+                if isinstance(e, dict)}
+    out = []
+    by_exp: dict[str, list[dict]] = {}
+    for r in manifest["results"]:
+        if isinstance(r, dict) and r.get("status") == "ok" and not r.get("overhead"):
+            by_exp.setdefault(str(r.get("experiment")), []).append(r)
+    for name, rows in by_exp.items():
+        mems = [(r.get("metrics") or {}).get("memory") for r in rows]
+        mems = [m for m in mems if isinstance(m, dict)]
+        if not mems:
+            continue
+        etd = next(((root / m["etdump_rel"]) for m in (r.get("metrics") or {} for r in rows)
+                    if isinstance(m.get("etdump_rel"), str)), None)
+        model = models.get(name) if isinstance(models.get(name), str) else None
+        plan, plan_source = _plan_for(ws, model, root, etd)
+        table = phase_table(mems)
+        g = gap(table, plan)
+        scope = {m.get("peak_scope") for m in mems}
+        cfg = {"name": name, "runtime": runtimes.get(name), "model": model, "launches": len(mems),
+               "phases": table, "plan": plan, "plan_source": plan_source, "gap": g,
+               "peak_scope": "phase" if scope == {"phase"} else "process",
+               "options": mems[0].get("options") or {}, "cost_ms": max(float(m.get("cost_ms") or 0) for m in mems)}
+        cfg["statement"] = (f"{name}: peak {_mib(g['peak_rss_bytes'])} during the timed runs, {_mib(g['footprint_bytes'])}"
+                            f" above the {_mib(g['baseline_rss_bytes'])} the runtime held before loading; planned "
+                            f"{_mib(g['planned_bytes'])}; unexplained {_mib(g['parts'][-1]['bytes'])}"
+                            if g else f"{name}: the launches did not measure both ends of the model's footprint")
+        out.append(cfg)
+    return out
+
+
+def _ort_rows(profile) -> list[dict]:
+    """One run's nodes of an ONNX Runtime profile with the sizes it recorded (first execute run)."""
+    import json
+
+    import polars as pl
+
+    from ..conventions import RUNTIME_ARGS
+
+    ev = profile.events.filter((pl.col("run_index") == 0) & pl.col("kind").cast(pl.String).is_in(
+        ["operator_call", "delegate_call"]))
+    rows = []
+    for name, args, backend in zip(ev["module_path"].cast(pl.String).to_list(),
+                                   ev[RUNTIME_ARGS].to_list() if RUNTIME_ARGS in ev.columns else [None] * ev.height,
+                                   ev["delegate_backend"].cast(pl.String).to_list()):
+        a = json.loads(args) if isinstance(args, str) else {}
+
+        def size(k):
+            v = a.get(k)
+            return int(v) if isinstance(v, (int, str)) and str(v).isdigit() else None
+
+        rows.append({"name": name, "op": a.get("op_name"), "provider": a.get("provider") or backend,
+                     "activation_size": size("activation_size"), "output_size": size("output_size"),
+                     "parameter_size": size("parameter_size")})
+    return rows
+
+
+@command
+def memory(inputs, *, model=None, ws: Workspace | None = None) -> MemoryReport:
+    """Memory of each input: a collection's configurations (measured per phase against what their programs plan),
+    a program's memory plan (``.pte``), or an ONNX Runtime profile's per-node sizes (``model``: the ONNX model it ran,
+    to tell prepacked weights)."""
+    from ..analysis.memory import allocations, ort_node_sizes, plan_of_program
+    from ..conventions import FORMAT_ETDUMP
+    from ..analysis.pte_program import summarize
+    from ..errors import UsageError
+    from ..files import is_dir
+    from ..io.pte import read_pte
+    from ..runtimes import ONNXRUNTIME
+
+    ws = workspace(ws)
+    configs, programs, profiles, etdumps, warnings = [], [], [], [], []
+    for p in map(Path, as_list(inputs)):
+        if is_dir(p):
+            got = _collection(ws, p)
+            if not got:
+                warnings.append(f"{p}: no launch in it recorded memory (collected with `edgeprof run`?)")
+            configs += got
+        elif p.name.lower().endswith(".pte"):
+            programs.append({"program": str(p), **plan_of_program(summarize(read_pte(p)))})
+        else:
+            prof = ws.profile(p)
+            if prof.format == FORMAT_ETDUMP:
+                etdumps.append({"etdump": str(p), **allocations(prof)})
+                continue
+            if prof.runtime != ONNXRUNTIME.name:
+                raise UsageError(f"{p}: memory reads a run folder, a .pte, an ETDump or an ONNX Runtime profile")
+            weights = None
+            if model is not None:
+                from ..io.onnx_model import read_onnx
+
+                m = read_onnx(Path(model))
+                weights = {n["name"]: sum(_bytes(t) for t in n["inputs"] if t is not None and t["weight"])
+                           for n in m["nodes"]}
+            profiles.append({"profile": str(p), **ort_node_sizes(_ort_rows(prof), weights)})
+    return MemoryReport({"inputs": [str(x) for x in as_list(inputs)], "configurations": configs, "programs": programs,
+                         "ort_profiles": profiles, "etdumps": etdumps, "statements": [c["statement"] for c in configs],
+                         "warnings": warnings})
+
+
+def _bytes(t: dict) -> int:
+    if t["shape"] is None or not t["itemsize"]:
+        return 0
+    k = 1
+    for d in t["shape"]:
+        k *= d or 0
+    return k * t["itemsize"]
