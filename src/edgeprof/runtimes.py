@@ -66,7 +66,7 @@ ONNXRUNTIME = Runtime(
     overhead="profiler overhead (SessionOptions.enable_profiling)", model_suffixes=(".onnx",), worker="worker_ort",
     extra=("onnxruntime", "ort"), profile_tail=".ort.json", packages=("onnxruntime", "onnxruntime-openvino"),
     host_title="CPUExecutionProvider", accelerated_title="other execution providers",
-    options=("providers", "graph_optimization"),
+    options=("providers", "graph_optimization", "memory_arena"),
     fallback="a node that ran on an execution provider other than CPUExecutionProvider in the baseline and runs on "
              "CPUExecutionProvider — or another provider — in the candidate",
     event_names=(("Method::execute", "model_run"), ("Method::init", "session_initialization"),

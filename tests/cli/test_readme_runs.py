@@ -168,7 +168,8 @@ def sandbox(tmp_path_factory):
         for name in ("gate_xnn.N10.etdp.gz", "gate_nosigmoid.N10.etdp.gz", "gate_norelu.N10.etdp.gz", "gate_xnn.pte",
                      "gate_nosigmoid.pte"):  # `edgeprof placement`
             shutil.copy2(DATA / "placement" / name, sb / name)
-        for name in ("cnn_mixed_ov_t1_l1.ort.json.gz", "cnn_mixed.onnx"):
+        shutil.copy2(DATA / "memory" / "alloc" / "toycnn_portable.alloc.N3.etdp.gz", sb)  # `edgeprof memory`
+        for name in ("cnn_mixed_ov_t1_l1.ort.json.gz", "cnn_mixed.onnx", "cnn_cpu_t1_l1.ort.json"):
             shutil.copy2(DATA / "ort" / name, sb / name)
         for name in ("cnn_xnnpack_benchmark.log", "cnn_cpu_ops.csv", "cnn.tflite"):
             shutil.copy2(DATA / "litert" / name, sb / name)

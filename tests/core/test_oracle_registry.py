@@ -47,6 +47,7 @@ ORACLES = {  # document type → the test file that checks every key of it again
     "NumericsDoc": "tests/cli/test_numerics_json_oracle.py",
     "PlacementDoc": "tests/analysis/test_placement_json_oracle.py",
     "PlacementDiffDoc": "tests/analysis/test_placement_json_oracle.py",
+    "MemoryDoc": "tests/analysis/test_memory_collect.py",
 }
 TYPES = {t.__name__: t for shapes in DOCUMENTS.values() for t in shapes}
 

@@ -9,9 +9,10 @@ its launches.
 Planned: an ExecuTorch program's memory plan (the arenas of its method, per memory id) and the bytes of its
 constants and delegate blobs; an ONNX model's weights (its initializers).
 
-The gap: the model's measured footprint — the peak during the timed runs above the resident set the runtime had
-before loading anything (the ``start`` phase's end) — is split into the parts the evidence names: ``weights`` (what
-the program stores, counted once it is loaded), ``planned_activations`` (the memory plan's arenas) and ``unexplained``
+The gap: the measured footprint — the peak during the timed runs above the resident set the runtime had before
+loading anything (the ``start`` phase's end) — is split into the parts the evidence names: ``inputs`` (measured: what
+the harness's copies of the inputs added; ``model_bytes`` is the footprint without them), ``weights`` (what the
+program stores, counted once it is loaded), ``planned_activations`` (the memory plan's arenas) and ``unexplained``
 (the rest: allocator slack, runtime workspaces a delegate allocates itself, libraries loaded late). A part is never
 estimated: a program whose plan edgeprof cannot read leaves everything unexplained.
 """
@@ -93,6 +94,11 @@ def gap(table: list[dict], plan: dict | None) -> dict | None:
     footprint = peak - base
     parts = [{"part": "runtime", "bytes": base, "evidence": "measured: resident set before the model was loaded"}]
     known = 0
+    before, after = _get(table, "init", "rss_bytes"), _get(table, "inputs", "rss_bytes")
+    if before is not None and after is not None:
+        parts.append({"part": "inputs", "bytes": after - before,
+                      "evidence": "measured: what the harness's copies of the inputs added (the inputs phase)"})
+        known += after - before
     if plan is not None:
         if plan.get("weight_bytes") is not None:
             parts.append({"part": "weights", "bytes": plan["weight_bytes"], "evidence": f"planned: the {plan['kind']} "
@@ -104,8 +110,10 @@ def gap(table: list[dict], plan: dict | None) -> dict | None:
             known += plan["planned_activation_bytes"]
     parts.append({"part": "unexplained", "bytes": footprint - known,
                   "evidence": "measured footprint minus the planned parts (negative: planned memory never touched)"})
+    planned = sum(p["bytes"] for p in parts if p["part"] in ("weights", "planned_activations"))
     return {"baseline_rss_bytes": base, "peak_rss_bytes": peak, "footprint_bytes": footprint,
-            "planned_bytes": known if plan is not None else None, "parts": parts}
+            "model_bytes": footprint - (parts[1]["bytes"] if parts[1]["part"] == "inputs" else 0),
+            "planned_bytes": planned if plan is not None else None, "parts": parts}
 
 
 def ort_node_sizes(rows: list[dict], weights: dict[str, int] | None = None) -> dict:

@@ -73,7 +73,8 @@ def _collection(ws: Workspace, folder: Path) -> list[dict]:
                "peak_scope": "phase" if scope == {"phase"} else "process",
                "options": mems[0].get("options") or {}, "cost_ms": max(float(m.get("cost_ms") or 0) for m in mems)}
         cfg["statement"] = (f"{name}: peak {_mib(g['peak_rss_bytes'])} during the timed runs, {_mib(g['footprint_bytes'])}"
-                            f" above the {_mib(g['baseline_rss_bytes'])} the runtime held before loading; planned "
+                            f" above the {_mib(g['baseline_rss_bytes'])} the runtime held before loading "
+                            f"({_mib(g['model_bytes'])} without the harness's inputs); planned "
                             f"{_mib(g['planned_bytes'])}; unexplained {_mib(g['parts'][-1]['bytes'])}"
                             if g else f"{name}: the launches did not measure both ends of the model's footprint")
         out.append(cfg)

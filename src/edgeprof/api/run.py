@@ -78,7 +78,7 @@ def _check(cfg, dry_run: bool) -> list[str]:
             if e.cpu_affinity:
                 raise UsageError(f"experiment {e.name}: cpu_affinity applies to Android devices (taskset there)")
             given = {"providers": e.providers, "graph_optimization": e.graph_optimization, "delegate": e.delegate,
-                     "debug_buffer": cfg.debug_buffer}
+                     "memory_arena": e.memory_arena, "debug_buffer": cfg.debug_buffer}
             for option in (o for o, v in given.items() if v and o not in runtime(e.runtime).options):
                 owner = next(r for r in RUNTIMES.values() if option in r.options)  # the runtime that takes it
                 raise UsageError(f"experiment {e.name}: {option} is an option of {owner.title} "
@@ -214,6 +214,7 @@ def _experiment_doc(e) -> dict:
             "runner_path": python_runner(e.runtime) if e.kind == "python" else e.runner, "runtime": e.runtime,
             "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None,
             "graph_optimization": (e.graph_optimization or "all") if e.runtime == "onnxruntime" else None,
+            "memory_arena": (e.memory_arena or "on") if e.runtime == "onnxruntime" else None,
             "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
             "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),

@@ -31,6 +31,9 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, say, warn
 @click.option("--graph-optimization", type=click.Choice(["disable", "basic", "extended", "all"]), default=None,
               help="ONNX models: ONNX Runtime's graph optimization level, an experiment variable recorded in the "
                    "manifest (disable = ORT_DISABLE_ALL: every node as the model has it) [default: all].")
+@click.option("--memory-arena", type=click.Choice(["on", "off"]), default=None,
+              help="ONNX models: ONNX Runtime's CPU memory arena and memory pattern (on: its default) or neither "
+                   "(off), an experiment variable recorded in the manifest; they change its peak memory several-fold.")
 @click.option("--delegate", type=click.Choice(["xnnpack", "none"]), default=None,
               help="LiteRT models: its XNNPACK delegate (default) or none (the builtin CPU kernels only).")
 @click.option("--mode", type=click.Choice(["timing", "xnntrace"]), default=None,
@@ -54,7 +57,7 @@ from ._base import CONTEXT, echo_json, info, main, run_guarded, say, warn
 @click.option("--verbose", is_flag=True, help="Print each command as it runs (stderr).")
 @run_guarded
 def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runner, device, cpu_affinity, providers,
-            graph_optimization,
+            graph_optimization, memory_arena,
             delegate, mode, timeout, out, force, dry_run, overhead_check, make_report, debug_buffer, as_json, progress,
             verbose):
     """Profile .pte models here (ExecuTorch Python runtime or an executor_runner) or on an Android device, .onnx
@@ -85,7 +88,7 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
     given = dict(runs=runs, warmup=warmup, threads=threads, launches=launches,
                  seed=seed, inputs=inputs, runner=runner, device=device, cpu_affinity=cpu_affinity, mode=mode,
                  timeout=timeout, providers=providers, delegate=delegate, debug_buffer=debug_buffer,
-                 graph_optimization=graph_optimization)
+                 graph_optimization=graph_optimization, memory_arena=memory_arena)
     bar = terminal.progress_bar(enabled=progress and not dry_run if progress is not None else None, label="run",
                                 eta=True)
     with bar:

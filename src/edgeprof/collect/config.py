@@ -28,14 +28,18 @@ PYTHON = "python"
 DEFAULTS = {"runs": 100, "warmup": 10, "threads": (1,), "launches": 3, "timeout": 600.0, "seed": 0}
 _TOP = {"model", "output_root", "platform", "runs", "warmup", "threads", "launches", "timeout", "seed", "inputs",
         "device", "cpu_affinity", "experiments", "experiment", "analysis", "runner", "runner_path", "mode",
-        "extra_args", "description", "providers", "delegate", "graph_optimization"}
+        "extra_args", "description", "providers", "delegate", "graph_optimization", "memory_arena"}
 _EXP = {"name", "model", "runner", "runner_path", "quiet_runner", "mode", "runs", "warmup", "threads", "launches",
-        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers", "delegate", "graph_optimization"}
+        "timeout", "extra_args", "cpu_affinity", "device", "description", "providers", "delegate", "graph_optimization",
+        "memory_arena"}
 CPU_PROVIDER = "CPUExecutionProvider"
 DELEGATES = ("xnnpack", "none")  # LiteRT: its default XNNPACK delegate, or the builtin CPU kernels only
 # ONNX Runtime's graph optimization levels (SessionOptions.graph_optimization_level), by the names it gives them
 GRAPH_OPTIMIZATIONS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
                        "all": "ORT_ENABLE_ALL"}
+# ONNX Runtime's CPU memory arena and memory pattern (SessionOptions.enable_cpu_mem_arena / enable_mem_pattern): on (its
+# default) or off — they change a session's peak memory several-fold for the same model
+MEMORY_ARENA = ("on", "off")
 _PROVIDER = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}ExecutionProvider$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 _MASK = re.compile(r"^(0x[0-9a-fA-F]{1,16}|[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?)*)$")
@@ -59,6 +63,7 @@ class Experiment:
     providers: tuple[str, ...] = ()    # ONNX Runtime execution providers, in priority order (CPU added last)
     delegate: str | None = None        # LiteRT: xnnpack (its default) or none
     graph_optimization: str | None = None  # ONNX Runtime: disable, basic, extended or all (its default)
+    memory_arena: str | None = None  # ONNX Runtime: on (its default: CPU arena and memory pattern) or off
 
     @property
     def kind(self) -> str:
@@ -136,6 +141,13 @@ def parse_graph_optimization(v, where: str, path) -> str | None:
     raise InputError(path, msg) if path is not None else UsageError(msg)
 
 
+def parse_memory_arena(v, where: str, path) -> str | None:
+    if v is None or v in MEMORY_ARENA:
+        return v
+    msg = f"{where}: one of {', '.join(MEMORY_ARENA)}, got {_given(v)}"
+    raise InputError(path, msg) if path is not None else UsageError(msg)
+
+
 def parse_delegate(v, where: str, path) -> str | None:
     if v is None or v in DELEGATES:
         return v
@@ -191,7 +203,7 @@ def from_document(doc: dict, path) -> CollectionConfig:
         raise InputError(path, "experiments: give a list of experiments (each with a name)")
     top = {k: doc[k] for k in ("runs", "warmup", "threads", "launches", "timeout", "mode", "extra_args",
                                "cpu_affinity", "device", "runner", "runner_path", "model", "providers", "delegate",
-                               "graph_optimization")
+                               "graph_optimization", "memory_arena")
            if k in doc}
     out, names = [], set()
     for i, e in enumerate(exps):
@@ -238,7 +250,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
             providers=parse_providers(merged.get("providers", []), f"{where}.providers", path),
             delegate=parse_delegate(merged.get("delegate"), f"{where}.delegate", path),
             graph_optimization=parse_graph_optimization(merged.get("graph_optimization"),
-                                                        f"{where}.graph_optimization", path)))
+                                                        f"{where}.graph_optimization", path),
+            memory_arena=parse_memory_arena(merged.get("memory_arena"), f"{where}.memory_arena", path)))
     pairs = []
     analysis = doc.get("analysis", {})
     if not isinstance(analysis, dict):
@@ -286,7 +299,7 @@ def from_models(models, *, runner: str = PYTHON, device: str | None = None) -> C
 def override(cfg: CollectionConfig, **given) -> CollectionConfig:
     """Command-line values (those not None) replace the configuration's, for every experiment."""
     exp_keys = {"runs", "warmup", "threads", "launches", "timeout", "mode", "cpu_affinity", "device", "providers",
-                "delegate", "graph_optimization"}
+                "delegate", "graph_optimization", "memory_arena"}
     per = {k: v for k, v in given.items() if k in exp_keys and v is not None}
     if "threads" in per:
         per["threads"] = tuple(per["threads"])
@@ -296,6 +309,8 @@ def override(cfg: CollectionConfig, **given) -> CollectionConfig:
         per["delegate"] = parse_delegate(per["delegate"], "--delegate", None)
     if "graph_optimization" in per:
         per["graph_optimization"] = parse_graph_optimization(per["graph_optimization"], "--graph-optimization", None)
+    if "memory_arena" in per:
+        per["memory_arena"] = parse_memory_arena(per["memory_arena"], "--memory-arena", None)
     if "device" in per:
         per["device"] = parse_device(per["device"], "--device", None)
     exps = [replace(e, **per) for e in cfg.experiments]

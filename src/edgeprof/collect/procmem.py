@@ -1,8 +1,8 @@
 """A worker's memory per phase, from the kernel's own accounting of its process (Linux ``/proc/self``).
 
 For each phase a worker goes through — ``start`` (the interpreter and the runtime's import), ``load`` (the program or
-model read), ``init`` (the method or session made ready), ``warmup`` and ``runs`` (the timed runs) — :class:`Phases`
-records
+model read), ``init`` (the method or session made ready), ``inputs`` (the harness's own copies of the inputs: not the
+model's), ``warmup`` and ``runs`` (the timed runs) — :class:`Phases` records
 
 * ``peak_rss_bytes``: the resident set's high-water mark *during that phase* (``VmHWM``, reset to the current
   resident set at the phase's start by writing ``5`` to ``/proc/self/clear_refs``; the ``start`` phase's peak is
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import time
 
-PHASES = ("start", "load", "init", "warmup", "runs")
+PHASES = ("start", "load", "init", "inputs", "warmup", "runs")
 
 
 def _status() -> dict[str, int]:

@@ -102,6 +102,8 @@ def _python(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
         argv += ["--delegate", e.delegate or "xnnpack"]
     if ort and e.graph_optimization:
         argv += ["--graph-optimization", e.graph_optimization]
+    if ort and e.memory_arena:
+        argv += ["--memory-arena", e.memory_arena]
     if ctx.inputs is not None:
         argv += ["--inputs", os.path.abspath(ctx.inputs)]
     if ctx.debug_buffer and launch.etdump and worker == "worker":

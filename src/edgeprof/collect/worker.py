@@ -150,6 +150,7 @@ def arguments(prog: str, argv=None):
     ap.add_argument("--providers", default="")  # ONNX Runtime
     ap.add_argument("--delegate", default="xnnpack")  # LiteRT
     ap.add_argument("--graph-optimization", default=None)  # ONNX Runtime: disable, basic, extended or all
+    ap.add_argument("--memory-arena", default=None)  # ONNX Runtime: on (its default) or off
     ap.add_argument("--debug-buffer-size", type=int, default=0)  # ExecuTorch: record intermediate tensors
     return ap.parse_args(argv)
 
@@ -219,11 +220,13 @@ def main(argv=None) -> int:
     load_ms = (t_loaded - t0 + time.perf_counter() - t_init) * 1e3
     mem.end()
     sig = _signature(program.method_meta(a.method))
+    mem.begin("inputs")  # the harness's own copies of the inputs: not the model's
     got = inputs_for(a, sig)
     if got is None:
         return 2
     arrays, source = got
     inputs = _to_torch(arrays, sig)
+    mem.end()
     mem.begin("warmup")
     if debug and a.warmup:  # the debug buffer is not cleared by writing: warm up in a program that records nothing
         scratch_method = rt._load_program(a.model, enable_etdump=False, debug_buffer_size=0).load_method(a.method)

@@ -69,6 +69,9 @@ def main(argv=None) -> int:
         from .config import GRAPH_OPTIMIZATIONS
 
         so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, GRAPH_OPTIMIZATIONS[a.graph_optimization])
+    if a.memory_arena == "off":  # an experiment variable: no CPU arena, no memory pattern (allocations as they come)
+        so.enable_cpu_mem_arena = False
+        so.enable_mem_pattern = False
     if profile is not None:
         so.enable_profiling = True
         so.profile_file_prefix = os.path.join(os.path.dirname(os.path.abspath(profile)), f".ort_profile_{os.getpid()}")
@@ -78,11 +81,13 @@ def main(argv=None) -> int:
     load_ms = (time.perf_counter() - t0) * 1e3
     mem.end()
     sig = _signature(session)
+    mem.begin("inputs")  # the harness's own copies of the inputs: not the model's
     got = inputs_for(a, sig)
     if got is None:
         return 2
     arrays, source = got
     feed = {i.name: x for i, x in zip(session.get_inputs(), arrays)}
+    mem.end()
     mem.begin("warmup")
     for _ in range(a.warmup):
         session.run(None, feed)

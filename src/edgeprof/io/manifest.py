@@ -199,6 +199,8 @@ def runtime_options(exp: dict) -> str | None:
         parts.append("providers " + ",".join(map(str, exp["providers"])))
     if isinstance(exp.get("graph_optimization"), str):
         parts.append(f"graph optimization {exp['graph_optimization']}")
+    if isinstance(exp.get("memory_arena"), str) and exp["memory_arena"] != "on":
+        parts.append(f"memory arena {exp['memory_arena']}")
     if isinstance(exp.get("delegate"), str):
         parts.append(f"delegate {exp['delegate']}")
     return "; ".join(parts) or None

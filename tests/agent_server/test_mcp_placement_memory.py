@@ -1,5 +1,5 @@
-"""The `placement` tool of `edgeprof mcp`, driven by the MCP SDK's client: one build, and two diffed, answered with
-the CLI's documents, validated against the published output schema; a path outside the roots refused."""
+"""The `placement` and `memory` tools of `edgeprof mcp`, driven by the MCP SDK's client: answered with the CLI's
+documents, validated against the published output schema; a path outside the roots refused."""
 
 from __future__ import annotations
 
@@ -53,3 +53,23 @@ def test_the_placement_tool(tmp_path):
     for doc in (one, two):
         jsonschema.Draft202012Validator(schema).validate(doc)
     assert "outside" in refused
+
+
+def test_the_memory_tool(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(DATA / "memory" / "alloc" / "toycnn_portable.alloc.N3.etdp.gz", root)
+    shutil.copy(DATA / "placement" / "gate_xnn.pte", root)
+    names, desc, _, out = run_calls(root, [("memory", {"path": "toycnn_portable.alloc.N3.etdp.gz"}),
+                                           ("memory", {"path": "gate_xnn.pte"})])
+    assert "memory" in names and "Read-only" in desc["memory"]
+    (e1, alloc, _), (e2, prog, _) = out
+    assert not e1 and not e2
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "memory", root / "toycnn_portable.alloc.N3.etdp.gz", "--json"],
+                       capture_output=True, text=True)
+    assert alloc["result"]["etdumps"] == json.loads(r.stdout)["etdumps"]
+    assert prog["result"]["programs"][0]["planned_activation_bytes"] == 12400
+    import jsonschema
+
+    for doc in (alloc, prog):
+        jsonschema.Draft202012Validator(run_calls.output_schemas["memory"]).validate(doc)
