@@ -85,13 +85,13 @@ def test_fixture_xnnpack_ops_are_synthesized_and_inferred(etdump):
 
 
 def test_allocation_and_debug_events(tmp_path):
-    runs = [Run("Execute", [AE(1, 4096), PE("native_call_add.out", 10, 20, 0), PE("OPERATOR_CALL", 5, 25, 0),
+    runs = [Run("Execute", [AE(2, 4096), PE("native_call_add.out", 10, 20, 0), PE("OPERATOR_CALL", 5, 25, 0),
                             DE(None, 0, tensor=TensorMeta(6, [1, 3, 4], [12, 4, 1], 128)),
                             DE("out", -1, int_value=7, output=True),
                             PE("Method::execute", 0, 30, -1)], allocators=["method", "temp"])]
     prof = read_etdump(write(tmp_path, runs))
     a = prof.allocations
-    assert a.rows() == [(0, "Execute", 0, 1, "temp", 4096)]
+    assert a.rows() == [(0, "Execute", 0, 2, "temp", 4096)]  # ids count from 1, as ETDumpGen writes them
     assert prof.allocators == [(0, "method"), (0, "temp")]
     d = prof.debug_events
     assert d["value_type"].to_list() == ["tensor", "int"]

@@ -52,11 +52,13 @@ def test_two_delegate_calls_are_judged_apart(tmp_path):
 
 
 def test_allocator_names_by_id_and_ids_out_of_range(tmp_path):
+    """ETDumpGen numbers a block's allocators from 1 (recorded by the C++ runtime: tests/analysis/test_memory.py);
+    0 and ids past the list name none."""
     runs = [Run("Execute", [AE(0, 8), AE(1, 16), AE(2, 32), PE("Method::execute", 0, 30, -1)],
                 allocators=["method", "temp"]),
-            Run("Execute", [AE(0, 64), PE("Method::execute", 40, 50, -1)])]   # a run without allocators
+            Run("Execute", [AE(1, 64), PE("Method::execute", 40, 50, -1)])]   # a run without allocators
     a = read_etdump(write(tmp_path, runs)).allocations
-    assert a["allocator"].to_list() == ["method", "temp", None, None]
+    assert a["allocator"].to_list() == [None, "method", "temp", None]
     assert a["run_index"].to_list() == [0, 0, 0, 1] and a["size_bytes"].to_list() == [8, 16, 32, 64]
 
 
