@@ -323,3 +323,12 @@ def test_mutated_builds_are_placed_or_refused_in_one_line(tmp_path, name):
         assert invariants.violations(doc) == [], k
         placed += 1
     assert placed and refused  # both outcomes are exercised
+
+
+def test_a_program_against_a_recording_warns_that_the_evidence_differs():
+    """A static program and a recording pair by family and occurrence (the recording lists layout ops the program
+    may not): the diff says so; two recordings, or a recording and its timeline, do not need the warning."""
+    d = api.placement_diff(PLACE / "gate_xnn.pte", PLACE / "gate_xnn.N10.etdp.gz").data
+    assert len(d["warnings"]) == 1 and "different kinds of evidence (pte_static and etdump+pte_static)" in d["warnings"][0]
+    assert d["moved"] == [] and d["verdict"] in ("same_placement", "changed")
+    assert api.placement_diff(PLACE / "gate_xnn.N10.etdp.gz", PLACE / "gate_norelu.N10.etdp.gz").data["warnings"] == []

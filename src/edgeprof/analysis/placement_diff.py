@@ -4,7 +4,7 @@ a *promotion* when one reaches it — partitions split or merged, the moved oper
 
 from __future__ import annotations
 
-from ..placement_model import UNKNOWN, Placement
+from ..placement_model import INFERRED, UNKNOWN, Placement
 from ..runtimes import runtime
 from .placement_parts import fingerprint, partitions
 
@@ -48,7 +48,7 @@ def diff(a: Placement, b: Placement) -> dict:
     suspected = [r["key"] for r in only_b if opaque and not kb[r["key"]].accelerated
                  and r["placement"] != UNKNOWN and not r["key"].startswith("runtime:")]
     warnings = []
-    if a.evidence.split("+")[0] != b.evidence.split("+")[0]:
+    if _bases(a) != _bases(b):
         warnings.append(f"the two inputs are different kinds of evidence ({a.evidence} and {b.evidence}): "
                         "operators are paired by family and occurrence, and one side may list operators the other "
                         "does not (layout conversions a runtime inserts)")
@@ -87,6 +87,11 @@ def diff(a: Placement, b: Placement) -> dict:
     }
     out["statements"] = diff_statements(out)
     return out
+
+
+def _bases(p: Placement) -> set[str]:
+    """How a placement's operators are known (measured, static, planned), inferred ones aside."""
+    return {op.basis for op in p.ops if op.basis != INFERRED} or {INFERRED}
 
 
 def _partition_changes(pa: list[dict], pb: list[dict]) -> tuple[list[dict], list[dict]]:
