@@ -133,6 +133,18 @@ def speedup(baseline: float | None, candidate: float | None) -> float | None:
     return baseline / candidate
 
 
+MEMORY_VERDICTS = {"faster": "smaller", "slower": "larger", "equivalent": "equivalent", "inconclusive": "inconclusive"}
+
+
+def memory_verdict(low: float | None, high: float | None, threshold: float) -> str:
+    """The verdict of a memory ratio interval [low, high] (candidate / baseline: > 1, the candidate takes more) at
+    δ = ``threshold``: the time rule (:func:`verdict`) applied to its inverse — ``larger`` when the whole interval is
+    above 1 + δ, ``smaller`` below 1/(1 + δ), ``equivalent`` inside, else ``inconclusive``."""
+    if low is None or high is None or low <= 0 or high <= 0:
+        return "inconclusive"
+    return MEMORY_VERDICTS[verdict(1 / high, 1 / low, threshold).value]
+
+
 def verdict(low: float | None, high: float | None, threshold: float) -> Verdict:
     """The verdict of a speedup interval [low, high] at δ = ``threshold``, on the log scale: ``faster`` when the
     whole interval is above 1 + δ, ``slower`` when it is below 1/(1 + δ), ``equivalent`` when it lies inside

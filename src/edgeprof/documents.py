@@ -128,6 +128,7 @@ class _ComparisonDocOptional(Document):
     minimum_detectable_effect: float = ABSENT
     p_value: float = ABSENT
     placement: dict[str, Any] = ABSENT  # with profiles: where each operator ran in each arm, diffed (placement --diff)
+    memory: dict[str, Any] = ABSENT  # with launches edgeprof run recorded: their memory per phase, compared
     p_value_scope: str = ABSENT
     plan: dict[str, Any] | None = ABSENT
     regime: str = ABSENT

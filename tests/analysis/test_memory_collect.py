@@ -139,3 +139,45 @@ def test_onnx_runtime_under_its_recorded_options(tmp_path, arena):
         assert abs(measured - planned) <= 0.02 * planned + 2 * MiB, (measured / MiB, planned / MiB)
     else:
         assert 1.5 * planned <= measured <= 2.5 * planned, (measured / MiB, planned / MiB)
+
+
+def test_the_memory_gate(collected):
+    """The large build against the small one (the same weights, 16× the planned activations): the comparison's
+    ratio of peaks during the timed runs is the exponent of the difference of the arms' mean log peaks, read here from
+    the manifest; its interval clears the threshold and `--fail-on memory-regression` fails, in one line."""
+    import math
+
+    doc, _, d = collected
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "compare", "--run-dir", d / "out", "-b", "act_small_portable",
+                        "-c", "act_large_portable", "--no-write", "--fail-on", "memory-regression", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and r.stderr.strip().splitlines()[-1].startswith(
+        "edgeprof: error: memory regression: peak memory during the timed runs:")
+    mem = json.loads(r.stdout)["memory"]
+    man = json.loads((d / "out" / "manifest.json").read_text())
+
+    def peaks(exp):
+        return [next(p["peak_rss_bytes"] for p in x["metrics"]["memory"]["phases"] if p["phase"] == "runs")
+                for x in man["results"] if x["experiment"] == exp]
+
+    b, c = peaks("act_small_portable"), peaks("act_large_portable")
+    runs = next(p for p in mem["phases"] if p["phase"] == "runs")
+    want = math.exp(sum(map(math.log, c)) / len(c) - sum(map(math.log, b)) / len(b))
+    assert runs["estimate"] == pytest.approx(want, rel=1e-12)
+    assert runs["ci_low"] > 1 + mem["threshold"] and runs["verdict"] == mem["verdict"] == "larger"
+    assert (runs["baseline_launches"], runs["candidate_launches"]) == (2, 2)
+
+
+def test_the_memory_gate_passes_the_same_program(tmp_path):
+    """One ONNX model under two names, two launches each: the same memory, the gate passes."""
+    pytest.importorskip("onnxruntime")
+    shutil.copy(PROGRAMS / "act_small.onnx", tmp_path / "a.onnx")
+    shutil.copy(PROGRAMS / "act_small.onnx", tmp_path / "b.onnx")
+    cli("run", tmp_path / "a.onnx", tmp_path / "b.onnx", "--runs", "2", "--warmup", "1", "--launches", "2",
+        "--out", tmp_path / "out", "--no-progress")
+    r = cli("compare", "--run-dir", tmp_path / "out", "-b", "a", "-c", "b", "--no-write", "--fail-on",
+            "memory-regression", "--json")
+    mem = json.loads(r.stdout)["memory"]
+    assert mem["verdict"] in ("equivalent", "inconclusive")
+    runs = next(p for p in mem["phases"] if p["phase"] == "runs")
+    assert runs["ci_low"] <= 1 + mem["threshold"]

@@ -158,3 +158,60 @@ def allocations(profile) -> dict:
             .sort("allocator", "phase"))
     return {"allocators": rows.to_dicts(), "events": a.height, "bytes": int(a["size_bytes"].sum()),
             "runs_recorded": profile.n_runs}
+
+
+def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: float, level: float = 0.95,
+                   field: str = "peak_rss_bytes") -> dict:
+    """Two arms' launches (each launch's recorded memory, :mod:`edgeprof.collect.procmem`), phase by phase: the ratio
+    candidate / baseline of ``field`` (the peak resident set by default) — the exponent of the difference of the arms'
+    mean log values, launches being the units — with a Welch t interval when each arm has at least two launches, and
+    its verdict at δ = ``threshold`` (:func:`edgeprof.conventions.memory_verdict`). One launch per arm measures no
+    launch-to-launch variation: the ratio is stated without an interval, the verdict inconclusive."""
+    import math
+
+    from scipy import stats
+
+    from ..conventions import memory_verdict
+
+    def values(launches, phase):
+        out = []
+        for m in launches:
+            row = next((r for r in (m or {}).get("phases") or [] if r.get("phase") == phase), None)
+            v = (row or {}).get(field)
+            if isinstance(v, (int, float)) and v > 0:
+                out.append(float(v))
+        return out
+
+    phases = [r["phase"] for r in (baseline[0].get("phases") or [])] if baseline else []
+    rows = []
+    for ph in phases:
+        b, c = values(baseline, ph), values(candidate, ph)
+        if not b or not c:
+            continue
+        lb, lc = [math.log(x) for x in b], [math.log(x) for x in c]
+        d = sum(lc) / len(lc) - sum(lb) / len(lb)
+        row = {"phase": ph, "metric": field, "baseline_bytes": statistics.median(b), "candidate_bytes": statistics.median(c),
+               "baseline_launches": len(b), "candidate_launches": len(c), "estimate": math.exp(d),
+               "ci_low": None, "ci_high": None}
+        if len(b) >= 2 and len(c) >= 2:
+            vb, vc = statistics.variance(lb) / len(lb), statistics.variance(lc) / len(lc)
+            se = math.sqrt(vb + vc)
+            if se > 0:
+                df = (vb + vc) ** 2 / ((vb ** 2 / (len(lb) - 1)) + (vc ** 2 / (len(lc) - 1)))
+                t = float(stats.t.ppf(0.5 + level / 2, df))
+            else:
+                t = 0.0
+            row["ci_low"], row["ci_high"] = math.exp(d - t * se), math.exp(d + t * se)
+        row["verdict"] = memory_verdict(row["ci_low"], row["ci_high"], threshold)
+        rows.append(row)
+    runs = next((r for r in rows if r["phase"] == "runs"), rows[-1] if rows else None)
+    verdict = runs["verdict"] if runs else "not_measured"
+    if runs is None:
+        statement = "No launch of both arms recorded its memory (collect with edgeprof run)."
+    else:
+        span = (f" [{runs['ci_low']:.3f}–{runs['ci_high']:.3f}]" if runs["ci_low"] is not None
+                else " (one launch per arm: no interval)")
+        statement = (f"peak memory during the timed runs: {runs['baseline_bytes'] / 2**20:.1f} → "
+                     f"{runs['candidate_bytes'] / 2**20:.1f} MiB, ratio {runs['estimate']:.3f}{span}; verdict {verdict}")
+    return {"metric": field, "threshold": threshold, "level": level, "phases": rows, "verdict": verdict,
+            "statement": statement, "convention": "ratio = candidate / baseline (> 1: the candidate takes more)"}

@@ -157,3 +157,21 @@ def _bytes(t: dict) -> int:
     for d in t["shape"]:
         k *= d or 0
     return k * t["itemsize"]
+
+
+def launch_memory(ws: Workspace, path) -> dict | None:
+    """What ``edgeprof run`` recorded of one launch's memory: the manifest entry (beside the recording, or up to two
+    folders above) whose recording is this file; None when none recorded it."""
+    import os
+
+    path = Path(path)
+    manifest, mpath, _ = ws.manifest(path.parent)
+    if not isinstance(manifest, dict) or mpath is None or not isinstance(manifest.get("results"), list):
+        return None
+    real = os.path.realpath(path)
+    for r in manifest["results"]:
+        m = (r or {}).get("metrics") if isinstance(r, dict) else None
+        if isinstance(m, dict) and isinstance(m.get("etdump_rel"), str) and isinstance(m.get("memory"), dict) \
+                and os.path.realpath(mpath.parent / m["etdump_rel"]) == real:
+            return m["memory"]
+    return None

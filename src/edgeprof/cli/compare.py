@@ -23,10 +23,12 @@ def _comparison_options(fn):
     """Options shared by compare and latency --compare (:mod:`edgeprof.options`), and the CLI's own."""
     for opt in reversed([
         options_of("compare", "threshold", "level", "warmup"),
-        click.option("--fail-on", type=click.Choice(["regression", "fallback", "new-partition"]), default=None,
+        click.option("--fail-on", type=click.Choice(["regression", "fallback", "new-partition", "memory-regression"]),
+                     default=None,
                      help="Exit 1 when the candidate is significantly slower by more than the threshold (regression), "
                           "an operator left its accelerator (fallback), or the candidate has more partitions "
-                          "(new-partition; see `edgeprof placement`)."),
+                          "(new-partition; see `edgeprof placement`), or the candidate's peak memory during the timed "
+                          "runs is larger by more than the threshold (memory-regression)."),
         options_of("compare", "categories", "launch_cv", "store", "metric", "allow_different"),
         taxonomy_option,
     ]):
@@ -178,6 +180,13 @@ def _gate(result, fail_on) -> None:
         raise CheckFailed(f"regression: {result['summary_line']}")
     if fail_on == "regression" and result["verdict"] == "not_comparable":
         raise CheckFailed(f"cannot gate: {result['summary_line']}")
+    if fail_on == "memory-regression":
+        mem = result.get("memory")
+        if not mem:
+            raise CheckFailed("cannot gate on memory: no launch of both arms recorded its memory (collect with "
+                              "edgeprof run)")
+        if mem["verdict"] == "larger":
+            raise CheckFailed(f"memory regression: {mem['statement']}")
     if fail_on in ("fallback", "new-partition"):
         from ..api import placement_gate as gate
 

@@ -184,6 +184,15 @@ def _latency(out, d):
             out.append(("p", METRICS_NOTE))
         if (cmp.get("plan") or {}).get("statement"):
             out.append(("p", f"**Plan:** {cmp['plan']['statement']}."))
+        mem = cmp.get("memory")
+        if mem:  # the launches' memory, as `edgeprof run` recorded it (edgeprof memory)
+            out.append(("h3", "Peak memory"))
+            out.append(("p", f"**Memory:** {mem['statement']} ({mem['convention']})."))
+            out.append(("table", ["phase", "baseline MiB", "candidate MiB", "ratio", f"{int(100 * mem['level'])} % CI",
+                                  "verdict"],
+                        [[r["phase"], f"{r['baseline_bytes'] / 2**20:.1f}", f"{r['candidate_bytes'] / 2**20:.1f}",
+                          f"{r['estimate']:.3f}", "—" if r["ci_low"] is None else f"{r['ci_low']:.3f}–{r['ci_high']:.3f}",
+                          r["verdict"]] for r in mem["phases"]]))
         scope = ((cmp.get("ci") or {}).get("scope") or "").rstrip(".")
         warns = [w for w in cmp.get("warnings", []) if w.rstrip(".") != scope]
         if warns:

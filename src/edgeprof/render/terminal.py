@@ -219,6 +219,8 @@ def print_compare(result) -> None:
         print_categories(r.by_category)
     for line in r.placement["statements"] if r.placement not in (None, ABSENT) else ():
         out.print(escape(f"placement: {line}"))
+    if r.memory not in (None, ABSENT):
+        out.print(escape(f"memory: {r.memory['statement']}"))
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(w)}")
     colour = {"faster": "green", "slower": "red", "equivalent": "cyan"}.get(r.verdict, "yellow")
