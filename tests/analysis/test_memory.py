@@ -112,3 +112,11 @@ def test_memory_invariants_at_their_boundary():
     assert invariants.violations(gap) == []
     gap["parts"][2]["bytes"] = 21
     assert [v.rule for v in invariants.violations(gap)] == ["memory"]
+
+
+def test_a_folder_without_recorded_memory_is_bad_input(tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = subprocess.run([sys.executable, "-m", "edgeprof", "memory", tmp_path / "empty"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        f"edgeprof: error: {tmp_path / 'empty'}: no launch in it recorded memory (collect it with edgeprof run)"]

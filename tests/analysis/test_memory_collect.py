@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from testdata import DATA
+from testdata import DATA, needs
 
 PROGRAMS = DATA / "memory" / "programs"
 MiB = 2**20
@@ -29,7 +29,7 @@ def cli(*args, cwd=None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def collected(tmp_path_factory):
-    pytest.importorskip("executorch")
+    needs("executorch", "run")
     d = tmp_path_factory.mktemp("mem")
     for n in ("act_small_portable", "act_large_portable"):
         shutil.copy(PROGRAMS / f"{n}.pte", d)
@@ -71,7 +71,7 @@ def test_every_key_of_memory(collected):
                       "options", "cost_ms", "statement"}
     assert (c["runtime"], c["launches"], c["peak_scope"]) == ("executorch", 2, "phase")
     assert c["model"].endswith("act_large_portable.pte") and c["plan_source"].endswith("act_large_portable.pte")
-    assert c["options"] == {"etdump": True, "debug_buffer_bytes": 0} and 0 <= c["cost_ms"] < 1000
+    assert c["options"] == {"etdump": True, "debug_buffer_bytes": 0} and c["cost_ms"] >= 0
     assert [p["phase"] for p in c["phases"]] == ["start", "load", "init", "inputs", "warmup", "runs"]
     assert set(c["phases"][0]) == {"phase", "launches", "peak_rss_bytes", "rss_bytes", "pss_bytes"}
     # the medians over the launches, read back from the run folder's manifest
@@ -116,7 +116,7 @@ def test_onnx_runtime_under_its_recorded_options(tmp_path, arena):
     stay above it.) On (its default): the manifest records it, and the first two runs each keep an
     allocation of the activations (the arena's chunks, then the memory pattern's block), so the peak difference is
     about twice the plan — measured here as between 1.5× and 2.5×, never passed off as the plan."""
-    pytest.importorskip("onnxruntime")
+    needs("onnxruntime", "ort")
     for n in ("act_small", "act_large"):
         shutil.copy(PROGRAMS / f"{n}.onnx", tmp_path)
     runs = ["--runs", "1", "--warmup", "0"] if arena == "off" else ["--runs", "3", "--warmup", "1"]
@@ -170,7 +170,7 @@ def test_the_memory_gate(collected):
 
 def test_the_memory_gate_passes_the_same_program(tmp_path):
     """One ONNX model under two names, two launches each: the same memory, the gate passes."""
-    pytest.importorskip("onnxruntime")
+    needs("onnxruntime", "ort")
     shutil.copy(PROGRAMS / "act_small.onnx", tmp_path / "a.onnx")
     shutil.copy(PROGRAMS / "act_small.onnx", tmp_path / "b.onnx")
     cli("run", tmp_path / "a.onnx", tmp_path / "b.onnx", "--runs", "2", "--warmup", "1", "--launches", "2",

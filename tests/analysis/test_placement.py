@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from testdata import DATA
+from testdata import DATA, needs
 
 from edgeprof import api
 from edgeprof.analysis import placement as pa
@@ -175,7 +175,7 @@ def test_openvino_fallback_named_node_by_node_with_the_models():
     """cnn on OpenVINO: one provider subgraph holds every node. cnn_mixed (its Sigmoid replaced by Hardmax): the
     CPU provider times the convolution blocks (named after their outputs, r0_nchwc …), the Hardmax, and a layout
     reorder; the rest stays in one OpenVINO subgraph. Hand-listed: the eleven nodes before the gate moved."""
-    pytest.importorskip("onnx")
+    needs("onnx", "ort")
     d = api.placement_diff(ORT / "cnn_ov_t1_l1.ort.json.gz", ORT / "cnn_mixed_ov_t1_l1.ort.json.gz",
                            model=ORT / "cnn.onnx", candidate_model=ORT / "cnn_mixed.onnx").data
     assert [m["key"] for m in d["moved"]] == MOVED_TO_CPU

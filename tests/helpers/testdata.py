@@ -17,3 +17,14 @@ def recording(tmp_path: Path, name: str) -> Path:
     f = d / f"{name}.etdp"
     f.write_bytes(gzip.decompress((DATA / "etdump" / f"{name}.etdp.gz").read_bytes()))
     return f
+
+
+def needs(module: str, extra: str) -> None:
+    """Raise the library's own MissingExtraError when ``module`` (installed by edgeprof[``extra``]) is missing: the
+    suite's one skip rule (tests/conftest.py) then skips the test, or fails it where EDGEPROF_REQUIRE_<EXTRA> is set."""
+    import importlib.util
+
+    from edgeprof.errors import MissingExtraError
+
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(extra, f"this test ({module})")

@@ -69,14 +69,9 @@ def plan_of_program(summary: dict) -> dict:
 def plan_of_onnx(model: dict, file_bytes: int) -> dict:
     """The planned memory of an ONNX model (:func:`edgeprof.io.onnx_model.read_onnx`): its weights (initializer
     bytes, each once). ONNX plans no activation memory: the runtime does, at session creation."""
-    seen: dict[str, int] = {}
-    for n in model["nodes"]:
-        for t in n["inputs"]:
-            if t is not None and t["weight"] and t["name"] not in seen and t["shape"] is not None and t["itemsize"]:
-                k = 1
-                for d in t["shape"]:
-                    k *= d or 0
-                seen[t["name"]] = k * t["itemsize"]
+    from .onnx_cost import tensor_bytes
+
+    seen = {t["name"]: tensor_bytes(t) for n in model["nodes"] for t in n["inputs"] if t is not None and t["weight"]}
     return {"kind": "onnx", "methods": [], "planned_activation_bytes": None, "weight_bytes": sum(seen.values()),
             "file_bytes": file_bytes, "bytes_by_kind": {"initializers": sum(seen.values())}}
 
@@ -114,6 +109,13 @@ def gap(table: list[dict], plan: dict | None) -> dict | None:
     return {"baseline_rss_bytes": base, "peak_rss_bytes": peak, "footprint_bytes": footprint,
             "model_bytes": footprint - (parts[1]["bytes"] if parts[1]["part"] == "inputs" else 0),
             "planned_bytes": planned if plan is not None else None, "parts": parts}
+
+
+def onnx_weights_by_node(model: dict) -> dict[str, int]:
+    """Per node of an ONNX model: the bytes of the weights (initializers) it reads."""
+    from .onnx_cost import tensor_bytes
+
+    return {n["name"]: sum(tensor_bytes(t) for t in n["inputs"] if t is not None and t["weight"]) for n in model["nodes"]}
 
 
 def ort_node_sizes(rows: list[dict], weights: dict[str, int] | None = None) -> dict:

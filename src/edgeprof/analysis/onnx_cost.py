@@ -40,17 +40,19 @@ def _known(t) -> bool:
     return t is not None and t["shape"] is not None and all(isinstance(d, int) for d in t["shape"])
 
 
-def _bytes(t) -> int:
+def tensor_bytes(t) -> int:
+    """Bytes of one tensor of a node (:func:`edgeprof.io.onnx_model.read_onnx`), 0 when its shape or type is not known."""
     return prod(t["shape"]) * t["itemsize"] if _known(t) and t["itemsize"] else 0
+
 
 
 def node_cost(node: dict) -> dict:
     """``{"macs", "flops", "weight_bytes", "act_read", "written", "bytes_complete"}`` of one node."""
     ins, outs = node["inputs"], node["outputs"]
     present = [t for t in ins if t is not None]
-    out = {"weight_bytes": sum(_bytes(t) for t in present if t["weight"]),
-           "act_read": sum(_bytes(t) for t in present if not t["weight"]),
-           "written": sum(_bytes(t) for t in outs if t is not None),
+    out = {"weight_bytes": sum(tensor_bytes(t) for t in present if t["weight"]),
+           "act_read": sum(tensor_bytes(t) for t in present if not t["weight"]),
+           "written": sum(tensor_bytes(t) for t in outs if t is not None),
            "bytes_complete": all(_known(t) and t["itemsize"] for t in [*present, *[o for o in outs if o]])}
     out.update(macs=0, flops=None)
     y = outs[0] if outs else None

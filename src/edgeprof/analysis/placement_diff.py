@@ -11,8 +11,6 @@ from .placement_parts import fingerprint, partitions
 # two builds
 # --------------------------------------------------------------------------------------------------
 
-FAIL_ON = ("fallback", "new-partition")
-
 
 def diff(a: Placement, b: Placement) -> dict:
     """Baseline ``a`` against candidate ``b``: every paired operator whose placement changed (``moved``: a

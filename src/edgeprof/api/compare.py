@@ -146,12 +146,6 @@ def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, f
     return nz.choose(from_store, from_profile)
 
 
-def launch_memory(ws, path):
-    from .memory import launch_memory as of
-
-    return of(ws, path)
-
-
 def placement_of_arms(baseline_profile, candidate_profile) -> dict:
     """Where each operator ran in the first launch of each arm, diffed (``edgeprof placement --diff``'s document
     without its kind)."""
@@ -229,6 +223,8 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
             taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top,
             noise=noise)
         result["placement"] = placement_of_arms(bs[0].profile, cs[0].profile)
+    from .memory import launch_memory
+
     mem_b = [m for m in (launch_memory(ws, f) for f in b_files) if m is not None]
     mem_c = [m for m in (launch_memory(ws, f) for f in c_files) if m is not None]
     if mem_b and mem_c:

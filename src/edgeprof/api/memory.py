@@ -112,7 +112,7 @@ def memory(inputs, *, model=None, ws: Workspace | None = None) -> MemoryReport:
     """Memory of each input: a collection's configurations (measured per phase against what their programs plan),
     a program's memory plan (``.pte``), or an ONNX Runtime profile's per-node sizes (``model``: the ONNX model it ran,
     to tell prepacked weights)."""
-    from ..analysis.memory import allocations, ort_node_sizes, plan_of_program
+    from ..analysis.memory import allocations, onnx_weights_by_node, ort_node_sizes, plan_of_program
     from ..conventions import FORMAT_ETDUMP
     from ..analysis.pte_program import summarize
     from ..errors import UsageError
@@ -141,22 +141,15 @@ def memory(inputs, *, model=None, ws: Workspace | None = None) -> MemoryReport:
             if model is not None:
                 from ..io.onnx_model import read_onnx
 
-                m = read_onnx(Path(model))
-                weights = {n["name"]: sum(_bytes(t) for t in n["inputs"] if t is not None and t["weight"])
-                           for n in m["nodes"]}
+                weights = onnx_weights_by_node(read_onnx(Path(model)))
             profiles.append({"profile": str(p), **ort_node_sizes(_ort_rows(prof), weights)})
+    if not (configs or programs or profiles or etdumps):
+        from ..errors import InputError
+
+        raise InputError(as_list(inputs)[0], "no launch in it recorded memory (collect it with edgeprof run)")
     return MemoryReport({"inputs": [str(x) for x in as_list(inputs)], "configurations": configs, "programs": programs,
                          "ort_profiles": profiles, "etdumps": etdumps, "statements": [c["statement"] for c in configs],
                          "warnings": warnings})
-
-
-def _bytes(t: dict) -> int:
-    if t["shape"] is None or not t["itemsize"]:
-        return 0
-    k = 1
-    for d in t["shape"]:
-        k *= d or 0
-    return k * t["itemsize"]
 
 
 def launch_memory(ws: Workspace, path) -> dict | None:

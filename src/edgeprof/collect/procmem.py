@@ -21,8 +21,6 @@ from __future__ import annotations
 import os
 import time
 
-PHASES = ("start", "load", "init", "inputs", "warmup", "runs")
-
 
 def _status() -> dict[str, int]:
     out = {}
