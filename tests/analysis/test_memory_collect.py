@@ -164,6 +164,7 @@ def test_the_memory_gate(collected):
     runs = next(p for p in mem["phases"] if p["phase"] == "runs")
     want = math.exp(sum(map(math.log, c)) / len(c) - sum(map(math.log, b)) / len(b))
     assert runs["estimate"] == pytest.approx(want, rel=1e-12)
+    assert runs["estimate"] == pytest.approx(runs["candidate_bytes"] / runs["baseline_bytes"], rel=1e-12)
     assert runs["ci_low"] > 1 + mem["threshold"] and runs["verdict"] == mem["verdict"] == "larger"
     assert (runs["baseline_launches"], runs["candidate_launches"]) == (2, 2)
 

@@ -166,7 +166,8 @@ def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: fl
                    field: str = "peak_rss_bytes") -> dict:
     """Two arms' launches (each launch's recorded memory, :mod:`edgeprof.collect.procmem`), phase by phase: the ratio
     candidate / baseline of ``field`` (the peak resident set by default) — the exponent of the difference of the arms'
-    mean log values, launches being the units — with a Welch t interval when each arm has at least two launches, and
+    mean log values, launches being the units (each arm's ``…_bytes`` is its geometric mean, so the ratio is theirs)
+    — with a Welch t interval when each arm has at least two launches, and
     its verdict at δ = ``threshold`` (:func:`edgeprof.conventions.memory_verdict`). One launch per arm measures no
     launch-to-launch variation: the ratio is stated without an interval, the verdict inconclusive."""
     import math
@@ -192,7 +193,9 @@ def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: fl
             continue
         lb, lc = [math.log(x) for x in b], [math.log(x) for x in c]
         d = sum(lc) / len(lc) - sum(lb) / len(lb)
-        row = {"phase": ph, "metric": field, "baseline_bytes": statistics.median(b), "candidate_bytes": statistics.median(c),
+        # each arm's typical value is its geometric mean: the ratio beside it is exactly theirs
+        row = {"phase": ph, "metric": field, "baseline_bytes": math.exp(sum(lb) / len(lb)),
+               "candidate_bytes": math.exp(sum(lc) / len(lc)),
                "baseline_launches": len(b), "candidate_launches": len(c), "estimate": math.exp(d),
                "ci_low": None, "ci_high": None}
         if len(b) >= 2 and len(c) >= 2:
