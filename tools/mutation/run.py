@@ -332,7 +332,13 @@ def main(argv=None) -> int:
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from the stored results")
     ap.add_argument("--reuse-map", action="store_true", help="use the test map of the previous run")
     ap.add_argument("--tests", help="comma-separated test paths for the map (default: the core tests)")
+    ap.add_argument("--keys", help="run only these mutants: keys from docs/mutation_survivors.tsv, comma-separated, "
+                    "or @FILE with one key per line (nothing is recorded: a check while writing a test)")
+    ap.add_argument("--against", help="with --keys: run these tests (comma-separated paths or node ids) against "
+                    "each mutant instead of the mapped ones (no test map is built)")
     args = ap.parse_args(argv)
+    if args.keys:
+        return run_keys(args)
 
     modules = args.modules.split(",") if args.modules else CORE
     equivalent = load_equivalent()
@@ -471,6 +477,39 @@ def main(argv=None) -> int:
     for k in mislabelled:
         print(f"listed as equivalent but killed (relabel it in {EQUIVALENT.name}): {k}")
     return 1 if low or mislabelled else 0
+
+
+def run_keys(args) -> int:
+    """Run the named mutants, each against ``--against`` (or the mapped tests), and print each one's outcome."""
+    raw = Path(args.keys[1:]).read_text().splitlines() if args.keys.startswith("@") else args.keys.split(",")
+    keys = [k.strip() for k in raw if k.strip() and k.strip() != "key"]
+    wanted = {k.split(":", 1)[0] for k in keys}
+    sources = {m: module_path(m).read_text() for m in wanted}
+    found = {x.key: x for m in wanted for x in mutants(m, sources[m], strings=m in STRING_RULES)}
+    unknown = [k for k in keys if k not in found]
+    for k in unknown:
+        print(f"no such mutant (the source changed since it was listed?): {k}")
+    if args.against:
+        tests_of = lambda mut: args.against.split(",")  # noqa: E731
+    else:
+        lines, durations = (read_map(WORK / "coverage", WORK / "durations.json") if args.reuse_map
+                            else build_map(sorted(wanted), args.tests.split(",") if args.tests else TESTS, 1))
+        tests_of = lambda mut: select_tests(mut, lines, durations, args.budget)[0]  # noqa: E731
+    preload()
+    overlay = Overlay(WORK / "overlay" / "keys")
+    survived = 0
+    for k in keys:
+        if k not in found:
+            continue
+        mut = found[k]
+        overlay.put(mut, mutated_source(sources[mut.module], mut.index, strings=mut.module in STRING_RULES))
+        _, status = os.waitpid(overlay.fork_tests(tests_of(mut), mut.module), 0)
+        overlay.restore(mut)
+        rc = os.waitstatus_to_exitcode(status)
+        verdict = "survived" if rc == 0 else "killed" if rc in (1, 2) else f"error (exit {rc})"
+        survived += rc == 0
+        print(f"{verdict}\t{k}", flush=True)
+    return 1 if survived or unknown else 0
 
 
 def load_results() -> dict:
