@@ -61,6 +61,14 @@ def fmt_ms(v, digits: int = 4, *, fixed: bool = False) -> str:
     return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
+def fmt_bytes(v) -> str:
+    """An amount of memory for people — every sentence and table writes bytes through here: MiB from 1 MiB
+    (one decimal, thousands separated), else KiB; ``—`` when unknown."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    return f"{v / 2**20:,.1f} MiB" if abs(v) >= 2**20 else f"{v / 1024:,.1f} KiB"
+
+
 def fmt_pct(v, digits: int = 1) -> str:
     return "—" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
 
@@ -376,6 +384,11 @@ LEVEL = 0.95
 PERCENT_THRESHOLD = f"{100 * THRESHOLD:g}%"  # as the CLI writes and reads them
 PERCENT_LEVEL = f"{100 * LEVEL:g}%"
 METRIC_ALIASES = {"median_ms": "median", "mean_ms": "mean", "p90_ms": "p90", "p99_ms": "p99"}
+
+
+# the memory a launch of edgeprof run recorded, as history follows it (``peak_rss``: the largest peak resident set over
+# a launch's phases, ``peak_rss:PHASE`` that phase's; ``rss``, ``pss`` likewise; bytes)
+MEMORY_METRICS = ("peak_rss", "rss", "pss")
 
 
 def metric_name(text: str) -> str:

@@ -158,7 +158,9 @@ class ProgramDiffDoc(Document):
 class MemoryDoc(Document):
     kind: ClassVar[str] = "memory"
     configurations: list[dict[str, Any]]
+    coreml_models: list[dict[str, Any]]  # per model: weight bytes stored and dense
     etdumps: list[dict[str, Any]]
+    litert_reports: list[dict[str, Any]]  # what LiteRT's benchmark_model reported of its memory
     inputs: list[str]
     ort_profiles: list[dict[str, Any]]
     programs: list[dict[str, Any]]

@@ -5,7 +5,7 @@ contradicts itself. The rules are about what an honest report cannot say, and ar
 document follows (the field names of :mod:`edgeprof.documents`), not on one document's layout:
 
 - ``interval`` — a point lies inside its interval: ``speedup``/``estimate`` with ``ci_low``/``ci_high`` (or a
-  ``ci``/``{low, high}`` beside it), ``X`` with ``X_ci``.
+  ``ci``/``{low, high}`` beside it), ``X`` with ``X_ci``, ``estimate_U`` with ``ci_low_U``/``ci_high_U`` (a unit U).
 - ``share`` — a share of latency (``…share``, ``…share_pct``) and both bounds of its interval lie in [0, 100];
   a change of share (``share_change…``) in [-100, 100].
 - ``probability`` — ``p_value``, ``q_value`` and every ``…_p_value`` lie in [0, 1].
@@ -112,6 +112,14 @@ def _object(d: dict, path: str, out: list) -> None:
         bounds.append(("ci", ci["low"], ci["high"]))
     if _num(d.get("low")) and _num(d.get("high")):
         bounds.append(("low/high", d["low"], d["high"]))
+    for k in d:  # a unit-suffixed point and interval (history: estimate_ms in [ci_low_ms, ci_high_ms]; …_bytes)
+        unit = k[len("ci_low_"):] if k.startswith("ci_low_") else None
+        if unit and _num(d[k]) and _num(d.get(f"ci_high_{unit}")):
+            lo, hi, est = d[k], d[f"ci_high_{unit}"], d.get(f"estimate_{unit}")
+            if lo > hi + _close(lo, hi):
+                out.append(Violation(path, "interval", f"{k} [{lo:g}, {hi:g}] is reversed"))
+            elif _num(est) and not _inside(est, lo, hi):
+                out.append(Violation(path, "interval", f"estimate_{unit} {est:g} lies outside [{lo:g}, {hi:g}]"))
     for label, lo, hi in bounds:
         if lo > hi + _close(lo, hi):
             out.append(Violation(path, "interval", f"{label} [{lo:g}, {hi:g}] is reversed"))

@@ -65,7 +65,6 @@ class ETRecordInfo:
 @dataclass
 class Profile:
     """A decoded, normalized ETDump (see module docstring for the ``events`` columns)."""
-
     source: str
     events: "pl.DataFrame"
     runs: "pl.DataFrame"
@@ -81,6 +80,7 @@ class Profile:
     runtime: str | None = None  # the runtime that recorded it (edgeprof.runtimes; the format's, unless it says)
     op_type_lists: list | None = None  # set: the events hold an id into these lists (op_types_id), not the lists
     aggregate_runs: int | None = None  # set: one average run over this many (LiteRT op profiles; 0 = not said)
+    reported_memory: dict | None = None  # what the runtime's own tool reported of its process's memory (bytes)
     debug_data: list | None = None  # read with a debug buffer: each debug_events row's numpy tensors (.path: the buffer)
 
     # -- sizes ---------------------------------------------------------------------------------------

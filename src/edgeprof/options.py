@@ -69,8 +69,9 @@ EXPERIMENT = Option("experiment", "--experiment", None, "Only this experiment's 
 DEVICE = Option("device", "--device", None, "Only this device's series.")
 BRANCH = Option("branch", "--branch", None, "Only launches of this branch.")
 SERIES_METRIC = Option("metric", "--metric", "median_ms",
-                       "The series' metric: median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM) or "
-                       "op:NAME (an operator type).")
+                       "The series' metric: median_ms, p90_ms, mean_ms, category:NAME (e.g. category:GEMM), "
+                       "op:NAME (an operator type), or memory recorded by edgeprof run: peak_rss (a launch's "
+                       "largest peak resident set), rss, pss, each also per phase (peak_rss:load).")
 EAGER = Option("eager", "--eager", False,
                "Report changes at the newest commits without waiting for two more commits.", "flag")
 SINCE = Option("since", "--since", None, "--fail-on considers changes at or after this commit (or ISO time).")

@@ -37,7 +37,7 @@ from functools import lru_cache
 from .conventions import INSTANCE_SUFFIX, WRAPPER_EVENTS
 from .taxonomy_runtimes import LITERT, ONNX, SUBGRAPH, SUBGRAPH_SPEC
 
-TAXONOMY_VERSION = "2026.12.1"
+TAXONOMY_VERSION = "2026.12.2"
 OTHER = "OTHER"  # the category of an op no rule matches
 CATEGORIES = ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
               "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", OTHER)
@@ -131,7 +131,8 @@ _aten("QUANT/quantize", "quantize_per_tensor", "quantize_per_channel", "quantize
 _aten("QUANT/dequantize", "dequantize_per_tensor", "dequantize_per_channel", "dequantize_per_token",
       "dequantize_affine", "dequantize_per_channel_group")
 _aten("EMBEDDING/embedding", "embedding", "embedding_bag", "embedding_byte", "embedding_4bit", "embedding_2bit",
-      "quantized_embedding")
+      "quantized_embedding", "embedding_backward", "embedding_dense_backward", "embedding_sparse_backward",
+      "embedding_renorm")
 _aten("EMBEDDING/gather", "gather", "index_select", "index", "take", "take_along_dim")
 _aten("RESIZE/upsample", "upsample_bilinear2d", "upsample_nearest2d", "upsample_bilinear2d_aa", "upsample_bicubic2d",
       "upsample_nearest1d", "upsample_linear1d", "upsample_nearest3d", "interpolate", "grid_sampler_2d",

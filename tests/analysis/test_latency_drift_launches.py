@@ -40,8 +40,8 @@ def _fake(monkeypatch, results):
     monkeypatch.setattr(lat, "detect_drift", lambda v: next(it))
 
 
-def _d(p, slope=1.0, ms=0.01, testable=True):
-    return {"mann_kendall": {"s": 1, "z": 1.0, "p_value": p, "note": ""}, "theil_sen_slope_ms_per_run": ms,
+def _d(p, slope=1.0, ms=0.01, testable=True, s=1):
+    return {"mann_kendall": {"s": s, "z": 1.0, "p_value": p, "note": ""}, "theil_sen_slope_ms_per_run": ms,
             "slope_percent_per_100_runs": slope, "significant": p < 0.05, "testable": testable, "direction": "",
             "alpha": 0.05}
 
@@ -58,15 +58,16 @@ def test_the_combined_p_value_is_at_most_one(monkeypatch):
     assert lat.drift_per_launch([np.zeros(2), np.zeros(2)])["mann_kendall"]["p_value"] == 1.0
 
 
-def test_slopes_a_launch_cannot_give_are_left_out_and_a_flat_slope_has_no_direction(monkeypatch):
+def test_slopes_a_launch_cannot_give_are_left_out_and_the_direction_is_the_tests(monkeypatch):
     _fake(monkeypatch, [_d(0.001, slope=None, ms=None), _d(0.5, slope=4.0, ms=0.2), _d(0.5, slope=2.0, ms=0.1)])
     d = lat.drift_per_launch([np.zeros(2)] * 3)
     assert d["slope_percent_per_100_runs"] == 3.0 and d["theil_sen_slope_ms_per_run"] == pytest.approx(0.15)
-    assert d["significant"] and d["direction"] == "none"        # the strongest launch gives no slope
-    _fake(monkeypatch, [_d(0.001, slope=0.0), _d(0.5)])
+    # the strongest launch gives no slope: its Mann–Kendall S (+1) still says which way the trend goes
+    assert d["significant"] and d["direction"] == "slower over time"
+    _fake(monkeypatch, [_d(0.001, slope=0.0, s=-3), _d(0.5)])          # a flat median slope, falling pairs
+    assert lat.drift_per_launch([np.zeros(2)] * 2)["direction"] == "faster over time"
+    _fake(monkeypatch, [_d(0.001, slope=0.5, s=0), _d(0.5)])           # no pair either way: no direction
     assert lat.drift_per_launch([np.zeros(2)] * 2)["direction"] == "none"
-    _fake(monkeypatch, [_d(0.001, slope=0.5), _d(0.5)])               # half a percent per 100 runs: slower
-    assert lat.drift_per_launch([np.zeros(2)] * 2)["direction"] == "slower over time"
 
 
 def test_untestable_launches_say_so(monkeypatch):

@@ -62,9 +62,10 @@ def test_the_measured_difference_is_the_planned_difference(collected):
 def test_every_key_of_memory(collected):
     doc, truth, d = collected
     assert set(doc) == {"schema_version", "kind", "inputs", "configurations", "programs", "ort_profiles", "etdumps",
-                        "statements", "warnings"}
+                        "coreml_models", "litert_reports", "statements", "warnings"}
     assert doc["kind"] == "memory" and doc["inputs"] == [str(d / "out")]
-    assert doc["programs"] == doc["ort_profiles"] == doc["etdumps"] == [] and doc["warnings"] == []
+    assert doc["programs"] == doc["ort_profiles"] == doc["etdumps"] == doc["coreml_models"] == doc["litert_reports"] == []
+    assert doc["warnings"] == []
     assert [c["name"] for c in doc["configurations"]] == ["act_small_portable", "act_large_portable"]
     c = doc["configurations"][1]
     assert set(c) == {"name", "runtime", "model", "launches", "phases", "plan", "plan_source", "gap", "peak_scope",

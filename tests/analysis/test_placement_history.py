@@ -70,9 +70,11 @@ def test_history_names_the_commit_where_the_sigmoid_fell_back(tmp_path, kind):
     cli("history", "--store", store, "--fail-on", "fallback", "--since", "c3")
 
 
-def test_a_store_made_before_placements_reads_and_upgrades(tmp_path):
-    """A schema-1 store (every table of today's but ``placements``, as edgeprof made it then) is read as it is —
-    history works, with no placement to report — and written to, it gains the table and schema 2."""
+@pytest.mark.parametrize("version, lacking", [(1, ("placements", "memory")), (2, ("memory",))])
+def test_a_store_made_before_placements_reads_and_upgrades(tmp_path, version, lacking):
+    """A store of an older schema (schema 1: every table of today's but ``placements`` and ``memory``; schema 2: but
+    ``memory``, as edgeprof made them then) is read as it is — history works, with no placement to report — and
+    written to, it gains the tables and today's schema (3)."""
     import duckdb
 
     from edgeprof.store.schema import TABLES, create_sql
@@ -80,18 +82,21 @@ def test_a_store_made_before_placements_reads_and_upgrades(tmp_path):
     store = tmp_path / "old.duckdb"
     _ingest(tmp_path, str(store), COMMITS[:1])
     con = duckdb.connect(str(store))
-    con.execute("DROP TABLE placements")
-    con.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
+    for t in lacking:
+        con.execute(f"DROP TABLE {t}")
+    con.execute(f"UPDATE store_meta SET value = '{version}' WHERE key = 'schema_version'")
     con.close()
     before = store.read_bytes()
     doc = json.loads(cli("history", "--store", store, "--json").stdout)
     assert doc["series"][0]["placement_changes"] == [] and store.read_bytes() == before  # read: untouched
     _ingest(tmp_path, str(store), COMMITS[1:2])
     con = duckdb.connect(str(store), read_only=True)
-    assert con.execute("SELECT value FROM store_meta").fetchall() == [("2",)]
-    assert con.execute("SELECT count(DISTINCT launch_id) FROM placements").fetchall() == [(1,)]
+    assert con.execute("SELECT value FROM store_meta").fetchall() == [("3",)]
+    assert con.execute("SELECT count(DISTINCT launch_id) FROM placements").fetchall() == [(1 + (version > 1),)]
+    assert con.execute("SELECT count(*) FROM memory").fetchall() == [(0,)]  # profiles not collected by edgeprof run
     con.close()
-    assert "placements" in TABLES and "CREATE TABLE IF NOT EXISTS \"placements\"" in create_sql("placements")
+    for t in lacking:
+        assert t in TABLES and f"CREATE TABLE IF NOT EXISTS \"{t}\"" in create_sql(t)
     # a store lacking another table is still refused
     con = duckdb.connect(str(store))
     con.execute("DROP TABLE kernels")

@@ -34,7 +34,7 @@ def test_every_key_of_the_summary(case):
                         "per_etdump", "run_dir", "schema_version", "taxonomy_version", "tool", "warnings"}
     assert (doc["analysed_count"], doc["etdump_count"], doc["errors"], doc["warnings"]) == (1, 1, [], [])
     assert (doc["kind"], doc["schema_version"], doc["tool"], doc["format"]) == ("analysis_summary", 1, "edgeprof", "csv")
-    assert doc["etrecord"] is None and doc["taxonomy_version"] == "2026.12.1" and doc["run_dir"].endswith("data/ort")
+    assert doc["etrecord"] is None and doc["taxonomy_version"] == "2026.12.2" and doc["run_dir"].endswith("data/ort")
     assert all(_written(p) for p in doc["csv_files"])
     (e,) = doc["per_etdump"]
     assert set(e) == {"backends_ms", "categories_ms", "csv_op_types", "csv_stats", "csv_timeline", "csv_timeline_all",

@@ -119,7 +119,7 @@ KEYS = {
         o for (o, be), v in sorted(t["by_op"].items(), key=lambda kv: -kv[1]) if be == "portable"],
     "runs": lambda b, t, name, out: b["runs"] == t["n"],
     "runtime": lambda b, t, name, out: b["runtime"] == "onnxruntime",  # an ONNX Runtime profile, in its words
-    "taxonomy_version": lambda b, t, name, out: b["taxonomy_version"] == "2026.12.1",
+    "taxonomy_version": lambda b, t, name, out: b["taxonomy_version"] == "2026.12.2",
     "warnings": lambda b, t, name, out: b["warnings"] == [],
     "written": lambda b, t, name, out: all((out / p.split("/")[-1]).stat().st_size > 0 for p in b["written"]),
 }

@@ -131,7 +131,7 @@ def test_an_android_device_through_adb(fakes, tmp_path):
     assert len(pushes) == 4  # model and runner once per experiment, not per launch
     runs = [a[2] for a in adb if a[1] == "shell" and "--etdump_path" in a[2]]
     assert len(runs) == 4 and all(s.startswith("cd /data/local/tmp/edgeprof && export LD_LIBRARY_PATH=/data/local/tmp/"
-                                              "edgeprof && export XNN_LOG_LEVEL=0 && taskset 0x80 ./executor_runner_")
+                                              "edgeprof && export XNN_LOG_LEVEL=0 && { taskset 0x80 ./executor_runner_")
                                  for s in runs)
     assert (fakes["device"] / "taskset.log").read_text().split() == ["0x80"] * 8  # warm-up and timed processes
     pulls = [a for a in adb if a[1] == "pull"]

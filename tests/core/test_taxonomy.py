@@ -180,7 +180,7 @@ def test_every_rule_against_the_labelled_list(name, table, spec):
 
 def test_the_labelled_list_is_for_this_taxonomy_version_and_its_categories():
     head = (DATA / "taxonomy_labels.tsv").read_text().splitlines()[1]
-    assert f"(taxonomy {TAXONOMY_VERSION})" in head and TAXONOMY_VERSION == "2026.12.1"
+    assert f"(taxonomy {TAXONOMY_VERSION})" in head and TAXONOMY_VERSION == "2026.12.2"
     assert CATEGORIES == ("CONV", "GEMM", "ATTENTION", "ELEMENTWISE", "ACTIVATION", "NORM", "POOL", "REDUCTION",
                           "DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING", "RESIZE", "OTHER")
     assert {spec.split("/")[0] for _, _, spec, _ in LABELS} == set(CATEGORIES)

@@ -24,7 +24,7 @@ LAYOUTS = ("NC", "NHWC", "NCHW", "ND", "NWC", "NCW", "NDHWC", "NCDHW", "NTHC", "
 
 
 def test_version_and_categories_are_the_documented_ones():
-    assert f"version `{TAXONOMY_VERSION}`, recorded in every output" in README and TAXONOMY_VERSION == "2026.12.1"
+    assert f"version `{TAXONOMY_VERSION}`, recorded in every output" in README and TAXONOMY_VERSION == "2026.12.2"
     for cat in ("EMBEDDING", "RESIZE", "CONV", "GEMM", "OTHER"):
         assert cat in CATEGORIES
     assert classify("aten.embedding.default").category == "EMBEDDING"

@@ -3,14 +3,16 @@ process boundary — command-line flags, exit codes, output files, stdout/stderr
 
 ``executor_runner --model_path M --num_executions N --cpu_threads T [--etdump_path E] [--fake SPEC]``
   writes a real ETDump (the recorded toycnn XNNPACK profile, its runs repeated to N) and prints ExecuTorch's
-  ``Model executed successfully N time(s) in X ms``. With ``XNN_LOG_LEVEL=5`` it prints XNNPACK's kernel
+  ``Model executed successfully N time(s) in X ms``; ``--hold-mib M`` holds M MiB (each page touched) for 0.6 s.
+  With ``XNN_LOG_LEVEL=5`` it prints XNNPACK's kernel
   lines (from the recorded SME2-on trace) on stderr, and appends them to the fake logcat when run on a fake
   device. ``--fake crash:l2,hang:l3,corrupt:l1,none:l2`` misbehaves on the named launches (the ``_l<k>`` of
   the ETDump name): exit 139 after "Segmentation fault", sleep forever, write garbage, or write no ETDump.
   Every invocation is appended to ``$FAKE_LOG`` (argv and the variables XNN_LOG_LEVEL, LD_LIBRARY_PATH).
 
 ``adb -s SERIAL push|pull|shell|logcat|devices``: a device is a folder ``$FAKE_ADB_ROOT/<serial>``;
-  ``/data/local/tmp``, ``/proc`` and ``/sys`` in commands are rewritten into it; ``taskset MASK cmd`` records
+  ``/data/local/tmp``, ``/proc`` and ``/sys`` in commands are rewritten into it (a process's own ``/proc/$PID`` is
+  the real kernel's: the fake runner runs here); ``taskset MASK cmd`` records
   the mask and runs cmd; ``getprop`` answers from ``props``; an unknown serial fails like adb does.
 """
 
@@ -68,6 +70,12 @@ if etdump and what != "none":
         factor = math.exp(rnd.gauss(0, 0.03)) / (1 + 0.3 * (int(threads or 1) - 1))
         out = stretch(out, lambda e: e.name == "Method::execute" or not e.name, factor)
         open(etdump, "wb").write(write(out, version))
+hold = int(opt("--hold-mib", "0"))  # hold this much memory, every page touched, long enough to be sampled
+if hold:
+    buf = bytearray(hold << 20)
+    for i in range(0, len(buf), 4096):
+        buf[i] = 1
+    time.sleep(0.6)
 ms = (time.perf_counter() - t0) * 1e3 + 0.1 * n
 print(f"I executor_runner.cpp:330] Model executed successfully {{n}} time(s) in {{ms:.6f}} ms.")
 '''
@@ -94,7 +102,8 @@ if serial not in devices:
     sys.exit(1)
 dev = os.path.join(root, serial)
 def on_device(path):
-    return re.sub(r"(?<![\w/])/(data/local/tmp|proc|sys)\b", lambda m: dev + "/" + m.group(1), path)
+    # the device's files; a process's own /proc/$PID/… is the kernel's the fake processes run on
+    return re.sub(r"(?<![\w/])/(data/local/tmp|proc|sys)\b(?!/\$)", lambda m: dev + "/" + m.group(1), path)
 cmd = args[0]
 if cmd == "push":
     dst = on_device(args[2])
@@ -123,9 +132,16 @@ elif cmd == "shell":
     getprop = "getprop() {{ case \"$1\" in " + "".join(
         f"{{k}}) echo {{v!r}};; " for k, v in [l.split("=", 1) for l in open(os.path.join(dev, "props")).read().splitlines() if "=" in l]
     ) + "esac; }}; "
-    taskset = f"taskset() {{{{ echo \"$1\" >> {{dev}}/taskset.log; shift; \"$@\"; }}}}; "
-    env = dict(os.environ, FAKE_LOGCAT=os.path.join(dev, "logcat.txt"))
-    r = subprocess.run(["bash", "-c", getprop + taskset + line], env=env)
+    # taskset records the mask and execs the command, as toybox's does (the process keeps its pid)
+    bindir = os.path.join(dev, "bin")
+    if not os.path.exists(os.path.join(bindir, "taskset")):
+        os.makedirs(bindir, exist_ok=True)
+        with open(os.path.join(bindir, "taskset"), "w") as f:
+            f.write(f"#!/bin/sh\necho \"$1\" >> {{dev}}/taskset.log\nshift\nexec \"$@\"\n")
+        os.chmod(os.path.join(bindir, "taskset"), 0o755)
+    env = dict(os.environ, FAKE_LOGCAT=os.path.join(dev, "logcat.txt"),
+               PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run(["bash", "-c", getprop + line], env=env)
     sys.exit(r.returncode)
 else:
     print(f"adb: unknown command {{cmd}}", file=sys.stderr)

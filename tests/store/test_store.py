@@ -326,7 +326,7 @@ def test_bad_usage_is_one_line(three, tmp_path):
     assert not (tmp_path / "h.duckdb").exists()
     edgeprof.ingest(three[:1], store=tmp_path / "h.duckdb")
     res = r.invoke(main, ["history", "--store", str(tmp_path / "h.duckdb"), "--metric", "latency"])
-    assert res.exit_code == 2 and "--metric must be median, mean, p90, category:NAME or op:NAME" in res.stderr
+    assert res.exit_code == 2 and "--metric must be median, mean, p90, category:NAME, op:NAME, peak_rss" in res.stderr
     res = r.invoke(main, ["history", "--store", str(tmp_path / "h.duckdb"), "--model", "nope"])
     assert res.exit_code == 2 and "no launches match" in res.stderr
     # the next step: what the store does hold

@@ -277,6 +277,24 @@ def select_tests(m: Mutant, lines: dict, durations: dict, budget: float,
     return chosen, len(ids), spent
 
 
+def machine_factor(durations: dict) -> float:
+    """How much slower this machine ran the mapped tests than the reference map (map_weights.json, seconds per test
+    file): the per-mutant budget is scaled by it (1 to 3), so a slower or busier machine picks the same tests for a
+    mutant, and a sample's kill rate measures the tests, not the machine."""
+    if not WEIGHTS.exists():
+        return 1.0
+    ref = json.loads(WEIGHTS.read_text())
+    now: dict[str, float] = defaultdict(float)
+    for node, sec in durations.items():
+        now[node.split("::")[0]] += sec
+    files = [f for f in ref if f in now and ref[f] > 0]
+    base = sum(ref[f] for f in files)
+    factor = min(3.0, max(1.0, sum(now[f] for f in files) / base)) if base > 0 else 1.0
+    print(f"machine: the mapped tests took {factor:.2f}× the reference map's time; budget per mutant scaled by it",
+          flush=True)
+    return factor
+
+
 def _literal(edit: str) -> str:
     """The string a string mutant changes (``'POOL/avg' → 'XXPOOL/avgXX'`` → ``POOL/avg``); "" for other edits and
     for strings too short to name a test."""
@@ -384,6 +402,7 @@ def main(argv=None) -> int:
         lines, durations = read_map(WORK / "coverage", WORK / "durations.json")
     else:
         lines, durations = build_map(modules, args.tests.split(",") if args.tests else TESTS, args.jobs)
+    args.budget *= machine_factor(durations)
     WORK.mkdir(exist_ok=True)
     overlays = [Overlay(WORK / "overlay" / f"w{i}") for i in range(args.jobs)]
     results: dict[str, dict] = dict(done)

@@ -145,7 +145,7 @@ def _contrasts(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: float
     if TAIL in b_stats:
         (yb, vb), (yc, vc) = b_stats[TAIL], c_stats[TAIL]
         nm = noise.for_metric(TAIL)
-        ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement)
+        ct = contrast(yb, vb, yc, vc, level=level, launch_cv=nm.sd, measured=nm.measurement, sampling_floor=True)
         # back from the arcsine scale; rounded, so that 5 slow runs in 100 are the 5 % they are (not 4.99…9 %)
         share = [round(float(np.mean(np.sin(y) ** 2)), 12) for y in (yb, yc)]
         more = ct["high"] < 0 and share[1] >= TAIL_MATERIAL

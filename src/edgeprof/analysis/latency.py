@@ -124,15 +124,17 @@ def detect_drift(v: np.ndarray) -> dict:
         "slope_percent_per_100_runs": pct,
         "significant": bool(significant),
         "testable": True,
-        "direction": ("slower over time" if (pct or 0) > 0 else "faster over time") if significant else "none",
+        "direction": _direction(mk["s"]) if significant else "none",
         "alpha": DRIFT_ALPHA,
     }
 
 
-def _direction(slope: float | None) -> str:
-    if slope is None or slope == 0:
+def _direction(s: float | None) -> str:
+    """A significant trend's direction: the sign of the Mann–Kendall S that made it significant (the Theil–Sen
+    slope, a median of pairwise slopes, can be exactly 0 under a rising trend with many ties)."""
+    if s is None or s == 0:
         return "none"
-    return "slower over time" if slope > 0 else "faster over time"
+    return "slower over time" if s > 0 else "faster over time"
 
 
 def drift_per_launch(segments: list[np.ndarray]) -> dict:
@@ -163,7 +165,7 @@ def drift_per_launch(segments: list[np.ndarray]) -> dict:
         "slope_percent_per_100_runs": pct,
         "significant": bool(significant),
         "testable": True,
-        "direction": _direction(best["slope_percent_per_100_runs"]) if significant else "none",
+        "direction": _direction(best["mann_kendall"]["s"]) if significant else "none",
         "alpha": DRIFT_ALPHA,
         "note": f"tested within each of {k} launches ({len(testable)} with enough runs), never across launches",
         "per_launch": per,

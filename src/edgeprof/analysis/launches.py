@@ -218,14 +218,15 @@ def _weighted(y: np.ndarray, v: np.ndarray, t2: float) -> tuple[float, float, np
 
 def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, level: float = LEVEL,
              launch_cv: float = LAUNCH_SD_DEFAULT, within_draws: np.ndarray | None = None,
-             measured: tuple[float, int] | None = None) -> dict:
+             measured: tuple[float, int] | None = None, sampling_floor: bool = False) -> dict:
     """Baseline − candidate on the scale of ``y`` (log: speedup = exp of it), with its interval.
 
     ``within_draws``: bootstrap draws of the contrast within single launches, used for the 1 vs 1 interval
     when ``launch_cv`` is 0 (a percentile interval, as before the allowance existed). ``measured``: (SD, df) of
     the launch values measured on this machine elsewhere (a noise profile, a history store): with several
     launches per arm it is pooled with the arms' own spread, so three launches that happen to agree do not
-    claim less launch noise than the machine shows."""
+    claim less launch noise than the machine shows. ``sampling_floor``: with several launches, the interval is never
+    narrower than the launches' within-launch variances give (for values that tie, see below)."""
     kb, kc = yb.size, yc.size
     a = (1 - level) / 2
     vb, vc = np.maximum(vb, V_FLOOR), np.maximum(vc, V_FLOOR)  # a launch of identical runs still has a resolution
@@ -240,6 +241,10 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
         # variance at zero while launch medians visibly differ, their spread still bounds what is known
         ss = float(((yb - yb.mean()) ** 2).sum() + ((yc - yc.mean()) ** 2).sum())
         var = max(var, ss / df * (1 / kb + 1 / kc))
+        if sampling_floor:  # nor narrower than the launches' own sampling variances say: launches of a discrete
+            # value (a count of slow runs) tie exactly — the same count in each measures no launch spread, while
+            # each launch's runs still only sampled it
+            var = max(var, float(1 / (1 / vb).sum() + 1 / (1 / vc).sum()))
         se = math.sqrt(max(var, 0.0))
         est = mb - mc
         crit = float(stdtrit(df, 1 - a))

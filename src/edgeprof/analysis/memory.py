@@ -76,6 +76,28 @@ def plan_of_onnx(model: dict, file_bytes: int) -> dict:
             "file_bytes": file_bytes, "bytes_by_kind": {"initializers": sum(seen.values())}}
 
 
+def plan_of_coreml(totals: dict) -> dict:
+    """What a Core ML model's weights take (:func:`edgeprof.analysis.mil_cost.totals`): the bytes its weight files
+    store (each blob once: what loading maps), and the dense bytes its constants expand to once decompressed
+    (palettized, quantized or sparse weights are stored smaller than they compute)."""
+    return {"kind": "coreml", "weight_bytes": totals["weight_stored_unique"],
+            "dense_weight_bytes": totals["weight_dense"], "blobs": totals["blobs"],
+            "weight_files": dict(totals["weight_files"])}
+
+
+def litert_reported(rep: dict) -> str:
+    """A sentence of what LiteRT's benchmark_model reported of its process's memory."""
+    from ..conventions import fmt_bytes
+
+    parts = []
+    if rep.get("init_delta_bytes") is not None:
+        parts.append(f"the peak resident set grew {fmt_bytes(rep['init_delta_bytes'])} by the end of init and "
+                     f"{fmt_bytes(rep['overall_delta_bytes'])} by the end")
+    if rep.get("peak_bytes") is not None:
+        parts.append(f"the sampled peak footprint was {fmt_bytes(rep['peak_bytes'])}")
+    return "benchmark_model reported: " + "; ".join(parts) + " (the tool's own figures, its memory included)"
+
+
 def _get(table: list[dict], phase: str, field: str):
     return next((r[field] for r in table if r["phase"] == phase and r.get(field) is not None), None)
 
@@ -174,7 +196,7 @@ def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: fl
 
     from scipy import stats
 
-    from ..conventions import memory_verdict
+    from ..conventions import fmt_bytes, memory_verdict
 
     def values(launches, phase):
         out = []
@@ -216,7 +238,8 @@ def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: fl
     else:
         span = (f" [{runs['ci_low']:.3f}–{runs['ci_high']:.3f}]" if runs["ci_low"] is not None
                 else " (one launch per arm: no interval)")
-        statement = (f"peak memory during the timed runs: {runs['baseline_bytes'] / 2**20:.1f} → "
-                     f"{runs['candidate_bytes'] / 2**20:.1f} MiB, ratio {runs['estimate']:.3f}{span}; verdict {verdict}")
+        where = "during the timed runs" if runs["phase"] == "runs" else f"of phase {runs['phase']}"
+        statement = (f"peak memory {where}: {fmt_bytes(runs['baseline_bytes'])} → "
+                     f"{fmt_bytes(runs['candidate_bytes'])}, ratio {runs['estimate']:.3f}{span}; verdict {verdict}")
     return {"metric": field, "threshold": threshold, "level": level, "phases": rows, "verdict": verdict,
             "statement": statement, "convention": "ratio = candidate / baseline (> 1: the candidate takes more)"}

@@ -182,6 +182,12 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
         raise UsageError(f"level must be in (0.5, 1), got {level}")
     if launch_cv not in (None, "auto") and not (isinstance(launch_cv, (int, float)) and 0 <= launch_cv < 2):
         raise UsageError(f"launch_cv must be auto or in [0, 2), got {launch_cv}")
+    from ..conventions import MEMORY_METRICS
+
+    if str(metric).partition(":")[0] in MEMORY_METRICS:
+        raise UsageError(f"--metric {metric}: a comparison states peak memory beside the time (its `memory` part, the "
+                         "report's Peak memory) and compare --fail-on memory-regression gates it; history takes "
+                         "--metric peak_rss")
     try:
         metric = metric_name(metric)
     except ValueError as e:

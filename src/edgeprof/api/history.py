@@ -20,10 +20,15 @@ Z = 1.959963984540054
 
 def _metric(metric: str) -> tuple[str, str | None]:
     """``median``/``mean``/``p90`` (or the stored ``median_ms``…) → the launches' column; ``category:NAME`` and
-    ``op:NAME`` → that series."""
-    from ..conventions import metric_name
+    ``op:NAME`` → that series; ``peak_rss``, ``rss``, ``pss`` (``:PHASE``) → ("memory", "FIELD_bytes[:PHASE]")."""
+    from ..conventions import MEMORY_METRICS, metric_name
     from ..store.schema import E2E_METRICS
 
+    field, _, phase = metric.partition(":")
+    if field in MEMORY_METRICS:
+        if _ and not phase.strip():
+            raise UsageError(f"--metric {metric}: name a phase after the colon (e.g. {field}:load) or none")
+        return "memory", f"{field}_bytes:{phase.strip()}" if phase.strip() else f"{field}_bytes"
     for kind in ("category", "op"):
         if metric.startswith(kind + ":") and metric[len(kind) + 1:].strip():
             return kind, metric[len(kind) + 1:].strip()
@@ -35,7 +40,8 @@ def _metric(metric: str) -> tuple[str, str | None]:
         return column, None
     if column is not None:
         raise UsageError(f"--metric {metric}: the history store keeps the median, mean and p90 of each launch")
-    raise UsageError(f"--metric must be median, mean, p90, category:NAME or op:NAME; got '{metric[:60]}'")
+    raise UsageError(f"--metric must be median, mean, p90, category:NAME, op:NAME, peak_rss, rss or pss (each "
+                     f"also as peak_rss:PHASE …); got '{metric[:60]}'")
 
 
 def store_launch_noise(store, device: str | None = None):
@@ -124,6 +130,8 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
                        f"WHERE launch_id IN ({sub})", params)
         placed = st.query(f"SELECT launch_id, op_index, op_key, op_name, placement, accelerated, ms_per_run, fingerprint "
                           f"FROM placements WHERE launch_id IN ({sub}) ORDER BY launch_id, op_index", params)
+        memory = st.query(f"SELECT launch_id, phase_index, phase, peak_rss_bytes, rss_bytes, pss_bytes FROM memory "
+                          f"WHERE launch_id IN ({sub}) ORDER BY launch_id, phase_index", params)
         devices = sorted({d for d in launches["device"].to_list() if d is not None}) if launches.height else []
         noise = {d: launch_noise_of(st, d) for d in devices} if launch_cv is None else {}
         stored = _stored(st) if launches.height == 0 and where else ""
@@ -136,10 +144,15 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
         ident = dict(zip(SERIES_KEYS, key))
         s = _series(ident, rows, cats, ops, kind, name, threshold=threshold, eager=eager, launch_cv=launch_cv,
-                    prior=noise.get(ident["device"]), top=top, detector=detector, beta=beta, alpha=alpha)
+                    prior=noise.get(ident["device"]) if kind != "memory" else None, top=top, detector=detector,
+                    beta=beta, alpha=alpha, memory=memory)
         if s is not None:
             s["placement_changes"] = _placement_changes(rows, placed)
             series.append(s)
+    if not series and kind == "memory":
+        phases = sorted(set(memory["phase"].to_list()))
+        raise UsageError(f"no launch has '{metric}'" + (f"; phases stored: {', '.join(phases)}" if phases else
+                         "; no launch in the store has recorded memory (collect with edgeprof run, then ingest)"))
     if not series:
         avail = sorted(set((cats if kind == "category" else ops)["category" if kind == "category" else "operator"]
                            .to_list()))[:12]
@@ -236,14 +249,16 @@ def _after_since(change: dict, s: dict, since_at: tuple[str | None, str | None] 
 
 def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, threshold: float, eager: bool,
             launch_cv: float | None, top: int, prior=None, detector: str | None = None, beta: float | None = None,
-            alpha: float | None = None) -> dict | None:
+            alpha: float | None = None, memory=None) -> dict | None:
     import numpy as np
     import polars as pl
 
     from ..analysis.history import attribute, commit_points, detect
 
     rows = rows.sort(["time", "launch_id"])
-    if kind == "category" or kind == "op":
+    if kind == "memory":  # one value per launch, no within-launch variance: launches are the replicates
+        y, v = _memory_values(rows, memory, name), pl.Series([0.0] * rows.height)
+    elif kind == "category" or kind == "op":
         table, col = (cats, "category") if kind == "category" else (ops, "operator")
         m = table.filter(pl.col(col).str.to_lowercase() == name.lower()) if kind == "category" else \
             table.filter(pl.col(col) == name)
@@ -261,7 +276,7 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
     all_times = {}
     for k, t in zip(all_keys, rows["time"].to_list()):
         all_times.setdefault(k, t.isoformat() if t else None)
-    presence = _presence(all_keys, ok, all_times, kind, name) if name is not None else []
+    presence = _presence(all_keys, ok, all_times, kind, name) if name is not None and kind != "memory" else []
     rows = rows.filter(pl.Series(ok))
     y_arr = y.to_numpy()[ok].astype(float)
     v_arr = v.fill_null(0.0).to_numpy()[ok].astype(float)
@@ -300,13 +315,17 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
         se = math.sqrt(var)
         r0 = first_rows[k]
         shares = {c: 100.0 * cat_mat[j, i] / e2e[j] for i, c in enumerate(cat_names) if e2e[j] > 0 and cat_mat[j, i]}
+        unit = "bytes" if kind == "memory" else "ms"
         points.append({"commit": k, "branch": branches[r0], "time": times[r0].isoformat() if times[r0] else None,
-                       "launches": pts["launches"][j], "estimate_ms": math.exp(est), "ci_low_ms": math.exp(est - Z * se),
-                       "ci_high_ms": math.exp(est + Z * se), "e2e_mean_ms": float(e2e[j]), "shares_pct": shares})
+                       "launches": pts["launches"][j], f"estimate_{unit}": math.exp(est),
+                       f"ci_low_{unit}": math.exp(est - Z * se), f"ci_high_{unit}": math.exp(est + Z * se),
+                       "e2e_mean_ms": float(e2e[j]), "shares_pct": shares})
     changes = []
     opts = {k: v for k, v in (("detector", detector), ("beta", beta), ("alpha", alpha)) if v is not None}
     for c in detect(pts["estimate"], pts["var"], threshold=threshold, eager=eager, **opts):
-        att = attribute(c, e2e, (cat_names, cat_mat), (op_names, op_mat), top=top)
+        # a step in memory is not attributed to where the time went
+        att = (attribute(c, e2e, (cat_names, cat_mat), (op_names, op_mat), top=top) if kind != "memory" else
+               {"categories": [], "operators": []})
         changes.append(_change(c, att, order, points, kind, name))
     changes += presence
     changes.sort(key=lambda c: (c["time_after"] or "", c["commit_after"]))
@@ -315,13 +334,26 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
             "tau_source": pts["tau_source"], "excluded_launches": int((~ok).sum())}
 
 
+def _memory_values(rows, memory, name: str):
+    """Per launch (``rows``' order) the memory metric ``name`` (``FIELD_bytes`` or ``FIELD_bytes:PHASE``) as its
+    natural log: the phase's value, or without a phase the largest over the launch's phases; null where not recorded."""
+    import polars as pl
+
+    field, _, phase = name.partition(":")
+    m = memory.filter(pl.col(field).is_not_null() & (pl.col(field) > 0))
+    m = m.filter(pl.col("phase") == phase) if phase else m
+    per = m.group_by("launch_id").agg(pl.col(field).max().alias("value"))
+    joined = rows.select("launch_id").join(per, on="launch_id", how="left", maintain_order="left")
+    return joined["value"].cast(pl.Float64).log()
+
+
 def _change(c: dict, att: dict, order: list, points: list, kind: str, name: str | None) -> dict:
     """A detected change as history reports it: where, how large, how sure, what moved and what kind of change."""
     i = c["index"]
     pct = 100 * (math.exp(c["estimate"]) - 1)
     lo, hi = 100 * (math.exp(c["low"]) - 1), 100 * (math.exp(c["high"]) - 1)
     lead = att["categories"][0] if att["categories"] else None
-    what = kind if name is None else f"{kind}:{name}"
+    what = (kind if name is None else f"{kind}:{name}") if kind != "memory" else name.replace("_bytes", "")
     statement = f"{what} {'+' if pct >= 0 else ''}{pct:.1f} % [{lo:+.1f}, {hi:+.1f}] at {order[i]} (after {order[i - 1]})"
     if c["status"] == "possible":
         statement = (f"possible change: {statement}; not established by the {c['commits_after'] + 1} commit(s) "

@@ -143,6 +143,7 @@ def summarise_file(ws: Workspace, path: Path, taxonomy) -> tuple[str, dict]:
     """(launch id, store rows) of one launch file, read through ``ws`` — run where the file is read (this
     process or a Dask worker)."""
     from ..analysis.launch_summary import launch_record, summarise
+    from .memory import launch_memory
 
     prof = ws.profile(path, keep=False)
     from ..io.litert_profile import require_runs
@@ -150,7 +151,21 @@ def summarise_file(ws: Workspace, path: Path, taxonomy) -> tuple[str, dict]:
     require_runs(prof, path)  # a history keeps runs, not averages
     rec = launch_record(summarise(prof, taxonomy))
     rec["launch"]["taxonomy_version"] = taxonomy.version
+    rec["memory"] = memory_rows(launch_memory(ws, path))
     return prof.sha256, rec
+
+
+def memory_rows(memory: dict | None) -> list[dict]:
+    """The memory table's rows of one launch: what edgeprof run recorded per phase (none when it recorded nothing)."""
+    from ..analysis.memory import MEASURED_FIELDS
+
+    rows = []
+    for i, r in enumerate((memory or {}).get("phases") or []):
+        if isinstance(r, dict) and isinstance(r.get("phase"), str):
+            rows.append({"phase_index": i, "phase": r["phase"], **{
+                f: r[f] if isinstance(r.get(f), int) and not isinstance(r.get(f), bool) and r[f] >= 0 else None
+                for f in MEASURED_FIELDS}})
+    return rows
 
 
 def _remote(path: str, ident: dict, root: str, read, taxonomy, existing, dataset: str | None):

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..conventions import fmt_bytes as _mib
 from ..files import command
 from ..io.workspace import Workspace
 from ._common import as_list, workspace
 from .results_memory import MemoryReport
-
-
-def _mib(b) -> str:
-    if b is None:
-        return "—"
-    return f"{b / 2**20:.1f} MiB" if abs(b) >= 2**20 else f"{b / 1024:.1f} KiB"
 
 
 def _plan_for(ws: Workspace, model: str | None, run_dir: Path, first_etdump: Path | None) -> tuple[dict | None, str]:
@@ -112,18 +107,21 @@ def memory(inputs, *, model=None, ws: Workspace | None = None) -> MemoryReport:
     """Memory of each input: a collection's configurations (measured per phase against what their programs plan),
     a program's memory plan (``.pte``), or an ONNX Runtime profile's per-node sizes (``model``: the ONNX model it ran,
     to tell prepacked weights)."""
-    from ..analysis.memory import allocations, onnx_weights_by_node, ort_node_sizes, plan_of_program
+    from ..analysis.memory import allocations, litert_reported, onnx_weights_by_node, ort_node_sizes, plan_of_program
     from ..conventions import FORMAT_ETDUMP
     from ..analysis.pte_program import summarize
     from ..errors import UsageError
     from ..files import is_dir
     from ..io.pte import read_pte
-    from ..runtimes import ONNXRUNTIME
+    from ..runtimes import LITERT, ONNXRUNTIME
 
     ws = workspace(ws)
     configs, programs, profiles, etdumps, warnings = [], [], [], [], []
+    coreml_models, litert = [], []
     for p in map(Path, as_list(inputs)):
-        if is_dir(p):
+        if p.suffix.lower() in (".mlpackage", ".mlmodelc", ".mlmodel"):
+            coreml_models += _coreml(p)
+        elif is_dir(p):
             got = _collection(ws, p)
             if not got:
                 warnings.append(f"{p}: no launch in it recorded memory (collected with `edgeprof run`?)")
@@ -135,21 +133,41 @@ def memory(inputs, *, model=None, ws: Workspace | None = None) -> MemoryReport:
             if prof.format == FORMAT_ETDUMP:
                 etdumps.append({"etdump": str(p), **allocations(prof)})
                 continue
+            if prof.runtime == LITERT.name:
+                if prof.reported_memory is None:
+                    warnings.append(f"{p}: benchmark_model reported no memory in it")
+                else:
+                    litert.append({"profile": str(p), **prof.reported_memory,
+                                   "statement": litert_reported(prof.reported_memory)})
+                continue
             if prof.runtime != ONNXRUNTIME.name:
-                raise UsageError(f"{p}: memory reads a run folder, a .pte, an ETDump or an ONNX Runtime profile")
+                raise UsageError(f"{p}: memory reads a run folder, a .pte, an ETDump, an ONNX Runtime profile, a "
+                                 "LiteRT benchmark_model log or a Core ML model")
             weights = None
             if model is not None:
                 from ..io.onnx_model import read_onnx
 
                 weights = onnx_weights_by_node(read_onnx(Path(model)))
             profiles.append({"profile": str(p), **ort_node_sizes(_ort_rows(prof), weights)})
-    if not (configs or programs or profiles or etdumps):
+    if not (configs or programs or profiles or etdumps or coreml_models or litert):
         from ..errors import InputError
 
         raise InputError(as_list(inputs)[0], "no launch in it recorded memory (collect it with edgeprof run)")
     return MemoryReport({"inputs": [str(x) for x in as_list(inputs)], "configurations": configs, "programs": programs,
-                         "ort_profiles": profiles, "etdumps": etdumps, "statements": [c["statement"] for c in configs],
+                         "ort_profiles": profiles, "etdumps": etdumps, "coreml_models": coreml_models,
+                         "litert_reports": litert,
+                         "statements": [c["statement"] for c in configs] + [r["statement"] for r in litert],
                          "warnings": warnings})
+
+
+def _coreml(path: Path) -> list[dict]:
+    """The weights of a Core ML model (each program of a bundle)."""
+    from ..analysis.memory import plan_of_coreml
+    from ..analysis.mil_cost import op_costs, totals
+    from .coreml import load_programs
+
+    return [{"model": prog.source,
+             **plan_of_coreml(totals(prog, op_costs(prog)))} for prog in load_programs(path)]
 
 
 def launch_memory(ws: Workspace, path) -> dict | None:

@@ -258,6 +258,8 @@ def _read_launch(launch, lr, stage) -> tuple[str, str | None, dict, list[str]]:
                         if k in w})
         if w.get("threads") != launch.threads:
             warnings.append(f"asked for {launch.threads} thread(s), the runtime runs {w.get('threads')}")
+    if lr.memory is not None:
+        metrics["memory"] = lr.memory
     if lr.runner_total_ms is not None:
         metrics.update(runner_total_ms=lr.runner_total_ms, runner_executions=lr.runner_executions)
     status, error = lr.status, lr.error

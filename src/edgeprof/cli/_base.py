@@ -191,7 +191,10 @@ def _launch_cv(ctx, param, value):
 
 def _metric(ctx, param, value):
     from ..conventions import metric_name
+    from ..conventions import MEMORY_METRICS
 
+    if str(value).partition(":")[0] in MEMORY_METRICS:
+        return value  # the command says where memory is gated instead (one line)
     try:
         return metric_name(value)
     except ValueError as e:

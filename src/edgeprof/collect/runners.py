@@ -44,6 +44,7 @@ class LaunchRun:
     outcomes: list[Outcome] = field(default_factory=list)
     main: Outcome | None = None
     worker: dict | None = None        # the Python worker's own report (wall times per run, versions, inputs)
+    memory: dict | None = None        # the runner's memory, measured from outside it (on a device)
     runner_total_ms: float | None = None
     runner_executions: int | None = None
     warnings: list[str] = field(default_factory=list)
@@ -162,16 +163,39 @@ def _adb(serial: str) -> list[str]:
     return ["adb", "-s", serial]
 
 
-def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_level: int | None) -> str:
-    """The ``adb shell`` command line of one runner process on the device."""
+# the timed runner's memory on a device: its shell reads the runner's /proc/PID/status every MEMORY_SAMPLE_S while it
+# runs (VmHWM is the process's high-water mark, so a sample misses only what it grows in its last interval)
+MEMORY_SAMPLE_S = 0.2
+_MEMORY_LINE = re.compile(r"^edgeprof-memory: VmHWM:\s*(\d+) kB VmRSS:\s*(\d+) kB\s*$", re.M)
+
+
+def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_level: int | None,
+                   memory: bool = False) -> str:
+    """The ``adb shell`` command line of one runner process on the device (``memory``: sampled, see above)."""
     e = launch.experiment
     q = shlex.quote  # every word: names come from files and configs, and this line runs in the device's shell
     parts = [f"cd {q(DEVICE_DIR)}", f"export LD_LIBRARY_PATH={q(DEVICE_DIR)}"]
     if xnn_log_level is not None:
         parts.append(f"export XNN_LOG_LEVEL={int(xnn_log_level)}")
-    cmd = ([f"taskset {q(e.cpu_affinity)}"] if e.cpu_affinity else []) + [
-        q(f"./executor_runner_{e.name}"), *(q(a) for a in _runner_args(launch, executions, e.model.name, etdump))]
-    return " && ".join(parts + [" ".join(cmd)])
+    cmd = " ".join(([f"taskset {q(e.cpu_affinity)}"] if e.cpu_affinity else []) + [
+        q(f"./executor_runner_{e.name}"), *(q(a) for a in _runner_args(launch, executions, e.model.name, etdump))])
+    if memory:
+        cmd = (f"{{ {cmd} & p=$!; m=; while kill -0 $p 2>/dev/null; do s=$(grep -E '^Vm(HWM|RSS):' /proc/$p/status "
+               f"2>/dev/null) && m=$s; sleep {MEMORY_SAMPLE_S:g}; done; wait $p; rc=$?; echo \"edgeprof-memory: "
+               f"$(echo $m)\"; exit $rc; }}")
+    return " && ".join(parts + [cmd])
+
+
+def device_memory(output: str) -> dict | None:
+    """The runner's memory as the device shell sampled it (:func:`device_command`), None when it printed none."""
+    m = _MEMORY_LINE.findall(output)
+    if not m:
+        return None
+    hwm, rss = (int(x) * 1024 for x in m[-1])
+    return {"source": f"the device's /proc/PID/status, sampled every {MEMORY_SAMPLE_S:g} s by its shell while the "
+                      "runner ran (VmHWM: the whole process's peak)", "peak_scope": "process",
+            "phases": [{"phase": "process", "peak_rss_bytes": hwm, "rss_bytes": rss, "pss_bytes": None}],
+            "cost_ms": 0.0, "options": {}}
 
 
 def _android(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
@@ -211,9 +235,10 @@ def _android(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
         if not w.ok:
             run.warnings.append(f"warm-up failed on the device ({'timed out' if w.timed_out else f'exit code {w.rc}'})")
     name = f"{launch.stem}.etdump" if launch.etdump else None
-    o = step([*adb, "shell", device_command(launch, e.runs, name, 0)], out=stage(launch.log))
+    o = step([*adb, "shell", device_command(launch, e.runs, name, 0, memory=True)], out=stage(launch.log))
     run.main = o
     _parse_runner_times(o.output, run)
+    run.memory = device_memory(o.output)
     if name:  # pulled even after a crash: a partial ETDump says how far it got
         p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", os.path.abspath(stage(launch.etdump))], timeout=600)
         if not p.ok and o.ok:

@@ -149,10 +149,10 @@ def _handles(v, where: str = "a map") -> list[int]:
     if _is_handle(v):
         return [v]
     if isinstance(v, list):
-        bad = next((x for x in v if not _is_handle(x)), None)
-        if bad is None:
+        bad = [x for x in v if not _is_handle(x)][:1]  # (a null in the list is a bad value, not "none found")
+        if not bad:
             return v
-        v = bad
+        v = bad[0]
     raise _NotAHandle(v, where)
 
 

@@ -39,6 +39,11 @@ AGGREGATE = ("holds LiteRT's per-op averages over {n} run(s), not the runs: late
 _RUN_ORDER = re.compile(r"=+ Run Order =+")
 _TIMINGS = re.compile(r"Timings \(microseconds\):\s*(.*)")
 _INFERENCE = re.compile(r"Inference timings in us:.*?Inference \(avg\):\s*([0-9.eE+-]+)")
+# benchmark_model's own memory lines (its "MB" are the resident set's KiB / 1024: mebibytes): the growth of the peak
+# resident set from the tool's start to the end of init and to the end, and the peak a watcher thread sampled
+_FOOTPRINT = re.compile(r"Memory footprint delta from the start of the tool \(MB\):\s*init=([0-9.eE+-]+)\s+"
+                        r"overall=([0-9.eE+-]+)")
+_PEAK = re.compile(r"Overall peak memory footprint \(MB\) via periodic monitoring:\s*([0-9.eE+-]+)")
 _HEADER = {"node type": "type", "start": "start", "first": "first", "avg ms": "avg", "avg_ms": "avg", "%": "pct",
            "cdf%": "cdf", "mem kb": "mem", "times called": "times", "name": "name"}
 _DELEGATE = re.compile(r"^TfLite\w*Delegate\w*$|^DELEGATE$|Delegate(V\d+)?$")
@@ -107,6 +112,9 @@ def parse_tables(text: str, path) -> dict:
         m = _INFERENCE.search(line)
         if m:
             out["inference_us"] = float(m.group(1))
+        m = _FOOTPRINT.search(line) or _PEAK.search(line)
+        if m:
+            out.setdefault("memory", {}).update(_reported(m, path, i + 1))
         if _RUN_ORDER.search(line) and i + 1 < len(lines):
             header = lines[i + 1]
             csv = "[" not in header
@@ -127,6 +135,20 @@ def parse_tables(text: str, path) -> dict:
             continue
         i += 1
     return out
+
+
+def _reported(m, path, line: int) -> dict:
+    """The bytes of one of benchmark_model's memory lines (its MB: MiB; a negative delta is possible — a tool that
+    freed more than the model took — a peak is not)."""
+    try:
+        vals = [float(x) for x in m.groups()]
+    except ValueError:
+        raise InputError(path, f"a memory footprint '{m.group(0)[-60:]}' that is not a number", line=line) from None
+    if not all(np.isfinite(v) and abs(v) < 2**40 for v in vals) or (m.re is _PEAK and vals[0] < 0):
+        raise InputError(path, f"a memory footprint out of range ('{m.group(0)[-60:]}')", line=line)
+    if m.re is _PEAK:
+        return {"peak_bytes": round(vals[0] * 2**20)}
+    return {"init_delta_bytes": round(vals[0] * 2**20), "overall_delta_bytes": round(vals[1] * 2**20)}
 
 
 def _share(internal: list, calls: list, path) -> dict:
@@ -280,6 +302,7 @@ def _profile(t: dict, path, data: bytes):
     prof.sha256 = hashlib.sha256(data).hexdigest()
     prof.events = prof.events.with_columns(pl.Series("module_path", list(col[7]), dtype=pl.Categorical))
     prof.aggregate_runs = int(t["timings"].get("count") or 0)
+    prof.reported_memory = ({"source": "benchmark_model", **t["memory"]} if t.get("memory") else None)
     prof.warnings[:0] = [AGGREGATE.format(n=prof.aggregate_runs or "the")] + warnings
     if t["subgraphs"]:
         prof.warnings.append(f"{t['subgraphs']} subgraph(s) besides the primary graph left out: they run inside the "

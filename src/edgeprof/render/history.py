@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from ..conventions import fmt_ms
 from .document import to_html, to_markdown
 from .markdown import code
+from .svg_history import point_values
 
 
 
@@ -60,9 +61,11 @@ def blocks(d: dict, *, generated: str | None = None, last: int = 40) -> list[tup
     out.append(("h2", f"Commits (newest {last})"))
     for s in d["series"]:
         out.append(("h3", s["label"]))
-        rows = [[p["commit"], p["time"] or "", p["launches"], fmt_ms(p["estimate_ms"]),
-                 f"{fmt_ms(p['ci_low_ms'])}–{fmt_ms(p['ci_high_ms'])}"] for p in s["points"][-last:]]
-        out.append(("table", ["commit", "time", "launches", d["metric"], "95 % interval"], rows[::-1]))
+        shown = [(p, point_values(p)) for p in s["points"][-last:]]
+        rows = [[p["commit"], p["time"] or "", p["launches"], fmt_ms(e[0]), f"{fmt_ms(e[1])}–{fmt_ms(e[2])}"]
+                for p, e in shown]
+        unit = shown[0][1][3] if shown else "ms"
+        out.append(("table", ["commit", "time", "launches", f"{d['metric']} ({unit})", "95 % interval"], rows[::-1]))
     return out
 
 
@@ -83,12 +86,14 @@ def print_history(d: dict, last: int = 15) -> None:
     for s in d["series"]:
         t = Table(title=f"{escape(s['label'])} — {escape(d['metric'])} per commit (newest {min(last, len(s['points']))} of "
                         f"{len(s['points'])})", title_justify="left")
-        for col, kw in (("commit", {}), ("time", {}), ("launches", {"justify": "right"}), ("ms", {"justify": "right"}),
+        shown = [(p, point_values(p)) for p in s["points"][-last:]]
+        unit = shown[0][1][3] if shown else "ms"
+        for col, kw in (("commit", {}), ("time", {}), ("launches", {"justify": "right"}), (unit, {"justify": "right"}),
                         ("95 % interval", {"justify": "right"})):
             t.add_column(col, **kw)
-        for p in s["points"][-last:]:
-            t.add_row(escape(str(p["commit"])), escape(p["time"] or ""), str(p["launches"]), fmt_ms(p["estimate_ms"]),
-                      f"{fmt_ms(p['ci_low_ms'])}–{fmt_ms(p['ci_high_ms'])}")
+        for p, (est, lo, hi, _) in shown:
+            t.add_row(escape(str(p["commit"])), escape(p["time"] or ""), str(p["launches"]), fmt_ms(est),
+                      f"{fmt_ms(lo)}–{fmt_ms(hi)}")
         out.print(t)
         for c in s["changes"]:
             color = {"regression": "red", "improvement": "green"}.get(c["direction"], "yellow")

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
+from ..conventions import fmt_bytes as _b
 from .markdown import cell, table, text
-
-
-def _b(v) -> str:
-    if v is None:
-        return "—"
-    return f"{v / 2**20:,.1f} MiB" if abs(v) >= 2**20 else f"{v / 1024:,.1f} KiB"
 
 
 def memory_markdown(d: dict, level: int = 3) -> str:
@@ -49,5 +44,11 @@ def memory_markdown(d: dict, level: int = 3) -> str:
                               for a in e["allocators"]]))
         else:
             out.append(text(e["note"]))
+    for m in d.get("coreml_models") or []:
+        out += ["", f"{h}# Core ML model {cell(m['model'])}", "",
+                f"weights stored {_b(m['weight_bytes'])} in {m['blobs']} blob(s); {_b(m['dense_weight_bytes'])} once "
+                "decompressed (what its constants compute as)", ""]
+    for r in d.get("litert_reports") or []:
+        out += ["", f"{h}# LiteRT {cell(r['profile'])}", "", text(r["statement"]), ""]
     out += [f"- {text(w)}" for w in d["warnings"]]
     return "\n".join(out) + "\n"

@@ -35,6 +35,13 @@ def _panel(body: list[str], s: dict, k: int, top: float, step: float):
     return pts, n, y_top, x_of
 
 
+def point_values(p: dict) -> tuple[float, float, float, str]:
+    """(estimate, interval low, high, unit) of a history point as charts and tables show it: ms, or memory in MiB."""
+    if "estimate_bytes" in p:
+        return p["estimate_bytes"] / 2**20, p["ci_low_bytes"] / 2**20, p["ci_high_bytes"] / 2**20, "MiB"
+    return p["estimate_ms"], p["ci_low_ms"], p["ci_high_ms"], "ms"
+
+
 def trend(series: list[dict], metric: str) -> str:
     """One panel per series: the estimate per commit (dots), its launch-aware 95 % interval (band), and a
     vertical line at each change (red: regression, green: improvement, grey: not yet confirmed)."""
@@ -44,7 +51,8 @@ def trend(series: list[dict], metric: str) -> str:
     body: list[str] = []
     for k, s in enumerate(series):
         pts, n, y_top, x_of = _panel(body, s, k, top, panel_h + gap)
-        vals = [v for p in pts for v in (p["ci_low_ms"], p["ci_high_ms"]) if v is not None and math.isfinite(v)]
+        shown = [point_values(p) for p in pts]
+        vals = [v for e in shown for v in e[1:3] if v is not None and math.isfinite(v)]
         if not vals:
             continue
         ticks = nice_ticks(min(vals), max(vals), 4)
@@ -55,17 +63,17 @@ def trend(series: list[dict], metric: str) -> str:
         body += _grid_y(ticks, y_of, LEFT, pw)
         body.append(f'<text x="14" y="{y_top + panel_h / 2:.1f}" font-size="11" fill="#374151" text-anchor="middle" '
                     f'transform="rotate(-90 14 {y_top + panel_h / 2:.1f})">{escape(metric)}</text>')
-        band = [f"{x_of(i):.1f},{y_of(p['ci_high_ms']):.1f}" for i, p in enumerate(pts)]
-        band += [f"{x_of(i):.1f},{y_of(p['ci_low_ms']):.1f}" for i, p in reversed(list(enumerate(pts)))]
+        band = [f"{x_of(i):.1f},{y_of(e[2]):.1f}" for i, e in enumerate(shown)]
+        band += [f"{x_of(i):.1f},{y_of(e[1]):.1f}" for i, e in reversed(list(enumerate(shown)))]
         c = SERIES[k % len(SERIES)]
         body.append(f'<polygon class="band" points="{" ".join(band)}" fill="{c}" fill-opacity="0.15" stroke="none"/>')
         body.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.2" points="'
-                    + " ".join(f"{x_of(i):.1f},{y_of(p['estimate_ms']):.1f}" for i, p in enumerate(pts)) + '"/>')
+                    + " ".join(f"{x_of(i):.1f},{y_of(e[0]):.1f}" for i, e in enumerate(shown)) + '"/>')
         r = 1.6 if n > 120 else 3
-        for i, p in enumerate(pts):
-            body.append(f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(p["estimate_ms"]):.1f}" r="{r}" fill="{c}">'
-                        f'<title>{escape(str(p["commit"]))} ({escape(str(p["time"]))}): {fmt_ms(p["estimate_ms"])} ms '
-                        f'[{p["ci_low_ms"]:.4g}–{p["ci_high_ms"]:.4g}], {p["launches"]} launch(es)</title></circle>')
+        for i, (p, (est, lo, hi, unit)) in enumerate(zip(pts, shown)):
+            body.append(f'<circle class="point" cx="{x_of(i):.1f}" cy="{y_of(est):.1f}" r="{r}" fill="{c}">'
+                        f'<title>{escape(str(p["commit"]))} ({escape(str(p["time"]))}): {fmt_ms(est)} {unit} '
+                        f'[{lo:.4g}–{hi:.4g}], {p["launches"]} launch(es)</title></circle>')
         for ch in (c for c in s["changes"] if c["index"] is not None):  # appearances are stated, not drawn
             col = PENDING if ch["status"] in ("pending", "possible") else (REGRESSION if ch["direction"] == "regression" else IMPROVEMENT)
             x = LEFT + pw * ch["index"] / n

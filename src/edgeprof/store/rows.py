@@ -15,7 +15,7 @@ def frames(records: list[tuple[dict, dict]]) -> dict:
     for ident, rec in records:
         lid = ident["launch_id"]
         out["launches"].append({**rec["launch"], **ident})
-        for table in ("runs", "categories", "operators", "kernels", "placements"):
+        for table in ("runs", "categories", "operators", "kernels", "placements", "memory"):
             out[table].extend({**r, "launch_id": lid} for r in rec.get(table, ()))
     result = {}
     for table, rows in out.items():

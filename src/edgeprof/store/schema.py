@@ -11,13 +11,13 @@ partition values are written percent-encoded (``/`` → ``%2F``) as Hive does.
 
 from __future__ import annotations
 
-STORE_SCHEMA_VERSION = 2
+STORE_SCHEMA_VERSION = 3
 # tables a store of an older schema may lack (version → the tables added after it): opened for writing, the store
 # gains them (and the current version); opened for reading, they read as empty
-ADDED_SINCE = {1: ("placements",)}
+ADDED_SINCE = {1: ("placements",), 2: ("memory",)}
 PARTITIONS = ("model", "device", "date")
 
-_D, _S, _I, _B, _T = "DOUBLE", "VARCHAR", "INTEGER", "BOOLEAN", "TIMESTAMP"
+_D, _S, _I, _L, _B, _T = "DOUBLE", "VARCHAR", "INTEGER", "BIGINT", "BOOLEAN", "TIMESTAMP"
 
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "launches": (
@@ -41,9 +41,13 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     # launch's placement digest (the same on each of its rows)
     "placements": (("launch_id", _S), ("op_index", _I), ("op_key", _S), ("op_name", _S), ("placement", _S),
                    ("accelerated", _B), ("ms_per_run", _D), ("fingerprint", _S)),
+    # what edgeprof run measured of the launch's process per phase (edgeprof.collect.procmem), in bytes
+    "memory": (("launch_id", _S), ("phase_index", _I), ("phase", _S), ("peak_rss_bytes", _L), ("rss_bytes", _L),
+               ("pss_bytes", _L)),
 }
 # the metrics ``history --metric`` takes besides ``category:NAME`` and ``op:NAME`` (launches' columns)
 E2E_METRICS = ("median_ms", "p90_ms", "mean_ms")
+# and the memory metrics (edgeprof.conventions.MEMORY_METRICS), from the memory table
 
 
 def columns(table: str) -> list[str]:
@@ -58,7 +62,7 @@ def stored_columns(table: str, partitioned: bool) -> list[str]:
 def polars_schema(table: str, partitioned: bool = False) -> dict:
     import polars as pl
 
-    types = {_D: pl.Float64, _S: pl.String, _I: pl.Int32, _B: pl.Boolean, _T: pl.Datetime("us")}
+    types = {_D: pl.Float64, _S: pl.String, _I: pl.Int32, _L: pl.Int64, _B: pl.Boolean, _T: pl.Datetime("us")}
     return {c: types[t] for c, t in TABLES[table] if not (partitioned and c in PARTITIONS)}
 
 

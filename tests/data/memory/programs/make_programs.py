@@ -2,21 +2,23 @@
 
 What is here
 ------------
-One model, ``ActNet``, built twice with the *same* weights (``torch.manual_seed(0)``) and two
-input resolutions, so the two builds differ only in activation memory:
+One model, ``ActNet``, built three times with the *same* weights (``torch.manual_seed(0)``) and three
+input resolutions, so the builds differ only in activation memory:
 
     x[1,8,H,W] -> conv2d(8->16, 3x3, pad 1) -> relu -> conv2d(16->16, 3x3, pad 1) -> relu
               -> mean over (H, W) (keepdim) -> flatten -> linear(16->4) -> y[1,4]
 
-    act_small*: H = W = 256       act_large*: H = W = 1024
+    act_small*: H = W = 256    act_mid*: H = 512, W = 1024    act_large*: H = W = 1024
+
+act_large plans exactly twice act_mid's activations (the planted 2x of the memory gate's tests).
 
 Files (all written by this script):
 
-* ``act_{small,large}.pte``           torch.export -> ``to_edge_transform_and_lower(...,
+* ``act_{small,mid,large}.pte``           torch.export -> ``to_edge_transform_and_lower(...,
   partitioner=[XnnpackPartitioner()])`` -> ``.to_executorch()``.
-* ``act_{small,large}_portable.pte``  the same without a partitioner (portable kernels); its
+* ``act_{small,mid,large}_portable.pte``  the same without a partitioner (portable kernels); its
   ExecuTorch memory plan holds every activation in the planned arena.
-* ``act_{small,large}.onnx``          legacy (TorchScript) ``torch.onnx.export``, opset 17, static
+* ``act_{small,mid,large}.onnx``          legacy (TorchScript) ``torch.onnx.export``, opset 17, static
   shapes (``dynamo=False``: the dynamo exporter needs onnxscript, which is not installed).
 * ``programs.json``                   per file: input shape, weight bytes, activation bytes counted
   by hand from the tensor shapes (independently of ExecuTorch), and for the .pte files the memory
@@ -43,7 +45,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 F32 = 4
-SIZES = {"act_small": 256, "act_large": 1024}
+SIZES = {"act_small": (256, 256), "act_mid": (512, 1024), "act_large": (1024, 1024)}  # (H, W)
 C_IN, C_MID, N_OUT = 8, 16, 4
 
 
@@ -78,9 +80,9 @@ def make_model():
     return ActNet().eval()
 
 
-def hand_count(hw: int) -> dict:
+def hand_count(hw: tuple[int, int]) -> dict:
     """Activation bytes from the tensor shapes alone (float32), no ExecuTorch/ORT involved."""
-    plane = hw * hw
+    plane = hw[0] * hw[1]
     t = {  # name -> bytes, in execution order
         "input x [1,8,H,W]": C_IN * plane * F32,
         "conv1 out [1,16,H,W]": C_MID * plane * F32,
@@ -163,8 +165,8 @@ def build():
         versions["onnxruntime"] = onnxruntime.__version__
     except ImportError:
         pass
-    doc = {"_about": ("Activation-memory fixtures: one model (same torch.manual_seed(0) weights) at two "
-                      "input sizes. Made by make_programs.py (not run by the tests). hand_count is "
+    doc = {"_about": ("Activation-memory fixtures: one model (same torch.manual_seed(0) weights) at three "
+                      "input sizes (act_large plans twice act_mid's activations). Made by make_programs.py (not run by the tests). hand_count is "
                       "computed from tensor shapes only; executorch_plan is what executorch's emitter "
                       "reports (execution_plan[0].non_const_buffer_sizes; buffer 0 is reserved)."),
            "versions": versions,
@@ -172,7 +174,7 @@ def build():
            "weight_bytes": wb,
            "files": {}}
     for stem, hw in SIZES.items():
-        x = torch.randn(1, C_IN, hw, hw)
+        x = torch.randn(1, C_IN, *hw)
         hc = hand_count(hw)
         ep = torch.export.export(model, (x,))
         for suffix, parts in (("", [XnnpackPartitioner()]), ("_portable", None)):
@@ -232,7 +234,7 @@ def st():
     return d
 def reset():
     with open('/proc/self/clear_refs', 'w') as f: f.write('5')
-kind, path, hw, arena = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == '1'
+kind, path, h, w, arena = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == '1'
 rows = []
 def phase(name, fn):
     reset(); b = st()['VmRSS']; r = fn(); a = st()
@@ -241,7 +243,7 @@ def phase(name, fn):
 if kind == 'pte':
     import torch
     from executorch.extension.pybindings import _C
-    x = torch.randn(1, 8, hw, hw)
+    x = torch.randn(1, 8, h, w)
     gc.collect()
     prog = phase('load_program', lambda: _C._load_program(path, enable_etdump=False, debug_buffer_size=0))
     meth = phase('load_method', lambda: prog.load_method('forward'))
@@ -250,7 +252,7 @@ if kind == 'pte':
     out = phase('call3', lambda: meth.call([x]))
 else:
     import numpy as np, onnxruntime as ort
-    x = np.random.default_rng(0).standard_normal((1, 8, hw, hw)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal((1, 8, h, w)).astype(np.float32)
     so = ort.SessionOptions()
     if not arena:
         so.enable_cpu_mem_arena = False; so.enable_mem_pattern = False
@@ -269,7 +271,7 @@ def measure():
                  ("onnx", f"{stem}.onnx", hw, "1"), ("onnx", f"{stem}.onnx", hw, "0")]
     MiB = 1 << 20
     for kind, name, hw, arena in jobs:
-        r = subprocess.run([sys.executable, "-c", CHILD, kind, str(HERE / name), str(hw), arena],
+        r = subprocess.run([sys.executable, "-c", CHILD, kind, str(HERE / name), str(hw[0]), str(hw[1]), arena],
                            capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
         line = [l for l in r.stdout.splitlines() if l.startswith("RESULT ")]
         if not line:
