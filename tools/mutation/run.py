@@ -643,7 +643,7 @@ def write_report(path: Path, rows, allm, results, equivalent, modules, seconds: 
            "| module | mutants | not run | killed | equivalent | open | killed % | score |",
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        done = r["run"] >= r["mutants"]
+        done = r["run"] >= r["mutants"] and r["rate"] is not None and r["score"] is not None  # (a sample's empty row)
         out.append(f"| `{r['module']}` | {r['mutants']} | {r['mutants'] - r['run']} | {r['killed']} | {r['equivalent']} | "
                    f"{r['open']} | "
                    + (f"{100 * r['rate']:.1f} | {100 * r['score']:.1f} |" if done else "— | — |"))
