@@ -39,14 +39,20 @@ def setup_function():
     st.modes.cache_clear()
 
 
-def test_two_clusters_one_log_unit_apart_are_two_modes():
-    """15 runs at 1 ms and 15 at e ms (log range exactly 1): two modes of half the runs each."""
-    v = np.r_[np.ones(15), np.full(15, math.e)]
+def _assert_two_modes(v):
+    """modes() finds two modes of ``v`` with the oracle's masses and centres; returns the masses."""
     r = st.modes(v)
     masses, centres = _two_cluster_oracle(v, 0.5)
     assert r["multimodal"] is True
     assert r["masses"] == pytest.approx(masses, rel=1e-9)
     assert r["centres_ms"] == pytest.approx(centres, rel=1e-12)
+    return masses
+
+
+def test_two_clusters_one_log_unit_apart_are_two_modes():
+    """15 runs at 1 ms and 15 at e ms (log range exactly 1): two modes of half the runs each."""
+    v = np.r_[np.ones(15), np.full(15, math.e)]
+    _assert_two_modes(v)
 
 
 def test_all_equal_runs_are_one_mode_at_their_value():
@@ -58,11 +64,8 @@ def test_zero_iqr_falls_back_to_the_sd_bandwidth():
     """25 runs at 1 ms and 7 at e ms: both quartiles are 0 (log), so the bandwidth comes from the SD; 7/32 ≥ 20 %."""
     v = np.r_[np.ones(25), np.full(7, math.e)]
     assert ss.iqr(np.log(v)) == 0.0
-    r = st.modes(v)
-    masses, centres = _two_cluster_oracle(v, 0.5)
-    assert r["multimodal"] is True
-    assert r["masses"] == pytest.approx(masses, rel=1e-9) and masses[1] == pytest.approx(7 / 32, abs=1e-3)
-    assert r["centres_ms"] == pytest.approx(centres, rel=1e-12)
+    masses = _assert_two_modes(v)
+    assert masses[1] == pytest.approx(7 / 32, abs=1e-3)
 
 
 def test_tight_main_cluster_sets_the_bandwidth_by_its_iqr():
@@ -71,11 +74,7 @@ def test_tight_main_cluster_sets_the_bandwidth_by_its_iqr():
     x = np.r_[_normal_cluster(0.0, 0.05, 39), _normal_cluster(1.0, 0.05, 11)]
     v = np.exp(x)
     assert ss.iqr(x) / 1.34 < np.std(x, ddof=1) and ss.iqr(x) < 1
-    r = st.modes(v)
-    masses, centres = _two_cluster_oracle(v, 0.5)
-    assert r["multimodal"] is True
-    assert r["masses"] == pytest.approx(masses, rel=1e-9)
-    assert r["centres_ms"] == pytest.approx(centres, rel=1e-12)
+    _assert_two_modes(v)
 
 
 def test_no_piece_heavy_enough_reports_the_whole_sample():
