@@ -27,6 +27,9 @@ CHECK_JSON_ENV = "EDGEPROF_CHECK_JSON"
 # a point inside its interval, shares in [0, 100], sentences quoting the figures beside them (edgeprof/invariants.py;
 # no dependency). EDGEPROF_CHECK_JSON implies it.
 CHECK_ENV = "EDGEPROF_CHECK"
+# which ETDump walk reads: "c" (the compiled edgeprof._core; an error where it is not built), "python" (the numpy
+# reader, the oracle), unset or "auto": the compiled one where it is built (edgeprof.io.etdump_core)
+CORE_ENV = "EDGEPROF_CORE"
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
          "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan",

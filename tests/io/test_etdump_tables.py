@@ -103,21 +103,20 @@ def test_version_bundled_index_and_events_without_one_payload(tmp_path):
     assert read_etdump(q).version == 0 and not read_etdump(q).warnings
 
 
-@pytest.mark.parametrize("later", [False, True])
-def test_method_init_nests_in_load_method_whatever_their_name_codes(tmp_path, later):
-    # the name codes follow where the builder put the strings: with only the load block Program::load_method is
-    # decoded first (code 0); with a later Method::init event, Method::init is — nesting must not depend on a
-    # name's code being non-zero
+@pytest.mark.parametrize("load_first", [False, True])
+def test_method_init_nests_in_load_method_whatever_their_name_codes(tmp_path, load_first):
+    # names are coded in the order they first appear: Method::init is code 0 when it comes first, and
+    # Program::load_method when a load event precedes it — nesting must not depend on a name's code being non-zero
     from edgeprof.io import etdump_decode
-    runs = [Run("Default", [PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 5, 30, 0, -1)])]
-    if later:
-        runs.append(Run("Execute", [PE("Method::init", 40, 41, 0, -1), PE("x", 50, 60, 1)]))
+    head = [PE("Program::load_method", 1, 3, 0, -1)] if load_first else []
+    runs = [Run("Default", head + [PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 5, 30, 0, -1)])]
     data = build(runs)
-    assert etdump_decode.decode(data, "x")["pe_names"][0] == ("Method::init" if later else "Program::load_method")
+    assert etdump_decode.decode(data, "x")["pe_names"][0] == ("Program::load_method" if load_first else "Method::init")
     p = tmp_path / "i.etdp"
     p.write_bytes(data)
     d = read_etdump(p, allow_empty=True).events.filter(pl.col("run_index") == -1)
-    assert d["parent"].to_list() == [1, None] and d["depth"].to_list() == [1, 0]
+    k = len(head)
+    assert d["parent"].to_list() == [None] * k + [k + 1, None] and d["depth"].to_list() == [0] * k + [1, 0]
 
 
 def test_two_delegate_int_ids_keep_their_own_names_and_one_xnnpack_op_makes_the_call_xnnpack(tmp_path):

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from ..errors import CorruptETDumpError, NotAnETDumpError
+from . import etdump_core
 from .flatbuf import FlatBuffer
 
 IDENTIFIER = b"ED00"
@@ -134,6 +135,15 @@ class RunDataIndex:
         that no Event table, and no event's payload, is shared between ranges either. Positions are kept as 4-byte
         numbers (a FlatBuffer is under 4 GiB), so this costs 8 bytes per event for the time of the check."""
         fb = self.fb
+        core = etdump_core.module()
+        if core is not None and ranges:
+            a, b = ranges[0][0], ranges[-1][1]
+            ev_pos, _, kind, payload, _, _ = etdump_core.walk_events(core, fb, self.event_refs[a:b],
+                                                                     int(self.event_counts()[a:b].sum()))
+            fb.unshared(ev_pos.astype(np.uint32), "RunData.events")
+            del ev_pos
+            fb.unshared(payload[kind >= 0].astype(np.uint32), "Event payloads")
+            return
         events, payloads = [], []
         for a, b in ranges:
             pos, _ = fb.table_vectors(self.event_refs[a:b], "RunData.events")
@@ -154,8 +164,13 @@ class RunDataIndex:
         alloc_pos, alloc_owner = fb.table_vectors(self.alloc_refs[a:b], "RunData.allocators")
         allocators = fb.tables(alloc_pos, "Allocator")
         alloc_name_codes, _, _ = fb.strings(allocators.ref(0, "name"), "Allocator.name", self.other)
-        ev_pos, ev_run = fb.table_vectors(self.event_refs[a:b], "RunData.events")
-        out = _decode_events(fb, ev_pos, ev_run, self.names, self.dstrs, self.other)
+        core = etdump_core.module()
+        if core is not None:
+            out = _decode_events_c(core, fb, self.event_refs[a:b], int(self.event_counts()[a:b].sum()), self.names,
+                                   self.dstrs, self.other)
+        else:
+            ev_pos, ev_run = fb.table_vectors(self.event_refs[a:b], "RunData.events")
+            out = _decode_events(fb, ev_pos, ev_run, self.names, self.dstrs, self.other)
         out.update(version=self.version, run_names=self.run_names[a:b], run_bundled_input_index=self.bundled[a:b],
                    allocator_run=alloc_owner,
                    allocator_names=[self.other.uniques[c] if c >= 0 else "" for c in alloc_name_codes], n_runs=b - a)
@@ -171,7 +186,7 @@ def decode(data: bytes, path) -> dict:
 def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names, dstrs, other) -> dict:
     """The events at ``ev_pos`` (owned by RunData ``ev_run``, counted from the first block decoded) as columns."""
     n_events = ev_pos.size
-    cols: dict[str, list] = {k: [] for k in ("pe_seq", "pe_name_codes", "pe_dd_str_codes", "pe_chain", "pe_instruction",
+    cols: dict[str, list] = {k: [] for k in ("pe_seq", "name_ref", "dd_str_ref", "pe_chain", "pe_instruction",
                                              "pe_dd_int", "pe_start", "pe_end", "meta_refs")}
     ae_refs, ae_seq, de_refs, de_seq, pe_pos = [], [], [], [], []
     n_empty = n_ambiguous = 0
@@ -198,9 +213,8 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
             de_seq.append(seq[is_de])
         pe = fb.tables(pe_ref[is_pe] if not is_pe.all() else pe_ref, "ProfileEvent")
         cols["pe_seq"].append(seq[is_pe])
-        cols["pe_name_codes"].append(fb.strings(pe.ref(0, "name"), "ProfileEvent.name", names)[0])
-        cols["pe_dd_str_codes"].append(fb.strings(pe.ref(4, "delegate_debug_id_str"),
-                                                  "ProfileEvent.delegate_debug_id_str", dstrs)[0])
+        cols["name_ref"].append(pe.ref(0, "name"))
+        cols["dd_str_ref"].append(pe.ref(4, "delegate_debug_id_str"))
         cols["meta_refs"].append(pe.ref(5, "delegate_debug_metadata"))
         cols["pe_chain"].append(pe.scalar(1, np.int32, 0))
         cols["pe_instruction"].append(pe.scalar(2, np.int32, -1))
@@ -209,15 +223,44 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
         cols["pe_end"].append(pe.scalar(7, np.uint64, 0))
         del pe, pe_ref, ae_ref, de_ref
     del ev_pos
-    # one payload table reached from two events would be one event read twice
-    for refs, what in ((pe_pos, "Event.profile_event"), (ae_refs, "Event.allocation_event"),
-                       (de_refs, "Event.debug_event")):
-        fb.unshared(np.concatenate(refs) if refs else np.empty(0, np.int64), what)
-    del pe_pos
-    empty = {"pe_seq": np.int64, "pe_name_codes": np.int32, "pe_dd_str_codes": np.int32, "pe_chain": np.int32,
+    empty = {"pe_seq": np.int64, "name_ref": np.int64, "dd_str_ref": np.int64, "pe_chain": np.int32,
              "pe_instruction": np.int32, "pe_dd_int": np.int32, "pe_start": np.uint64, "pe_end": np.uint64,
              "meta_refs": np.int64}
     out = {k: (np.concatenate(v) if v else np.empty(0, dtype=empty[k])) for k, v in cols.items()}
+    out["pe_name_codes"] = fb.strings(out.pop("name_ref"), "ProfileEvent.name", names)[0]
+    out["pe_dd_str_codes"] = fb.strings(out.pop("dd_str_ref"), "ProfileEvent.delegate_debug_id_str", dstrs)[0]
+    cat = np.concatenate
+    return _finish_events(fb, out, ev_run, n_empty, n_ambiguous, [cat(x) if x else np.empty(0, np.int64) for x in
+                                                                   (pe_pos, ae_refs, ae_seq, de_refs, de_seq)],
+                          names, dstrs, other)
+
+
+def _decode_events_c(core, fb: FlatBuffer, vec_refs: np.ndarray, n_events: int, names, dstrs, other) -> dict:
+    """:func:`_decode_events` by the compiled walk (:mod:`edgeprof.io.etdump_core`): the same columns."""
+    ev_pos, ev_run, kind, payload, n_empty, n_ambiguous = etdump_core.walk_events(core, fb, vec_refs, n_events)
+    fb.unshared(ev_pos, "RunData.events")
+    del ev_pos
+    seq = np.arange(n_events, dtype=np.int64)
+    pe_seq, ae_seq, de_seq = (seq[kind == k] for k in (0, 1, 2))
+    del seq, kind
+    pe_pos, ae_refs, de_refs = payload[pe_seq], payload[ae_seq], payload[de_seq]
+    del payload
+    out = etdump_core.profile_events(core, fb, pe_pos)
+    out["pe_seq"] = pe_seq
+    out["pe_name_codes"] = etdump_core.strings(core, fb, out.pop("name_ref"), names)
+    out["pe_dd_str_codes"] = etdump_core.strings(core, fb, out.pop("dd_str_ref"), dstrs)
+    return _finish_events(fb, out, ev_run, n_empty, n_ambiguous, [pe_pos, ae_refs, ae_seq, de_refs, de_seq],
+                          names, dstrs, other)
+
+
+def _finish_events(fb: FlatBuffer, out: dict, ev_run, n_empty, n_ambiguous, payloads, names, dstrs, other) -> dict:
+    """The columns both walks share: payload tables read once each, delegate metadata, allocation and debug events."""
+    pe_pos, ae_refs, ae_seq, de_refs, de_seq = payloads
+    # one payload table reached from two events would be one event read twice
+    for refs, what in ((pe_pos, "Event.profile_event"), (ae_refs, "Event.allocation_event"),
+                       (de_refs, "Event.debug_event")):
+        fb.unshared(refs, what)
+    del pe_pos
     meta = fb.scalar_vectors(out.pop("meta_refs"), np.uint8, "ProfileEvent.delegate_debug_metadata")
     out.update(
         n_empty_events=n_empty,
@@ -229,14 +272,12 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
     )
 
     # AllocationEvents
-    ae_seq = np.concatenate(ae_seq) if ae_seq else np.empty(0, dtype=np.int64)
-    ae = fb.tables(np.concatenate(ae_refs) if ae_refs else np.empty(0, dtype=np.int64), "AllocationEvent")
+    ae = fb.tables(ae_refs, "AllocationEvent")
     out.update(ae_run=ev_run[ae_seq], ae_seq=ae_seq, ae_allocator=ae.scalar(0, np.int32, 0),
                ae_size=ae.scalar(1, np.uint64, 0))
 
     # DebugEvents (intermediate outputs): metadata only; tensor bytes live in the separate debug buffer
-    de_seq = np.concatenate(de_seq) if de_seq else np.empty(0, dtype=np.int64)
-    de = fb.tables(np.concatenate(de_refs) if de_refs else np.empty(0, dtype=np.int64), "DebugEvent")
+    de = fb.tables(de_refs, "DebugEvent")
     dname_codes, _, _ = fb.strings(de.ref(5, "name"), "DebugEvent.name", other)
     ddstr_codes, _, _ = fb.strings(de.ref(4, "delegate_debug_id_str"), "DebugEvent.delegate_debug_id_str", other)
     out.update(

@@ -216,8 +216,10 @@ class FlatBuffer:
 
         ``codes[i]`` indexes ``uniques``; absent strings get code -1. Identical byte strings are found
         with a vectorized hash and then verified word by word, so a file with 200k events and 100
-        distinct names decodes only 100 Python strings. Pass the same ``interner`` to several calls to
-        share one code space.
+        distinct names decodes only 100 Python strings. New strings enter ``uniques`` in the order they first
+        appear (as the compiled walk, :mod:`edgeprof.io.etdump_core`, enters them). Pass the same ``interner`` to
+        several calls to share one code space. Distinct strings longer than 96 bytes that together claim more bytes
+        than the buffer holds overlap: corrupt (a file cannot make each of many references decode a long string).
         """
         intern = interner if interner is not None else Interner()
         codes = np.full(ref.shape, -1, dtype=np.int32)
@@ -228,7 +230,9 @@ class FlatBuffer:
         lens = self.read(r, np.uint32).astype(_I64)
         start = r + 4
         self.check(start, lens, f"{what} string", origin=r)
-        sub = np.full(r.shape, -1, dtype=np.int64)
+        sub = np.full(r.shape, -1, dtype=np.int64)  # a local id per row; locals are then interned by first row
+        first_rows: list[np.ndarray] = []
+        blobs: list[bytes] = []
         short = lens <= _SHORT
         width = 4 * max(-(-int(lens[short].max()) // 4), 1) if short.any() else 4
         # rows whose last 4-byte word would run past the buffer end are decoded one by one below
@@ -237,17 +241,32 @@ class FlatBuffer:
             idx_all = np.flatnonzero(short)
             for c0 in range(0, idx_all.size, _CHUNK):  # bounded temporaries on very large files
                 idx_short = idx_all[c0: c0 + _CHUNK]
-                sub[idx_short] = self._dedup_short(start[idx_short], lens[idx_short], intern)
+                local, first, chunk_blobs = self._dedup_short(start[idx_short], lens[idx_short])
+                sub[idx_short] = local + len(blobs)
+                first_rows.append(idx_short[first])
+                blobs += chunk_blobs
         rest = np.flatnonzero(~short)
-        if rest.size:  # long strings: decode each distinct (position, length) once
-            uniq, inv = np.unique(np.stack([start[rest], lens[rest]], axis=1), axis=0, return_inverse=True)
-            local = np.array([intern(self.u8[a: a + ln].tobytes()) for a, ln in uniq.tolist()], dtype=np.int64)
-            sub[rest] = local[inv.reshape(-1)]
-        codes[m] = sub
+        if rest.size:  # long strings: each distinct (position, length) once
+            uniq, first, inv = np.unique(np.stack([start[rest], lens[rest]], axis=1), axis=0, return_index=True,
+                                         return_inverse=True)
+            long = uniq[:, 1] > _SHORT
+            claimed = int(uniq[long, 1].sum())
+            if claimed > self.size:
+                self.fail(r[rest[first[int(np.argmax(np.where(long, uniq[:, 1], -1)))]]],
+                          f"strings claim {claimed} bytes in a {self.size}-byte buffer (overlapping): corrupt ETDump")
+            sub[rest] = inv.reshape(-1) + len(blobs)
+            first_rows.append(rest[first])
+            blobs += [self.u8[a: a + ln].tobytes() for a, ln in uniq.tolist()]
+        order = np.argsort(np.concatenate(first_rows), kind="stable")
+        local_code = np.empty(len(blobs), dtype=np.int64)
+        for j in order.tolist():
+            local_code[j] = intern(blobs[j])
+        codes[m] = local_code[sub]
         return codes, intern.uniques, intern.invalid
 
-    def _dedup_short(self, ss: np.ndarray, sl: np.ndarray, intern) -> np.ndarray:
-        """Codes of short strings (start ``ss``, length ``sl``).
+    def _dedup_short(self, ss: np.ndarray, sl: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[bytes]]:
+        """(local id of each short string (start ``ss``, length ``sl``), the first row of each local id, the
+        bytes of each).
 
         The strings are gathered as rows of 32-bit words in one indexing operation (bytes past each
         string's end masked off), hashed, verified row by row against each hash group's first member,
@@ -280,21 +299,28 @@ class FlatBuffer:
             key = np.concatenate([mat, sl.astype(np.uint32)[:, None]], axis=1)
             _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
             inv = inv.reshape(-1)
-        local = np.array([intern(mat[i].astype("<u4").tobytes()[: sl[i]]) for i in first], dtype=np.int64)
-        return local[inv]
+        return inv, first, [mat[i].astype("<u4").tobytes()[: sl[i]] for i in first.tolist()]
 
 
 class Interner:
     """Distinct decoded strings and their codes, shared across :meth:`FlatBuffer.strings` calls."""
 
-    __slots__ = ("table", "uniques", "invalid")
+    __slots__ = ("table", "uniques", "invalid", "seen")
 
     def __init__(self):
         self.table: dict[str, int] = {}
         self.uniques: list[str] = []
-        self.invalid = 0  # strings that were not valid UTF-8
+        self.invalid = 0  # distinct byte strings that were not valid UTF-8
+        self.seen: dict[bytes, int] = {}
 
     def __call__(self, b: bytes) -> int:
+        code = self.seen.get(b)
+        if code is not None:
+            return code
+        self.seen[b] = code = self._decoded(b)
+        return code
+
+    def _decoded(self, b: bytes) -> int:
         try:
             s = b.decode("utf-8")
         except UnicodeDecodeError:
