@@ -1,6 +1,6 @@
 """Every command at every size, side by side with ExecuTorch's Inspector, on real recordings.
 
-    python bench/bench_scale.py [--sizes 2300,11600,23200,46400] [--repeat 1] [--no-inspector] [--floor-runs 20]
+    python bench/bench_scale.py [--sizes 2300,11600] [--repeat 3] [--walks c,numpy] [--no-inspector] [--floor-runs 20]
 
 Profiles: the fixture program ``tel_xnnq8.pte`` (a small transformer, XNNPACK int8; 88 events a run) recorded by
 the ExecuTorch runtime through ``edgeprof run`` (one launch, no warm-up) with 2,300 to 46,400 runs — 0.2M to
@@ -59,68 +59,90 @@ def record(runs: int) -> tuple[Path, Path, int]:
     return files[0], files[1], read_etdump(files[0]).n_events
 
 
+WALKS = {"c": {"EDGEPROF_CORE": "c"}, "numpy": {"EDGEPROF_CORE": "python"}}
+TARGETS = "analyze ≥ 50× Inspector at ≥ 1M events, ≥ 35× at 0.2M; trace ≥ 1M events/s; compare ≤ 1 s and report ≤ 1.5 s per M events; ≤ 100 MB/M marginal peak"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="2300,11600,23200,46400")
-    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--sizes", default="2300,11600")
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-inspector", action="store_true")
+    ap.add_argument("--walks", default="c,numpy", help="which ETDump walks to time (c: the compiled one, numpy)")
     ap.add_argument("--floor-runs", type=int, default=20, help="runs of the recording that measures the import floor")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
+    walks = [w for w in a.walks.split(",") if w]
     has_inspector = not a.no_inspector and subprocess.run(
         [sys.executable, "-c", "import executorch.devtools"], capture_output=True).returncode == 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        cmds = {
-            "analyze (CSV)": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "a"), "--quiet", "--no-progress", "--jobs", "1"],
-            "analyze (CSV, op types inline)": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "i"), "--quiet",
-                                                            "--no-progress", "--jobs", "1", "--op-types", "inline"],
+        base = {
+            "analyze": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "a"), "--quiet", "--no-progress", "--jobs", "1"],
             "analyze --format parquet": lambda f, g: ["analyze", str(f), "--output-dir", str(tmp / "p"), "--format",
                                                       "parquet", "--quiet", "--no-progress", "--jobs", "1"],
             "breakdown": lambda f, g: ["breakdown", str(f), "--no-write"],
             "trace": lambda f, g: ["trace", str(f), "--out", str(tmp / "t.json")],
-            "trace (op types inline)": lambda f, g: ["trace", str(f), "--out", str(tmp / "ti.json"), "--op-types",
-                                                     "inline"],
             "compare (pair)": lambda f, g: ["compare", str(f), str(g)],
             "report (pair)": lambda f, g: ["report", str(f), str(g), "--out", str(tmp / "r.md")],
         }
+        cmds = {f"{k} [{w}]": (mk, WALKS[w]) for k, mk in base.items() for w in walks}
         if has_inspector:
-            cmds["ExecuTorch Inspector"] = lambda f, g: ["inspector", str(f)]
+            cmds["ExecuTorch Inspector"] = (lambda f, g: ["inspector", str(f)], None)
         res: dict[str, list[dict]] = {k: [] for k in cmds}
         floor: dict[str, float] = {}
         f, g, floor_events = record(a.floor_runs)
-        for name, mk in cmds.items():  # the import floor: each command on a recording of a few runs
-            floor[name] = statistics.median(measure(*mk(f, g))["seconds"] for _ in range(max(a.repeat, 3)))
+        for name, (mk, env) in cmds.items():  # the import floor: each command on a recording of a few runs
+            floor[name] = statistics.median(measure(*mk(f, g), env=env)["cpu"] for _ in range(max(a.repeat, 3)))
         events = []
         for runs in sizes:
             f, g, n = record(runs)
             events.append(n)
-            for name, mk in cmds.items():
-                rs = [measure(*mk(f, g)) for _ in range(a.repeat)]
-                res[name].append({"seconds": statistics.median(r["seconds"] for r in rs),
+            got: dict[str, list[dict]] = {k: [] for k in cmds}
+            for _ in range(a.repeat):  # alternating: every command once per round (the machine's load is shared)
+                for name, (mk, env) in cmds.items():
+                    got[name].append(measure(*mk(f, g), env=env))
+            for name, rs in got.items():
+                res[name].append({"cpu": statistics.median(r["cpu"] for r in rs),
+                                  "seconds": statistics.median(r["seconds"] for r in rs),
                                   "rss_mb": max(r["rss_mb"] for r in rs)})
-                print(f"  {runs} runs, {n:,} events: {name}: {res[name][-1]['seconds']:.2f} s, "
+                print(f"  {runs} runs, {n:,} events: {name}: {res[name][-1]['cpu']:.2f} s CPU, "
                       f"{res[name][-1]['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
     ev = np.array(events, dtype=float)
-    print(f"\n{'command':26s} " + " ".join(f"{n / 1e6:>16.2f}M" for n in events) + "   marginal per M events")
+    print(f"CPU time of whole processes (median of {a.repeat}, alternating), peak RSS (max)")
+    print(f"\n{'command':34s} " + " ".join(f"{n / 1e6:>16.2f}M" for n in events) + "   marginal per M events")
+    slope = {}
     for name, rows in res.items():
-        cells = " ".join(f"{r['seconds']:7.2f} s/{r['rss_mb']:5.0f} MB" for r in rows)
-        t = np.polyfit(ev / 1e6, [r["seconds"] for r in rows], 1)[0] if len(rows) > 1 else float("nan")
+        cells = " ".join(f"{r['cpu']:7.2f} s/{r['rss_mb']:5.0f} MB" for r in rows)
+        t = np.polyfit(ev / 1e6, [r["cpu"] for r in rows], 1)[0] if len(rows) > 1 else rows[0]["cpu"] / (ev[0] / 1e6)
         m = np.polyfit(ev / 1e6, [r["rss_mb"] for r in rows], 1)[0] if len(rows) > 1 else float("nan")
-        print(f"{name:26s} {cells}   {t:.2f} s, {m:.0f} MB")
-    print(f"\nimport floor (each command on {a.floor_runs} runs, {floor_events:,} events): "
+        slope[name] = (t, m)
+        print(f"{name:34s} {cells}   {t:.2f} s, {m:.0f} MB")
+    print(f"\nimport floor (CPU, each command on {a.floor_runs} runs, {floor_events:,} events): "
           + ", ".join(f"{k} {v:.2f} s" for k, v in floor.items()))
-    if has_inspector:
-        ins, name_i = res["ExecuTorch Inspector"], "ExecuTorch Inspector"
-        print("\nvs Inspector (time ratio, Inspector / edgeprof), whole process | beyond each one's import floor:")
+    ins = res.get("ExecuTorch Inspector")
+    if ins:
+        print("\nvs Inspector (CPU ratio, Inspector / edgeprof), whole process | beyond each one's import floor:")
         for name, rows in res.items():
-            if name != name_i:
-                print(f"{name:26s} " + " ".join(
-                    f"{i['seconds'] / r['seconds']:7.1f}x | {(i['seconds'] - floor[name_i]) / max(r['seconds'] - floor[name], 1e-3):5.1f}x"
+            if name != "ExecuTorch Inspector":
+                print(f"{name:34s} " + " ".join(
+                    f"{i['cpu'] / r['cpu']:7.1f}x | {(i['cpu'] - floor['ExecuTorch Inspector']) / max(r['cpu'] - floor[name], 1e-3):5.1f}x"
                     for i, r in zip(ins, rows)))
-    print("\nevents/s (whole process):")
+    print("\nevents/s (whole process, CPU):")
     for name, rows in res.items():
-        print(f"{name:26s} " + " ".join(f"{n / r['seconds']:17,.0f}" for n, r in zip(events, rows)))
+        print(f"{name:34s} " + " ".join(f"{n / r['cpu']:17,.0f}" for n, r in zip(events, rows)))
+    print(f"\ntargets ({TARGETS}):")
+    for w in walks:
+        parts = []
+        if ins:
+            for n, i, r in zip(events, ins, res[f"analyze [{w}]"]):
+                parts.append(f"analyze {i['cpu'] / r['cpu']:.1f}× Inspector at {n / 1e6:.2f}M")
+        parts.append(f"trace {events[-1] / res[f'trace [{w}]'][-1]['cpu']:,.0f} events/s")
+        parts.append(f"compare {res[f'compare (pair) [{w}]'][-1]['cpu'] / (2 * events[-1] / 1e6):.2f} s per M input events")
+        parts.append(f"report {res[f'report (pair) [{w}]'][-1]['cpu'] / (2 * events[-1] / 1e6):.2f} s per M input events")
+        parts.append("marginal MB/M " + ", ".join(f"{k.split(' [')[0]} {slope[f'{k} [{w}]'][1]:.0f}"
+                                                   for k in ("analyze", "trace", "compare (pair)", "report (pair)")))
+        print(f"  [{w}] " + "; ".join(parts))
 
 
 if __name__ == "__main__":

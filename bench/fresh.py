@@ -25,6 +25,7 @@ def peak_mb():
 DRIVER = PEAK + r"""
 import contextlib, io, json, resource, sys, time
 t = time.perf_counter()
+u0 = resource.getrusage(resource.RUSAGE_SELF)
 if sys.argv[1] == "inspector":
     from executorch.devtools import Inspector
     df = Inspector(etdump_path=sys.argv[2]).to_dataframe()
@@ -40,13 +41,19 @@ else:
         except SystemExit as e:
             if e.code:
                 raise
-print(json.dumps({"seconds": time.perf_counter() - t, "rss_mb": peak_mb()}))
+u1 = resource.getrusage(resource.RUSAGE_SELF)  # every thread's CPU time (Polars', the extension's)
+cpu = (u1.ru_utime - u0.ru_utime) + (u1.ru_stime - u0.ru_stime)
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu": cpu, "rss_mb": peak_mb()}))
 """
 
 
-def measure(*args: str) -> dict:
-    """``{"seconds", "rss_mb"}`` of ``edgeprof ARGS…`` (or ``inspector ETDUMP``) run in a new interpreter."""
-    r = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True)
+def measure(*args: str, env: dict | None = None) -> dict:
+    """``{"seconds", "cpu", "rss_mb"}`` of ``edgeprof ARGS…`` (or ``inspector ETDUMP``) run in a new interpreter
+    (``env``: variables added to this process's environment)."""
+    import os
+
+    r = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True,
+                       env={**os.environ, **env} if env else None)
     if r.returncode:
         raise RuntimeError(f"{list(args[:2])} failed: {r.stderr.strip().splitlines()[-1:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
