@@ -116,9 +116,14 @@ class RunDataIndex:
         self.bundled = runs.scalar(1, np.int32, -1)
         self.alloc_refs = runs.ref(2, "allocators")
         self.event_refs = runs.ref(3, "events")
+        # events of each RunData, from the vectors' lengths alone (read once: the lengths lie all over the file, and a
+        # mapped file's pages read for them stay resident until given back)
+        self.counts = fb.vector_lengths(self.event_refs, 4, "RunData.events")
         # two RunData tables holding one vector of events would be one run read twice (run_pos is unshared already)
-        fb.unshared(np.where(self.event_counts() > 0, self.event_refs, -1), "ETDump.run_data (their event vectors)",
+        fb.unshared(np.where(self.counts > 0, self.event_refs, -1), "ETDump.run_data (their event vectors)",
                     origin=runs.field(3, 4))
+        # called between the compiled walk's passes over a mapped file: gives back the pages a pass touched
+        self.give_back = lambda: None
         self.names = Interner()  # ProfileEvent names
         self.dstrs = Interner()  # ProfileEvent delegate debug id strings
 
@@ -128,7 +133,7 @@ class RunDataIndex:
 
     def event_counts(self) -> np.ndarray:
         """Events (of any kind) of each RunData block, from the vectors' lengths alone."""
-        return self.fb.vector_lengths(self.event_refs, 4, "RunData.events")
+        return self.counts
 
     def check_unshared(self, ranges) -> None:
         """For a file decoded in several ``ranges`` of RunData (each range's tables are checked as it is decoded):
@@ -136,16 +141,16 @@ class RunDataIndex:
         numbers (a FlatBuffer is under 4 GiB), so this costs 8 bytes per event for the time of the check."""
         fb = self.fb
         core = etdump_core.module()
-        if core is not None and ranges:
-            a, b = ranges[0][0], ranges[-1][1]
-            ev_pos, _, kind, payload, _, _ = etdump_core.walk_events(core, fb, self.event_refs[a:b],
-                                                                     int(self.event_counts()[a:b].sum()))
-            fb.unshared(ev_pos.astype(np.uint32), "RunData.events")
-            del ev_pos
-            fb.unshared(payload[kind >= 0].astype(np.uint32), "Event payloads")
-            return
         events, payloads = [], []
-        for a, b in ranges:
+        counts = self.event_counts()
+        for a, b in ranges if core is not None else ():  # range by range: 25 bytes an event of the range at a time
+            ev_pos, _, kind, payload, _, _ = etdump_core.walk_events(core, fb, self.event_refs[a:b],
+                                                                     int(counts[a:b].sum()))
+            events.append(ev_pos.astype(np.uint32))
+            payloads.append(payload[kind >= 0].astype(np.uint32))
+            del ev_pos, kind, payload
+            self.give_back()
+        for a, b in ranges if core is None else ():
             pos, _ = fb.table_vectors(self.event_refs[a:b], "RunData.events")
             for c0 in range(0, pos.size, EVENT_CHUNK):
                 chunk = pos[c0: c0 + EVENT_CHUNK]
@@ -167,7 +172,7 @@ class RunDataIndex:
         core = etdump_core.module()
         if core is not None:
             out = _decode_events_c(core, fb, self.event_refs[a:b], int(self.event_counts()[a:b].sum()), self.names,
-                                   self.dstrs, self.other)
+                                   self.dstrs, self.other, self.give_back)
         else:
             ev_pos, ev_run = fb.table_vectors(self.event_refs[a:b], "RunData.events")
             out = _decode_events(fb, ev_pos, ev_run, self.names, self.dstrs, self.other)
@@ -235,20 +240,24 @@ def _decode_events(fb: FlatBuffer, ev_pos: np.ndarray, ev_run: np.ndarray, names
                           names, dstrs, other)
 
 
-def _decode_events_c(core, fb: FlatBuffer, vec_refs: np.ndarray, n_events: int, names, dstrs, other) -> dict:
-    """:func:`_decode_events` by the compiled walk (:mod:`edgeprof.io.etdump_core`): the same columns."""
+def _decode_events_c(core, fb: FlatBuffer, vec_refs: np.ndarray, n_events: int, names, dstrs, other,
+                     give_back=lambda: None) -> dict:
+    """:func:`_decode_events` by the compiled walk (:mod:`edgeprof.io.etdump_core`): the same columns.
+    ``give_back()`` after each pass (a mapped file's pages: the passes read one region each)."""
     ev_pos, ev_run, kind, payload, n_empty, n_ambiguous = etdump_core.walk_events(core, fb, vec_refs, n_events)
+    give_back()
     fb.unshared(ev_pos, "RunData.events")
     del ev_pos
-    seq = np.arange(n_events, dtype=np.int64)
-    pe_seq, ae_seq, de_seq = (seq[kind == k] for k in (0, 1, 2))
-    del seq, kind
+    pe_seq, ae_seq, de_seq = (np.flatnonzero(kind == k) for k in (0, 1, 2))  # an event's index in the block
+    del kind
     pe_pos, ae_refs, de_refs = payload[pe_seq], payload[ae_seq], payload[de_seq]
     del payload
     out = etdump_core.profile_events(core, fb, pe_pos)
+    give_back()
     out["pe_seq"] = pe_seq
     out["pe_name_codes"] = etdump_core.strings(core, fb, out.pop("name_ref"), names)
     out["pe_dd_str_codes"] = etdump_core.strings(core, fb, out.pop("dd_str_ref"), dstrs)
+    give_back()
     return _finish_events(fb, out, ev_run, n_empty, n_ambiguous, [pe_pos, ae_refs, ae_seq, de_refs, de_seq],
                           names, dstrs, other)
 

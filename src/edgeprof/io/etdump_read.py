@@ -71,6 +71,7 @@ class ETDumpBlocks:
         self.sha256 = _digest(data)
         with decoding(path, "undecodable"):
             index = RunDataIndex(data, path)
+            index.give_back = lambda: _give_back(data)
             per_rundata = index.event_counts()
             ranges = plan_blocks(per_rundata, self.max_events)
             if len(ranges) > 1:  # each block's tables are checked as it is decoded; between blocks, here
