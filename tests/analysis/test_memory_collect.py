@@ -15,16 +15,14 @@ import subprocess
 import sys
 
 import pytest
-from testdata import DATA, needs
+from testdata import DATA, needs, edgeprof_cli
 
 PROGRAMS = DATA / "memory" / "programs"
 MiB = 2**20
 
 
 def cli(*args, cwd=None) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True, cwd=cwd)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return r
+    return edgeprof_cli(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

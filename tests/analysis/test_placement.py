@@ -10,10 +10,9 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 
 import pytest
-from testdata import DATA, needs
+from testdata import DATA, needs, edgeprof_cli
 
 from edgeprof import api
 from edgeprof.analysis import placement as pa
@@ -23,9 +22,7 @@ PLACE, ORT = DATA / "placement", DATA / "ort"
 
 
 def cli(*args, code: int = 0) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True)
-    assert r.returncode == code, (r.returncode, r.stderr[-2000:])
-    return r
+    return edgeprof_cli(*args, code=code)
 
 
 def oracle(name: str) -> dict:

@@ -10,19 +10,16 @@ import gzip
 import io
 import json
 import subprocess
-import sys
 
 import pytest
-from testdata import DATA
+from testdata import DATA, edgeprof_cli
 
 PLACE = DATA / "placement"
 COMMITS = [("c1", "gate_xnn"), ("c2", "gate_nosigmoid"), ("c3", "gate_norelu")]
 
 
 def cli(*args, code: int = 0) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True)
-    assert r.returncode == code, (r.returncode, r.stderr[-2000:])
-    return r
+    return edgeprof_cli(*args, code=code)
 
 
 def sigmoid_ms(name: str) -> float:

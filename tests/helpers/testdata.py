@@ -28,3 +28,14 @@ def needs(module: str, extra: str) -> None:
 
     if importlib.util.find_spec(module) is None:
         raise MissingExtraError(extra, f"this test ({module})")
+
+
+def edgeprof_cli(*args, cwd=None, code: int | None = 0):
+    """``edgeprof ARGS…`` as its own process (``python -m edgeprof``); its exit code must be ``code`` (None: any)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    if code is not None:
+        assert r.returncode == code, (r.returncode, r.stderr[-3000:])
+    return r

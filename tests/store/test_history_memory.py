@@ -21,10 +21,9 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 
 import pytest
-from testdata import DATA, needs
+from testdata import DATA, needs, edgeprof_cli
 
 PROGRAMS = DATA / "memory" / "programs"
 MiB = 2**20
@@ -32,10 +31,7 @@ COMMITS = {"act_mid_portable": ["c1", "c2", "c3"], "act_large_portable": ["c4", 
 
 
 def cli(*args, cwd=None, ok=True) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "edgeprof", *map(str, args)], capture_output=True, text=True, cwd=cwd)
-    if ok:
-        assert r.returncode == 0, r.stderr[-3000:]
-    return r
+    return edgeprof_cli(*args, cwd=cwd, code=0 if ok else None)
 
 
 @pytest.fixture(scope="module")
