@@ -5,8 +5,8 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[Extension(
     "edgeprof._core",
-    sources=["src/edgeprof/_core.c", "src/edgeprof/_core_walk.c"],
-    depends=["src/edgeprof/_core_walk.h"],
+    sources=["src/edgeprof/_core.c", "src/edgeprof/_core_walk.c", "src/edgeprof/_core_text.c"],
+    depends=["src/edgeprof/_core_walk.h", "src/edgeprof/_core_text.h"],
     extra_compile_args=["-O2", "-std=c99"],
     optional=True,
 )])

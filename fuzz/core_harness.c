@@ -4,10 +4,14 @@
  *   core_harness FILE...                 walk each file as edgeprof does (envelope, RunData, events, strings)
  *   core_harness --mutate N SEED FILE... and N mutants of each (bytes flipped, words replaced by counts and
  *                                        offsets that point elsewhere, ranges cut or repeated), seeded
+ *   core_harness --numbers N SEED        the text formatting (src/edgeprof/_core_text.c) of N random 64-bit
+ *                                        patterns as doubles, integers and ns: each into a buffer of exactly
+ *                                        EP_NUM_MAX bytes, each double's text read back to the same value
  *
  * Prints one line per input class (accepted / refused) and exits 0; a sanitizer finding aborts (exit ≠ 0).
  * Built by fuzz/core_sanitize.py; .ci/run runs it over the fuzz corpora. */
 #include "../src/edgeprof/_core_walk.c"
+#include "../src/edgeprof/_core_text.c"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +142,36 @@ static int64_t mutate(const uint8_t *data, int64_t size, uint8_t *out) {
     return n;
 }
 
+static int numbers(long n) {
+    long bad = 0;
+    for (long k = 0; k < n; k++) {
+        uint64_t bits = next();
+        if (k % 4 == 1) /* integers over powers of ten, as the tables hold */
+            bits = 0;
+        double x;
+        memcpy(&x, &bits, 8);
+        if (k % 4 == 1)
+            x = (double)(int64_t)(next() % 2000000000000001ULL - 1000000000000000LL) / P10[next() % 18];
+        char *out = malloc(EP_NUM_MAX + 1); /* its own allocation: a write past EP_NUM_MAX is caught */
+        size_t len = ep_fmt_f64(out, x);
+        out[len] = 0;
+        if (len > EP_NUM_MAX || (!isnan(x) && strtod(out, NULL) != x) || (isnan(x) && strcmp(out, "NaN") != 0)) {
+            if (bad++ < 5)
+                fprintf(stderr, "%.17g printed as %s\n", x, out);
+        }
+        if (ep_fmt_i64(out, (int64_t)bits) > EP_NUM_MAX || ep_fmt_micros(out, (int64_t)bits) > EP_NUM_MAX)
+            bad++;
+        free(out);
+    }
+    printf("%ld numbers, %ld misprinted\n", n, bad);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--numbers") == 0) {
+        rng = strtoull(argv[3], NULL, 10);
+        return numbers(strtol(argv[2], NULL, 10));
+    }
     int i = 1;
     long mutants = 0;
     if (argc > 3 && strcmp(argv[1], "--mutate") == 0) {

@@ -1,4 +1,4 @@
-"""The compiled ETDump walk under AddressSanitizer + UndefinedBehaviorSanitizer, and under valgrind.
+"""The compiled ETDump walk (and number formatting) under AddressSanitizer + UndefinedBehaviorSanitizer, and under valgrind.
 
     python fuzz/core_sanitize.py [--mutants N] [--seed S] [--valgrind]
 
@@ -7,7 +7,8 @@ Builds fuzz/core_harness.c (the walk of src/edgeprof/_core_walk.c with no Python
 hostile cases the reader's tests build (tests/helpers/hostile.py, hostile_round3.py: invalid times, aliased
 offsets, many blocks), inputs saved in fuzz/crashes/, and mutants of each — the Python fuzzer's own mutations
 (fuzz/fuzz_etdump.py) written as files, and ``--mutants`` more per input made inside the harness, each in its own
-allocation so one byte read past its end is caught. ``--valgrind``: the same corpus (fewer mutants) through an
+allocation so one byte read past its end is caught; then the text formatting of the core's writers
+(src/edgeprof/_core_text.c) on ``--mutants`` × 500 random numbers. ``--valgrind``: the same corpus (fewer mutants) through an
 unsanitized build under valgrind's memcheck. Any finding exits 1 with the sanitizer's report; a finding is a
 release blocker.
 """
@@ -100,6 +101,8 @@ def main() -> None:
         exe = build(tmp, SANITIZE + planted)
         run([str(exe), "--mutate", str(a.mutants), str(a.seed), *files],
             f"ASan+UBSan, {len(files)} inputs × {a.mutants} mutants")
+        run([str(exe), "--numbers", str(a.mutants * 500), str(a.seed)],
+            f"ASan+UBSan, text of {a.mutants * 500:,} numbers")
 
 
 if __name__ == "__main__":

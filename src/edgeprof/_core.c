@@ -10,6 +10,9 @@
  *   profile_events(buf, base, pe_pos, name_ref, chain, instr, dd_int, dd_str_ref, meta_ref, start, end)
  *   intern(buf, base, refs, codes) -> [bytes of each distinct string, in order of first appearance]
  * (base: the buffer's offset in its file, for the byte offsets messages name)
+ * and writes rows of text straight from column buffers (edgeprof.render.fast_text; Polars writes the same bytes):
+ *   csv_rows(columns, start, stop) -> bytes of CSV rows start..stop
+ *   trace_lines(lead, prefixes, combo, tid, ts, dur, ev, run, parent, adj, rts, rdur) -> bytes of trace slices
  * Logical layouts: int64 for positions, int32 / uint64 for fields, int8 for kinds (the caller checks itemsizes).
  */
 #define PY_SSIZE_T_CLEAN
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_core_text.h"
 #include "_core_walk.h"
 
 static PyObject *Corrupt;
@@ -187,10 +191,259 @@ r0:
     return res;
 }
 
+/* A growing output buffer. */
+typedef struct {
+    char *p;
+    size_t n, cap;
+} obuf;
+
+static int reserve(obuf *o, size_t more) {
+    if (o->n + more <= o->cap)
+        return 0;
+    size_t cap = o->cap ? o->cap : 1 << 16;
+    while (cap < o->n + more)
+        cap *= 2;
+    char *p = realloc(o->p, cap);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->p = p;
+    o->cap = cap;
+    return 0;
+}
+
+static PyObject *take(obuf *o) {
+    PyObject *r = PyBytes_FromStringAndSize(o->p ? o->p : "", (Py_ssize_t)o->n);
+    free(o->p);
+    return r;
+}
+
+enum { COL_INT = 0, COL_FLOAT = 1, COL_BOOL = 2, COL_CODES = 3, COL_NULL = 4 };
+
+typedef struct {
+    int kind;
+    Py_buffer data, mask;
+    int has_data, has_mask;
+    PyObject *cells; /* list of bytes, for COL_CODES */
+} col;
+
+static void release_cols(col *c, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (c[i].has_data)
+            PyBuffer_Release(&c[i].data);
+        if (c[i].has_mask)
+            PyBuffer_Release(&c[i].mask);
+    }
+    free(c);
+}
+
+static PyObject *csv_rows(PyObject *self, PyObject *args) {
+    PyObject *spec;
+    Py_ssize_t start, stop;
+    if (!PyArg_ParseTuple(args, "Onn", &spec, &start, &stop))
+        return NULL;
+    PyObject *seq = PySequence_Fast(spec, "columns: a sequence of (kind, data, mask, cells)");
+    if (!seq)
+        return NULL;
+    Py_ssize_t nc = PySequence_Fast_GET_SIZE(seq);
+    col *c = calloc((size_t)(nc ? nc : 1), sizeof(col));
+    PyObject *res = NULL;
+    obuf o = {0};
+    Py_ssize_t ready = 0;
+    if (!c) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (start < 0 || stop < start) {
+        PyErr_SetString(PyExc_ValueError, "csv_rows: bad row range");
+        goto out;
+    }
+    static const Py_ssize_t width[4] = {8, 8, 1, 4};
+    for (; ready < nc; ready++) {
+        PyObject *d, *m;
+        col *k = &c[ready];
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, ready), "iOOO", &k->kind, &d, &m, &k->cells))
+            goto out;
+        if (k->kind < COL_INT || k->kind > COL_NULL) {
+            PyErr_SetString(PyExc_ValueError, "csv_rows: unknown column kind");
+            goto out;
+        }
+        if (k->kind != COL_NULL) {
+            if (get(d, &k->data, 0, width[k->kind], stop, "column") < 0)
+                goto out;
+            k->has_data = 1;
+        }
+        if (m != Py_None) {
+            if (get(m, &k->mask, 0, 1, stop, "mask") < 0)
+                goto out;
+            k->has_mask = 1;
+        }
+        if (k->kind == COL_CODES && !PyList_Check(k->cells)) {
+            PyErr_SetString(PyExc_TypeError, "csv_rows: codes need a list of bytes cells");
+            goto out;
+        }
+    }
+    /* room for a whole row, reserved once per row: numbers take at most EP_NUM_MAX bytes, text its longest cell */
+    size_t row_max = 1;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        size_t w = EP_NUM_MAX;
+        if (c[i].kind == COL_CODES)
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(c[i].cells); j++) {
+                PyObject *cell = PyList_GET_ITEM(c[i].cells, j);
+                if (!PyBytes_Check(cell)) {
+                    PyErr_SetString(PyExc_TypeError, "csv_rows: cells must be bytes");
+                    goto out;
+                }
+                if ((size_t)PyBytes_GET_SIZE(cell) > w)
+                    w = (size_t)PyBytes_GET_SIZE(cell);
+            }
+        row_max += w + 1;
+    }
+    if (reserve(&o, (size_t)(stop - start) * (row_max < 256 ? row_max / 2 : 128)) < 0)
+        goto out;
+    for (Py_ssize_t r = start; r < stop; r++) {
+        if (reserve(&o, row_max) < 0)
+            goto out;
+        for (Py_ssize_t i = 0; i < nc; i++) {
+            col *k = &c[i];
+            if (i)
+                o.p[o.n++] = ',';
+            if (k->kind == COL_NULL || (k->has_mask && ((const uint8_t *)k->mask.buf)[r]))
+                continue;
+            switch (k->kind) {
+            case COL_INT:
+                o.n += ep_fmt_i64(o.p + o.n, ((const int64_t *)k->data.buf)[r]);
+                break;
+            case COL_FLOAT:
+                o.n += ep_fmt_f64(o.p + o.n, ((const double *)k->data.buf)[r]);
+                break;
+            case COL_BOOL:
+                if (((const uint8_t *)k->data.buf)[r]) {
+                    memcpy(o.p + o.n, "true", 4);
+                    o.n += 4;
+                } else {
+                    memcpy(o.p + o.n, "false", 5);
+                    o.n += 5;
+                }
+                break;
+            default: {
+                uint32_t code = ((const uint32_t *)k->data.buf)[r];
+                if ((Py_ssize_t)code >= PyList_GET_SIZE(k->cells)) {
+                    PyErr_Format(PyExc_ValueError, "csv_rows: code %u has no cell", code);
+                    goto out;
+                }
+                PyObject *cell = PyList_GET_ITEM(k->cells, code);
+                memcpy(o.p + o.n, PyBytes_AS_STRING(cell), (size_t)PyBytes_GET_SIZE(cell));
+                o.n += (size_t)PyBytes_GET_SIZE(cell);
+            }
+            }
+        }
+        o.p[o.n++] = '\n';
+    }
+    res = take(&o);
+    o.p = NULL;
+out:
+    free(o.p);
+    if (c)
+        release_cols(c, nc); /* flags say what each holds */
+    Py_DECREF(seq);
+    return res;
+}
+
+static int append(obuf *o, const char *s, size_t n) {
+    if (reserve(o, n) < 0)
+        return -1;
+    memcpy(o->p + o->n, s, n);
+    o->n += n;
+    return 0;
+}
+#define LIT(o, s) append(o, s, sizeof(s) - 1)
+
+static PyObject *trace_lines(PyObject *self, PyObject *args) {
+    PyObject *lead, *prefixes, *ob[10];
+    if (!PyArg_ParseTuple(args, "SO!OOOOOOOOOO", &lead, &PyList_Type, &prefixes, &ob[0], &ob[1], &ob[2], &ob[3],
+                          &ob[4], &ob[5], &ob[6], &ob[7], &ob[8], &ob[9]))
+        return NULL;
+    static const Py_ssize_t size[10] = {4, 8, 8, 8, 8, 8, 8, 1, 8, 8};
+    static const char *name[10] = {"combo", "tid", "ts", "dur", "ev", "run", "parent", "adj", "rts", "rdur"};
+    Py_buffer v[10];
+    int got = 0;
+    PyObject *res = NULL;
+    obuf o = {0};
+    if (get(ob[0], &v[0], 0, 4, 0, name[0]) < 0)
+        return NULL;
+    got = 1;
+    Py_ssize_t n = v[0].len / 4;
+    for (; got < 10; got++)
+        if (get(ob[got], &v[got], 0, size[got], n, name[got]) < 0)
+            goto done;
+    {
+        const uint32_t *combo = v[0].buf;
+        const int64_t *tid = v[1].buf, *ts = v[2].buf, *dur = v[3].buf, *ev = v[4].buf, *run = v[5].buf,
+                      *parent = v[6].buf, *rts = v[8].buf, *rdur = v[9].buf;
+        const uint8_t *adj = v[7].buf;
+        Py_ssize_t np_ = PyList_GET_SIZE(prefixes);
+        for (Py_ssize_t r = 0; r < n; r++) {
+            if ((Py_ssize_t)combo[r] >= np_ || !PyBytes_Check(PyList_GET_ITEM(prefixes, combo[r]))) {
+                PyErr_Format(PyExc_ValueError, "trace_lines: combination %u has no prefix", combo[r]);
+                goto done;
+            }
+            PyObject *p = PyList_GET_ITEM(prefixes, combo[r]);
+            if (append(&o, PyBytes_AS_STRING(lead), (size_t)PyBytes_GET_SIZE(lead)) < 0 ||
+                append(&o, PyBytes_AS_STRING(p), (size_t)PyBytes_GET_SIZE(p)) < 0 || reserve(&o, 8 * EP_NUM_MAX + 160) < 0)
+                goto done;
+            /* reserved above: the rest of the line is fixed text and numbers */
+#define PUT(s) (memcpy(o.p + o.n, s, sizeof(s) - 1), o.n += sizeof(s) - 1)
+            PUT(",\"event_index\":");
+            o.n += ep_fmt_i64(o.p + o.n, ev[r]);
+            PUT(",\"run_index\":");
+            o.n += ep_fmt_i64(o.p + o.n, run[r]);
+            if (parent[r] >= 0) {
+                PUT(",\"parent_event_index\":");
+                o.n += ep_fmt_i64(o.p + o.n, parent[r]);
+            }
+            if (adj[r]) {
+                PUT(",\"adjusted\":{\"recorded_ts_us\":");
+                o.n += ep_fmt_micros(o.p + o.n, rts[r]);
+                PUT(",\"recorded_dur_us\":");
+                o.n += ep_fmt_micros(o.p + o.n, rdur[r]);
+                PUT("}");
+            }
+            PUT("},\"tid\":");
+            o.n += ep_fmt_i64(o.p + o.n, tid[r]);
+            PUT(",\"ts\":");
+            o.n += ep_fmt_micros(o.p + o.n, ts[r]);
+            PUT(",\"dur\":");
+            o.n += ep_fmt_micros(o.p + o.n, dur[r]);
+            PUT("}\n");
+#undef PUT
+        }
+        res = take(&o);
+        o.p = NULL;
+    }
+done:
+    free(o.p);
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&v[i]);
+    return res;
+}
+
+static PyObject *fmt_f64(PyObject *self, PyObject *arg) {
+    double x = PyFloat_AsDouble(arg);
+    if (x == -1.0 && PyErr_Occurred())
+        return NULL;
+    char out[EP_NUM_MAX];
+    return PyBytes_FromStringAndSize(out, (Py_ssize_t)ep_fmt_f64(out, x));
+}
+
 static PyMethodDef methods[] = {
     {"walk_events", walk_events, METH_VARARGS, "The Event tables of vectors of events: positions, owners, payload kinds."},
     {"profile_events", profile_events, METH_VARARGS, "The fields of ProfileEvent tables, into column buffers."},
     {"intern", intern, METH_VARARGS, "Codes of the strings at refs (-1 absent) and the distinct byte strings."},
+    {"csv_rows", csv_rows, METH_VARARGS, "CSV text of rows start..stop of (kind, data, mask, cells) columns."},
+    {"trace_lines", trace_lines, METH_VARARGS, "Trace-event JSON lines of slices (prefix per combination + numbers)."},
+    {"fmt_f64", fmt_f64, METH_O, "One float64 as the tables write it (bytes)."},
     {NULL, NULL, 0, NULL},
 };
 

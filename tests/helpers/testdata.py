@@ -39,3 +39,17 @@ def edgeprof_cli(*args, cwd=None, code: int | None = 0):
     if code is not None:
         assert r.returncode == code, (r.returncode, r.stderr[-3000:])
     return r
+
+
+def need_core() -> None:
+    """Skip (saying why) where edgeprof's compiled core is not built — or fail, where EDGEPROF_REQUIRE_CORE is set (CI)."""
+    import os
+
+    import pytest
+
+    try:
+        from edgeprof import _core  # noqa: F401
+    except ImportError:
+        if os.environ.get("EDGEPROF_REQUIRE_CORE"):
+            pytest.fail("edgeprof's compiled core is not built in this install (EDGEPROF_REQUIRE_CORE is set)")
+        pytest.skip("edgeprof's compiled core is not built in this install (it needs a C compiler at pip install)")

@@ -5,10 +5,11 @@ saying so — unless EDGEPROF_REQUIRE_CORE is set (CI), where they fail."""
 from __future__ import annotations
 
 import fnmatch
-import os
 from pathlib import Path
 
 import pytest
+
+from testdata import need_core
 
 from edgeprof.conventions import CORE_ENV
 
@@ -19,21 +20,6 @@ def pytest_generate_tests(metafunc):
     if "etdump_walk" in metafunc.fixturenames and any(fnmatch.fnmatch(Path(metafunc.module.__file__).name, p)
                                                       for p in BOTH_WALKS):
         metafunc.parametrize("etdump_walk", ["c", "python"], indirect=True)
-
-
-def core_built() -> bool:
-    try:
-        from edgeprof import _core  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def need_core() -> None:
-    if not core_built():
-        if os.environ.get("EDGEPROF_REQUIRE_CORE"):
-            pytest.fail("edgeprof's compiled core is not built in this install (EDGEPROF_REQUIRE_CORE is set)")
-        pytest.skip("edgeprof's compiled core is not built in this install (it needs a C compiler at pip install)")
 
 
 @pytest.fixture(autouse=True)

@@ -14,11 +14,11 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
-from conftest import need_core
-from testdata import DATA
+from testdata import DATA, need_core
 
 from edgeprof.conventions import CORE_ENV
 from edgeprof.errors import InputError, UsageError
+from edgeprof import compiled
 from edgeprof.io import etdump_core
 from edgeprof.io.etdump_decode import decode
 
@@ -181,21 +181,21 @@ def test_long_strings_that_claim_more_than_the_file_are_refused_by_both_walks(mo
 
 def test_the_walk_is_chosen_by_the_environment_and_a_missing_core_is_one_line(monkeypatch):
     monkeypatch.setenv(CORE_ENV, "python")
-    assert etdump_core.which() == "python"
+    assert compiled.which() == "python"
     monkeypatch.setenv(CORE_ENV, "c")
-    assert etdump_core.which() == "c"
+    assert compiled.which() == "c"
     monkeypatch.delenv(CORE_ENV)
-    assert etdump_core.which() == "c"  # built here: the default
+    assert compiled.which() == "c"  # built here: the default
     monkeypatch.setenv(CORE_ENV, "fast")
     with pytest.raises(UsageError, match="expected one of auto, c, python"):
-        etdump_core.which()
+        compiled.which()
     monkeypatch.setitem(sys.modules, "edgeprof._core", None)  # as if not built
     monkeypatch.setenv(CORE_ENV, "c")
     with pytest.raises(UsageError) as e:
-        etdump_core.which()
+        compiled.which()
     assert "not built" in str(e.value) and "\n" not in str(e.value)
     monkeypatch.setenv(CORE_ENV, "auto")
-    assert etdump_core.which() == "python"
+    assert compiled.which() == "python"
 
 
 def test_a_bad_choice_on_the_command_line_is_exit_2_in_one_line(tmp_path):

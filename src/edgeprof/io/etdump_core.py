@@ -1,48 +1,17 @@
-"""Which ETDump walk reads: the compiled one (``edgeprof._core``, built by ``pip install`` where a C compiler is
-found) or the numpy reader (:mod:`edgeprof.io.flatbuf`), which is its oracle and the fallback. The environment
-variable ``EDGEPROF_CORE`` forces either (``c`` / ``python``; unset or ``auto``: the compiled one when it is there).
+"""The compiled ETDump walk (``edgeprof._core``, built by ``pip install`` where a C compiler is found), called the
+way the numpy reader (:mod:`edgeprof.io.flatbuf`, its oracle and the fallback) is; :mod:`edgeprof.compiled` says
+which of the two reads (``EDGEPROF_CORE``).
 
 The walk fills numpy arrays allocated here; its errors (``_core.Corrupt(offset, message)``) become the reader's one
 :class:`~edgeprof.errors.CorruptETDumpError`, naming the file and the byte offset."""
 
 from __future__ import annotations
 
-import importlib
-import os
 from contextlib import contextmanager
 
 import numpy as np
 
-from ..conventions import CORE_ENV
-
-_CHOICES = ("auto", "c", "python")
-
-
-def module():
-    """The compiled walk, or None when the numpy reader reads (forced, or the extension is not built)."""
-    choice = (os.environ.get(CORE_ENV) or "auto").strip().lower()
-    if choice not in _CHOICES:
-        from ..errors import UsageError
-
-        raise UsageError(f"{CORE_ENV}={choice!r}: expected one of {', '.join(_CHOICES)}")
-    if choice == "python":
-        return None
-    try:
-        _core = importlib.import_module("edgeprof._core")
-    except ImportError:
-        if choice == "c":
-            from ..errors import UsageError
-
-            raise UsageError(f"{CORE_ENV}=c but edgeprof's compiled core is not built in this install (it needs a C "
-                             "compiler at `pip install` time); unset it to read with numpy") from None
-        return None
-    return _core
-
-
-def which() -> str:
-    """``"c"`` or ``"python"``: the walk that reads in this process."""
-    return "python" if module() is None else "c"
-
+from ..compiled import module, which  # noqa: F401  (the walk this process reads with)
 
 @contextmanager
 def _refusals(fb):

@@ -24,16 +24,19 @@ def suffix(fmt: str) -> str:
 def write_table(table: "pl.DataFrame | Iterable[pl.DataFrame]", path: Path, fmt: str = "csv") -> int:
     """Write a table, or an iterable of same-schema chunks, to ``path``; returns the row count.
 
-    Chunks are appended one by one to a CSV, so a large timeline never sits whole in memory.
+    Chunks are appended one by one to a CSV, so a large timeline never sits whole in memory; the compiled core
+    writes the CSV text where it is built (:mod:`edgeprof.render.csv_text`), Polars where not — the same bytes.
     """
     import polars as pl
+
+    from .csv_text import write_csv
 
     chunks = [table] if isinstance(table, pl.DataFrame) else table
     rows = 0
     if fmt == "csv":
         with open(path, "wb") as f:
             for i, chunk in enumerate(chunks):
-                guarded_text(chunk).write_csv(f, include_header=(i == 0), null_value="")
+                write_csv(chunk, f, header=(i == 0))
                 rows += chunk.height
     elif fmt == "parquet":
         df = pl.concat(list(chunks), how="vertical") if not isinstance(table, pl.DataFrame) else table
@@ -42,28 +45,3 @@ def write_table(table: "pl.DataFrame | Iterable[pl.DataFrame]", path: Path, fmt:
     else:  # pragma: no cover - guarded by the CLI
         raise ValueError(f"unknown table format {fmt!r}")
     return rows
-
-
-def guarded_text(df: "pl.DataFrame") -> "pl.DataFrame":
-    """``df`` with every text cell a spreadsheet would evaluate given its leading apostrophe (the rule of
-    :func:`edgeprof.conventions.csv_cell`, as one Polars expression per text column); numeric columns, and text
-    columns holding no such cell (the usual case: a categorical column is checked by its distinct values), are
-    left as they are."""
-    import polars as pl
-
-    from ..conventions import CSV_FORMULA, CSV_NUMBER
-
-    fixes = []
-    for name, dtype in df.schema.items():
-        if dtype == pl.String:
-            distinct = df[name]
-        elif dtype == pl.Categorical or isinstance(dtype, (pl.Categorical, pl.Enum)):
-            distinct = df[name].unique().cast(pl.String)
-        else:
-            continue
-        if not distinct.str.contains(CSV_FORMULA).any():
-            continue
-        text = pl.col(name).cast(pl.String)
-        fixes.append(pl.when(text.str.contains(CSV_FORMULA) & ~text.str.contains(CSV_NUMBER))
-                     .then(pl.lit("'") + text).otherwise(text).alias(name))
-    return df.with_columns(fixes) if fixes else df

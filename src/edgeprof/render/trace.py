@@ -9,8 +9,8 @@ clamped into its parent and after its previous sibling, and its args say so (``a
 original times). Every slice's args carry kind, category, instruction id, op types and backend.
 
 Written without a Python object per event: the nesting repair runs level by level on numpy arrays, the JSON of
-everything that depends on an event's identity is built once per distinct identity, and Polars formats the
-numbers and writes the lines a batch at a time. ``tests/helpers/trace_reference.py`` keeps the per-event
+everything that depends on an event's identity is built once per distinct identity, and the compiled core (or,
+where it is not built, Polars) formats the numbers and writes the lines a batch at a time. ``tests/helpers/trace_reference.py`` keeps the per-event
 implementation this replaced; the tests require the same document from both.
 """
 
@@ -301,6 +301,33 @@ def lines(slices, batch: int = 100_000, lead: str = ""):
         yield b.with_columns(prefix.gather(b["combo"])).select(_line(lead).alias("line"))
 
 
+def line_bytes(slices, batch: int = 16384, lead: str = ","):
+    """The slices' JSON lines as UTF-8 text, ``batch`` at a time: formatted by the compiled core where it is built
+    (``edgeprof._core.trace_lines``, straight from the columns), else through Polars (:func:`lines`) — the same
+    bytes (tests/render/test_trace.py compares both). Batches of a few MB: the C library reuses their memory, where
+    larger ones would be mapped afresh (and every page faulted in) each time."""
+    import io
+
+    import numpy as np
+
+    from ..compiled import module
+
+    core = module()
+    frame, prefix = slices
+    if core is None:
+        for b in lines(slices, batch, lead):
+            out = io.BytesIO()
+            b.write_csv(out, include_header=False, quote_style="never", line_terminator="\n")
+            yield out.getvalue()
+        return
+    cells = [p.encode("utf-8") for p in prefix.to_list()]
+    cols = [np.ascontiguousarray(frame[c].to_numpy(), dtype=t) for c, t in (
+        ("combo", np.uint32), ("tid", np.int64), ("ts", np.int64), ("dur", np.int64), ("ev", np.int64),
+        ("run", np.int64), ("parent", np.int64), ("adj", np.uint8), ("rts", np.int64), ("rdur", np.int64))]
+    for a in range(0, frame.height, batch):
+        yield core.trace_lines(lead.encode("utf-8"), cells, *(c[a:a + batch] for c in cols))
+
+
 def build_trace(profile: Profile, **kw) -> dict:
     """The whole trace document in memory (``trace``) and what was exported (``stats``)."""
     import json
@@ -320,8 +347,8 @@ def write_trace(path, profile: Profile, *, runs: list[int] | None = None, name: 
 
 def write_trace_blocks(path, blocks, parts: TraceParts, *, name: str | None = None) -> dict:
     """Write the trace of ``blocks`` ((profile, its first row in the file) in file order) to ``path`` atomically;
-    returns the stats. Each batch of slices is written by Polars' CSV writer as one unquoted text column (every
-    slice line starting with the comma that separates it from the one before). The metadata events come first in
+    returns the stats. Each batch of slices is written as lines of text (:func:`line_bytes`; every slice line
+    starting with the comma that separates it from the one before). The metadata events come first in
     the document but are known only once every block is seen: with several blocks the slices go to a scratch file
     beside the target first (an anonymous file, gone when closed: :func:`~edgeprof.writer.scratch_beside`),
     copied after the metadata at the end. Raises :class:`~edgeprof.model.ReadWhole` (nothing written)
@@ -329,8 +356,8 @@ def write_trace_blocks(path, blocks, parts: TraceParts, *, name: str | None = No
     from ..writer import atomic_path, scratch_beside
 
     def write_lines(f, slices) -> None:
-        for b in lines(slices, lead=","):
-            b.write_csv(f, include_header=False, quote_style="never", line_terminator="\n")
+        for text in line_bytes(slices):
+            f.write(text)
 
     def head() -> bytes:
         return ('{"traceEvents":[\n' + parts.meta(name).replace("\n", ",\n") + "\n").encode("utf-8", "replace")
