@@ -120,3 +120,28 @@ def test_a_folder_without_recorded_memory_is_bad_input(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [
         f"edgeprof: error: {tmp_path / 'empty'}: no launch in it recorded memory (collect it with edgeprof run)"]
+
+
+def test_the_memory_comparison_interval_is_welchs_and_needs_no_scipy():
+    """The arms' peak-RSS ratio: its interval against a recomputation with SciPy's t quantile (Welch–Satterthwaite
+    degrees of freedom on the log values), computed in a fresh process that must not import scipy.stats (1.2 s)."""
+    import json
+    import math
+    import subprocess
+    import sys
+
+    from scipy import stats
+
+    b, c = [100e6, 104e6, 98e6], [110e6, 111e6, 109e6, 118e6]
+    script = ("import json, sys\nfrom edgeprof.analysis.memory import compare_memory\n"
+              f"r = compare_memory([{{'phases': [{{'phase': 'runs', 'peak_rss_bytes': v}}]}} for v in {b}], "
+              f"[{{'phases': [{{'phase': 'runs', 'peak_rss_bytes': v}}]}} for v in {c}], threshold=0.05)\n"
+              "print(json.dumps([r['phases'][0]['ci_low'], r['phases'][0]['ci_high'], 'scipy.stats' in sys.modules]))")
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    lo, hi, loaded = json.loads(got.stdout)
+    assert loaded is False
+    lb, lc = [math.log(x) for x in b], [math.log(x) for x in c]
+    vb, vc = stats.tvar(lb) / len(lb), stats.tvar(lc) / len(lc)
+    df = (vb + vc) ** 2 / (vb ** 2 / (len(lb) - 1) + vc ** 2 / (len(lc) - 1))
+    d, half = sum(lc) / len(lc) - sum(lb) / len(lb), stats.t.ppf(0.975, df) * math.sqrt(vb + vc)
+    assert lo == pytest.approx(math.exp(d - half), rel=1e-12) and hi == pytest.approx(math.exp(d + half), rel=1e-12)

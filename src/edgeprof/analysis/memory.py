@@ -194,9 +194,8 @@ def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: fl
     launch-to-launch variation: the ratio is stated without an interval, the verdict inconclusive."""
     import math
 
-    from scipy import stats
-
     from ..conventions import fmt_bytes, memory_verdict
+    from .special import stdtrit
 
     def values(launches, phase):
         out = []
@@ -225,7 +224,7 @@ def compare_memory(baseline: list[dict], candidate: list[dict], *, threshold: fl
             se = math.sqrt(vb + vc)
             if se > 0:
                 df = (vb + vc) ** 2 / ((vb ** 2 / (len(lb) - 1)) + (vc ** 2 / (len(lc) - 1)))
-                t = float(stats.t.ppf(0.5 + level / 2, df))
+                t = float(stdtrit(df, 0.5 + level / 2))
             else:
                 t = 0.0
             row["ci_low"], row["ci_high"] = math.exp(d - t * se), math.exp(d + t * se)

@@ -218,3 +218,40 @@ def signature_labels(signatures: list) -> list[str]:
     for sig in signatures:
         names.setdefault(sig, f"phase{len(names) + 1}")
     return ["all"] * len(signatures) if len(names) == 1 else [names[s] for s in signatures]
+
+
+HASH_MULTIPLIER = 0x9E3779B97F4A7C15  # odd: every power is odd, so no position's code is ever multiplied away
+
+
+def run_signatures(run_index: np.ndarray, codes: np.ndarray, runs: list[int]) -> list[int]:
+    """For each run of ``runs``, an id of its signature — the sequence of event-name ``codes`` of its events, in event
+    order (``run_index`` per event) — equal ids exactly where the sequences are equal (a run without events has the
+    empty one). Found without a tuple per run: runs are grouped by (length, a 64-bit polynomial hash of their codes),
+    then each run is compared code by code with the first run of its group; a hash collision (never seen) falls
+    back to comparing tuples."""
+    run_index = np.asarray(run_index, dtype=np.int64)
+    codes = np.asarray(codes, dtype=np.int64)
+    keep = run_index >= 0
+    run_index, codes = run_index[keep], codes[keep]
+    order = np.argsort(run_index, kind="stable")  # events of a run together, in their order
+    r, c = run_index[order], codes[order].astype(np.uint64)
+    ids = np.asarray(runs, dtype=np.int64)
+    if r.size == 0:
+        return [0] * ids.size
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    present = r[starts]
+    length = np.diff(np.r_[starts, r.size])
+    pos = np.arange(r.size) - np.repeat(starts, length)
+    powers = np.cumprod(np.full(int(length.max()), HASH_MULTIPLIER, dtype=np.uint64), dtype=np.uint64)
+    h = np.add.reduceat((c + np.uint64(1)) * powers[pos], starts)  # wraps modulo 2^64, as meant
+    key = {}
+    group = np.array([key.setdefault((int(n), int(x)), len(key)) for n, x in zip(length.tolist(), h.tolist())])
+    first = np.unique(group, return_index=True)[1]  # each group's first run (groups are numbered 0, 1, …)
+    rep = np.repeat(starts[first[group]], length) + pos
+    if not np.array_equal(c, c[rep]):  # two different sequences share a hash: compare them as tuples
+        seqs = {int(k): tuple(c[s:s + n].tolist()) for k, s, n in zip(present.tolist(), starts.tolist(), length.tolist())}
+        names: dict = {}
+        return [names.setdefault(seqs.get(i, ()), len(names)) for i in ids.tolist()]
+    by_run = dict(zip(present.tolist(), group.tolist()))
+    names = {}
+    return [names.setdefault(by_run.get(i, -1), len(names)) for i in ids.tolist()]

@@ -29,7 +29,7 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
     """(profile, latency per run, phase label per run, position per run or None, where the labels came from)."""
     import polars as pl
 
-    from ..analysis.phases import parse_phases, shape_labels, signature_labels
+    from ..analysis.phases import parse_phases, run_signatures, shape_labels, signature_labels
 
     prof = ws.profile(path)
     lat = prof.latency_ms()
@@ -54,11 +54,10 @@ def _labelled(path: Path, spec: str | None, ws: Workspace):
             raise InputError(order_file, f"lists {len(labels)} runs; the ETDump has {n}")
         source = order_file.name
     else:
-        ev = prof.events.filter(pl.col("run_index") >= 0)
-        sig = ev.group_by("run_index").agg(pl.col("name").cast(pl.String))
-        by_run = dict(zip(sig["run_index"].to_list(), sig["name"].to_list()))
         ids = prof.runs.filter(pl.col("run_index") >= 0).sort("run_index")["run_index"].to_list()
-        labels, source = signature_labels([tuple(by_run.get(i) or ()) for i in ids]), "event signatures"
+        name_ids, _, _ = prof.name_groups()
+        sigs = run_signatures(prof.events["run_index"].to_numpy(), name_ids, ids)
+        labels, source = signature_labels(sigs), "event signatures"
         shaped = shape_labels(lat)
         if shaped is not None and (set(labels) == {"all"} or _same_partition(labels, shaped[0])):
             labels, positions, source = shaped  # two signatures that split the runs as the shape does: named so
