@@ -13,6 +13,7 @@
  * and writes rows of text straight from column buffers (edgeprof.render.fast_text; Polars writes the same bytes):
  *   csv_rows(columns, start, stop) -> bytes of CSV rows start..stop
  *   trace_lines(lead, prefixes, combo, tid, ts, dur, ev, run, parent, adj, rts, rdur) -> bytes of trace slices
+ * and groups integer columns (edgeprof._ids; numpy is the oracle): dense(values, out) -> k, first_rows(ids, out)
  * Logical layouts: int64 for positions, int32 / uint64 for fields, int8 for kinds (the caller checks itemsizes).
  */
 #define PY_SSIZE_T_CLEAN
@@ -437,6 +438,97 @@ static PyObject *fmt_f64(PyObject *self, PyObject *arg) {
     return PyBytes_FromStringAndSize(out, (Py_ssize_t)ep_fmt_f64(out, x));
 }
 
+/* dense(values int64[n], out int32[n]) -> k: each value's rank among the distinct values (0..k-1, in value order)
+ * by a lookup table over the values' range; -1 (nothing written) when the range is wider than 2n + 1024, where the
+ * caller sorts instead (edgeprof._ids.dense, the numpy oracle, decides the same way). */
+static PyObject *dense(PyObject *self, PyObject *args) {
+    PyObject *ov, *oo;
+    if (!PyArg_ParseTuple(args, "OO", &ov, &oo))
+        return NULL;
+    Py_buffer v, o;
+    if (get(ov, &v, 0, 8, 0, "values") < 0)
+        return NULL;
+    Py_ssize_t n = v.len / 8;
+    if (get(oo, &o, 1, 4, n, "out") < 0) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    const int64_t *x = v.buf;
+    int32_t *out = o.buf;
+    long long k = 0;
+    if (n > 0) {
+        int64_t lo = x[0], hi = x[0];
+        for (Py_ssize_t i = 1; i < n; i++) {
+            if (x[i] < lo)
+                lo = x[i];
+            if (x[i] > hi)
+                hi = x[i];
+        }
+        /* the span in unsigned arithmetic: int64 extremes cannot overflow it */
+        uint64_t span = (uint64_t)hi - (uint64_t)lo;
+        if (span > (uint64_t)(2 * n + 1024)) {
+            k = -1;
+        } else {
+            int32_t *rank = calloc((size_t)span + 1, sizeof *rank);
+            if (!rank) {
+                PyBuffer_Release(&o);
+                PyBuffer_Release(&v);
+                return PyErr_NoMemory();
+            }
+            for (Py_ssize_t i = 0; i < n; i++)
+                rank[(uint64_t)x[i] - (uint64_t)lo] = 1;
+            int32_t r = 0;
+            for (uint64_t j = 0; j <= span; j++) {
+                int32_t seen = rank[j];
+                rank[j] = r;
+                r += seen;
+            }
+            for (Py_ssize_t i = 0; i < n; i++)
+                out[i] = rank[(uint64_t)x[i] - (uint64_t)lo];
+            k = r;
+            free(rank);
+        }
+    }
+    PyBuffer_Release(&o);
+    PyBuffer_Release(&v);
+    return PyLong_FromLongLong(k);
+}
+
+/* first_rows(ids int32[n], out int64[k]): the first row of each id 0..k-1 (n where none); an id outside 0..k-1 is
+ * refused. */
+static PyObject *first_rows(PyObject *self, PyObject *args) {
+    PyObject *oi, *oo;
+    if (!PyArg_ParseTuple(args, "OO", &oi, &oo))
+        return NULL;
+    Py_buffer v, o;
+    if (get(oi, &v, 0, 4, 0, "ids") < 0)
+        return NULL;
+    if (get(oo, &o, 1, 8, 0, "out") < 0) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    Py_ssize_t n = v.len / 4, k = o.len / 8;
+    const int32_t *ids = v.buf;
+    int64_t *out = o.buf;
+    PyObject *res = Py_None;
+    for (Py_ssize_t j = 0; j < k; j++)
+        out[j] = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= k) {
+            PyErr_Format(PyExc_ValueError, "first_rows: id %d at row %zd is outside 0..%zd", ids[i], i, k - 1);
+            res = NULL;
+            break;
+        }
+        if (out[ids[i]] == n)
+            out[ids[i]] = i;
+    }
+    PyBuffer_Release(&o);
+    PyBuffer_Release(&v);
+    if (res)
+        Py_INCREF(res);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"walk_events", walk_events, METH_VARARGS, "The Event tables of vectors of events: positions, owners, payload kinds."},
     {"profile_events", profile_events, METH_VARARGS, "The fields of ProfileEvent tables, into column buffers."},
@@ -444,6 +536,8 @@ static PyMethodDef methods[] = {
     {"csv_rows", csv_rows, METH_VARARGS, "CSV text of rows start..stop of (kind, data, mask, cells) columns."},
     {"trace_lines", trace_lines, METH_VARARGS, "Trace-event JSON lines of slices (prefix per combination + numbers)."},
     {"fmt_f64", fmt_f64, METH_O, "One float64 as the tables write it (bytes)."},
+    {"dense", dense, METH_VARARGS, "Dense ranks of int64 values by a lookup table (-1: range too wide)."},
+    {"first_rows", first_rows, METH_VARARGS, "The first row of each dense id."},
     {NULL, NULL, 0, NULL},
 };
 

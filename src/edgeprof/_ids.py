@@ -1,9 +1,15 @@
-"""Dense integer ids for grouping large columns without sorting (pure numpy helpers)."""
+"""Dense integer ids for grouping large columns without sorting: numpy, or the compiled core's one-pass loops where
+it is built (:mod:`edgeprof.compiled`; the numpy code is their oracle: tests/core/test_dense_ids.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
+
+from .compiled import module
+
+
+_EXACT_IN_INT64 = ("i",)  # signed integers keep their order as int64 (unsigned ones up to 32 bits, below)
 
 
 def dense(v: np.ndarray) -> np.ndarray:
@@ -11,6 +17,13 @@ def dense(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v)
     if v.size == 0:
         return v.astype(np.int32)
+    core = module()
+    if core is not None and (v.dtype.kind in _EXACT_IN_INT64 or (v.dtype.kind == "u" and v.dtype.itemsize <= 4)):
+        out = np.empty(v.size, dtype=np.int32)
+        if core.dense(np.ascontiguousarray(v.reshape(-1), dtype=np.int64), out) >= 0:
+            return out.reshape(v.shape)
+    if v.dtype.itemsize < 8:  # offsets from the minimum in 64 bits: an int8's would wrap
+        v = v.astype(np.int64)
     lo, hi = int(v.min()), int(v.max())
     if hi - lo <= 2 * v.size + 1024:
         seen = np.zeros(hi - lo + 1, dtype=np.int32)
@@ -35,6 +48,10 @@ def first_index(ids: np.ndarray) -> np.ndarray:
     """Row of the first occurrence of each id (ids dense 0..k-1)."""
     k = int(ids.max(initial=-1)) + 1
     first = np.full(k, ids.size, dtype=np.int64)
+    core = module()
+    if core is not None and ids.ndim == 1 and k <= np.iinfo(np.int32).max and int(ids.min(initial=0)) >= 0:
+        core.first_rows(np.ascontiguousarray(ids, dtype=np.int32), first)
+        return first
     np.minimum.at(first, ids, np.arange(ids.size, dtype=np.int64))
     return first
 

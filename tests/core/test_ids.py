@@ -61,3 +61,49 @@ def test_dense_and_dense_rows_against_numpy_unique():
     ids = dense_rows(a, b)
     assert _same_partition(ids, _oracle(list(zip(a.tolist(), b.tolist()))))
     assert (first_index(ids) == np.unique(ids, return_index=True)[1]).all()
+
+
+@pytest.mark.parametrize("walk", ["c", "python"])
+def test_dense_ids_by_both_paths_against_numpy_unique(walk, monkeypatch):
+    """The compiled core's loops (edgeprof._core.dense, first_rows) and the numpy code, each against np.unique: every
+    integer type, the extremes of int64, and ranges exactly at the lookup table's bound (2n + 1024) and one past it."""
+    from testdata import need_core
+
+    from edgeprof.conventions import CORE_ENV
+
+    if walk == "c":
+        need_core()
+    monkeypatch.setenv(CORE_ENV, walk)
+    rng = np.random.default_rng(52)
+    cases = [rng.integers(-100, 100, 3000).astype(t) for t in (np.int8, np.int16, np.int32, np.int64)]
+    cases += [rng.integers(0, 200, 3000).astype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)]
+    cases += [np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1]),
+              np.array([2**64 - 1, 0, 2**63, 5], dtype=np.uint64), np.array([7]), np.array([], dtype=np.int64)]
+    for n in (1, 10, 500):
+        for span in (2 * n + 1024, 2 * n + 1025):  # the table's bound and one past it: both paths give the ranks
+            v = rng.integers(0, span + 1, n).astype(np.int64) - 40
+            v[0], v[-1] = -40, span - 40
+            cases.append(v)
+    for v in cases:
+        want = np.unique(v, return_inverse=True)[1].reshape(-1)
+        got = dense(v)
+        assert got.dtype == np.int32 and (got.reshape(-1) == want).all(), v.dtype
+        if v.size:
+            assert (first_index(got.reshape(-1)) == np.unique(got, return_index=True)[1]).all()
+
+
+def test_the_cores_group_loops_refuse_what_they_cannot_hold():
+    from testdata import need_core
+
+    need_core()
+    from edgeprof import _core
+
+    with pytest.raises(ValueError, match="outside"):
+        _core.first_rows(np.array([0, 3], np.int32), np.empty(3, np.int64))
+    with pytest.raises(ValueError, match="outside"):
+        _core.first_rows(np.array([0, -1], np.int32), np.empty(3, np.int64))
+    with pytest.raises(ValueError):  # an output shorter than the values
+        _core.dense(np.arange(5, dtype=np.int64), np.empty(4, np.int32))
+    with pytest.raises(ValueError):  # values of the wrong width
+        _core.dense(np.arange(5, dtype=np.int32), np.empty(5, np.int32))
+    assert _core.dense(np.array([0, 10**12], np.int64), np.empty(2, np.int32)) == -1  # too wide: the caller sorts
