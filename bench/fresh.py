@@ -49,11 +49,13 @@ print(json.dumps({"seconds": time.perf_counter() - t, "cpu": cpu, "rss_mb": peak
 
 def measure(*args: str, env: dict | None = None) -> dict:
     """``{"seconds", "cpu", "rss_mb"}`` of ``edgeprof ARGS…`` (or ``inspector ETDUMP``) run in a new interpreter
-    (``env``: variables added to this process's environment)."""
+    (``env``: variables added to this process's environment). Modules' bytecode is cached as an installed package
+    has it (``pip install`` compiles it; an editable install writes it on first import): PYTHONDONTWRITEBYTECODE is
+    dropped, else every process would compile edgeprof's modules again (0.17 s of an ``analyze``)."""
     import os
 
-    r = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True,
-                       env={**os.environ, **env} if env else None)
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    r = subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True, env={**base, **(env or {})})
     if r.returncode:
         raise RuntimeError(f"{list(args[:2])} failed: {r.stderr.strip().splitlines()[-1:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])

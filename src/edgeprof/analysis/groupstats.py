@@ -18,10 +18,6 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
         g, v = gid[valid], values[valid].astype(np.int64)
     count = np.bincount(g, minlength=G).astype(np.int64)
     total = np.bincount(g, weights=v, minlength=G)
-    vmin = np.full(G, np.iinfo(np.int64).max)
-    vmax = np.full(G, np.iinfo(np.int64).min)
-    np.minimum.at(vmin, g, v)
-    np.maximum.at(vmax, g, v)
     has = count > 0
     mean = np.divide(total, count, out=np.full(G, np.nan), where=has)
     dev = v - mean[g]
@@ -37,11 +33,13 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
     hi = start + count // 2
     median = np.full(G, np.nan)
     median[has] = (sv[lo[has]].astype(np.float64) + sv[hi[has]]) / 2
+    vmin, vmax = np.full(G, np.nan), np.full(G, np.nan)  # each group's ends in the sorted values
+    vmin[has], vmax[has] = sv[start[has]], sv[start[has] + count[has] - 1]
     return {
         "count": count,
         "sum": total,
-        "min": np.where(has, vmin, np.nan).astype(np.float64),
-        "max": np.where(has, vmax, np.nan).astype(np.float64),
+        "min": vmin,
+        "max": vmax,
         "mean": mean,
         "median": median,
         "std": std,
