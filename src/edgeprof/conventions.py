@@ -349,7 +349,8 @@ def csv_cell(s: str) -> str:
     """A string as edgeprof writes it into a CSV cell: one that a spreadsheet would evaluate (``=cmd|' /C calc'!A0``,
     ``+HYPERLINK(…)``, ``@SUM(…)``, ``-2+3``) gets a leading apostrophe; anything else, numbers included, is
     unchanged. Numeric columns are never passed here."""
-    return "'" + s if _CSV_FORMULA.match(s) and not _CSV_NUMBER.match(s) else s
+    # fullmatch: Python's ``$`` also matches before a final line break, Polars' (the tables' guard) does not
+    return "'" + s if _CSV_FORMULA.match(s) and not _CSV_NUMBER.fullmatch(s) else s
 
 
 def csv_text(s: str) -> str:

@@ -100,6 +100,16 @@ def test_random_tables_write_the_same_bytes_as_polars(seed, monkeypatch):
         assert _core_text(df, header) == _polars(df, header), df
 
 
+def test_the_guard_of_the_tables_is_the_conventions_rule():
+    """The spreadsheet guard as the tables apply it (one Polars expression per column) and as
+    :func:`edgeprof.conventions.csv_cell` states it give every cell the same text ("-5" is a number, "-5\\n" is not)."""
+    from edgeprof.conventions import csv_cell
+
+    values = _TEXT + [a + b for a in _TEXT for b in ("\n", "x", "1")]
+    shown = guarded_text(pl.DataFrame({"v": values})).to_series().to_list()
+    assert shown == [csv_cell(v) for v in values]
+
+
 @pytest.mark.parametrize("series", [
     pl.Series("f32", [1.1, None, 3e-7], dtype=pl.Float32),
     pl.Series("big", [2**64 - 1, 1, None], dtype=pl.UInt64),
