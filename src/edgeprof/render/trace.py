@@ -304,7 +304,7 @@ def lines(slices, batch: int = 100_000, lead: str = ""):
 def line_bytes(slices, batch: int = 16384, lead: str = ","):
     """The slices' JSON lines as UTF-8 text, ``batch`` at a time: formatted by the compiled core where it is built
     (``edgeprof._core.trace_lines``, straight from the columns), else through Polars (:func:`lines`) — the same
-    bytes (tests/render/test_trace.py compares both). Batches of a few MB: the C library reuses their memory, where
+    bytes (tests/render/test_csv_text.py compares both). Batches of a few MB: the C library reuses their memory, where
     larger ones would be mapped afresh (and every page faulted in) each time."""
     import io
 
