@@ -49,6 +49,17 @@ static int get(PyObject *o, Py_buffer *v, int w, Py_ssize_t itemsize, Py_ssize_t
     return 0;
 }
 
+/* Buffers o[from..to) into v, each of at least n items of size[i] bytes (writable when w); returns the index of the
+ * first that failed (an exception set), or `to`: the count of v held either way. */
+static int get_rest(PyObject **o, Py_buffer *v, int from, int to, int w, const Py_ssize_t *size, const char **name,
+                    Py_ssize_t n) {
+    int i = from;
+    for (; i < to; i++)
+        if (get(o[i], &v[i], w, size[i], n, name[i]) < 0)
+            break;
+    return i;
+}
+
 static PyObject *walk_events(PyObject *self, PyObject *args) {
     PyObject *o[6];
     long long base;
@@ -125,9 +136,8 @@ static PyObject *profile_events(PyObject *self, PyObject *args) {
         goto done;
     got = 2;
     Py_ssize_t n = v[1].len / 8;
-    for (; got < 10; got++)
-        if (get(o[got], &v[got], 1, size[got], n, name[got]) < 0)
-            goto done;
+    if ((got = get_rest(o, v, 2, 10, 1, size, name, n)) < 10)
+        goto done;
     {
         ep_buf b = {.b = (const uint8_t *)v[0].buf, .n = (int64_t)v[0].len, .base = base};
         ep_pe_cols c = {(int64_t *)v[2].buf, (int32_t *)v[3].buf, (int32_t *)v[4].buf, (int32_t *)v[5].buf,
@@ -376,9 +386,8 @@ static PyObject *trace_lines(PyObject *self, PyObject *args) {
         return NULL;
     got = 1;
     Py_ssize_t n = v[0].len / 4;
-    for (; got < 10; got++)
-        if (get(ob[got], &v[got], 0, size[got], n, name[got]) < 0)
-            goto done;
+    if ((got = get_rest(ob, v, 1, 10, 0, size, name, n)) < 10)
+        goto done;
     {
         const uint32_t *combo = v[0].buf;
         const int64_t *tid = v[1].buf, *ts = v[2].buf, *dur = v[3].buf, *ev = v[4].buf, *run = v[5].buf,
