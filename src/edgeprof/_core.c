@@ -11,8 +11,9 @@
  *   intern(buf, base, refs, codes) -> [bytes of each distinct string, in order of first appearance]
  * (base: the buffer's offset in its file, for the byte offsets messages name)
  * and writes rows of text straight from column buffers (edgeprof.render.fast_text; Polars writes the same bytes):
- *   csv_rows(columns, start, stop) -> bytes of CSV rows start..stop
- *   trace_lines(lead, prefixes, combo, tid, ts, dur, ev, run, parent, adj, rts, rdur) -> bytes of trace slices
+ *   csv_rows(columns, start, stop[, out]) -> bytes of CSV rows start..stop
+ *   trace_lines(lead, prefixes, combo, tid, ts, dur, ev, run, parent, adj, rts, rdur[, out]) -> bytes of trace slices
+ *   (given a bytearray `out`, both write into it from its start, growing it as needed, and return the byte count)
  * and groups integer columns (edgeprof._ids; numpy is the oracle): dense(values, out) -> k, first_rows(ids, out)
  * Logical layouts: int64 for positions, int32 / uint64 for fields, int8 for kinds (the caller checks itemsizes).
  */
@@ -202,11 +203,28 @@ r0:
     return res;
 }
 
-/* A growing output buffer. */
+/* A growing output buffer: malloc'd, handed back as bytes; or the caller's bytearray (`ba`), grown as needed and
+ * never shrunk, so one reused across calls keeps its pages (the call returns the count of bytes written). */
 typedef struct {
     char *p;
     size_t n, cap;
+    PyObject *ba;
 } obuf;
+
+/* Writes into `out` when it is a bytearray, else into a buffer of its own; 0, or -1 with TypeError. */
+static int obuf_init(obuf *o, PyObject *out) {
+    memset(o, 0, sizeof(*o));
+    if (out == NULL || out == Py_None)
+        return 0;
+    if (!PyByteArray_Check(out)) {
+        PyErr_SetString(PyExc_TypeError, "out: a bytearray");
+        return -1;
+    }
+    o->ba = out;
+    o->p = PyByteArray_AS_STRING(out);
+    o->cap = (size_t)PyByteArray_GET_SIZE(out);
+    return 0;
+}
 
 static int reserve(obuf *o, size_t more) {
     if (o->n + more <= o->cap)
@@ -214,20 +232,36 @@ static int reserve(obuf *o, size_t more) {
     size_t cap = o->cap ? o->cap : 1 << 16;
     while (cap < o->n + more)
         cap *= 2;
-    char *p = realloc(o->p, cap);
-    if (!p) {
-        PyErr_NoMemory();
-        return -1;
+    if (o->ba) {
+        if (PyByteArray_Resize(o->ba, (Py_ssize_t)cap) < 0)
+            return -1;
+        o->p = PyByteArray_AS_STRING(o->ba);
+    } else {
+        char *p = realloc(o->p, cap);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        o->p = p;
     }
-    o->p = p;
     o->cap = cap;
     return 0;
 }
 
+/* The result: the bytes written (own buffer, then freed) or their count (the caller's bytearray). */
 static PyObject *take(obuf *o) {
+    if (o->ba)
+        return PyLong_FromSize_t(o->n);
     PyObject *r = PyBytes_FromStringAndSize(o->p ? o->p : "", (Py_ssize_t)o->n);
     free(o->p);
+    o->p = NULL;
     return r;
+}
+
+static void obuf_free(obuf *o) {
+    if (!o->ba)
+        free(o->p);
+    o->p = NULL;
 }
 
 enum { COL_INT = 0, COL_FLOAT = 1, COL_BOOL = 2, COL_CODES = 3, COL_NULL = 4 };
@@ -250,9 +284,10 @@ static void release_cols(col *c, Py_ssize_t n) {
 }
 
 static PyObject *csv_rows(PyObject *self, PyObject *args) {
-    PyObject *spec;
+    PyObject *spec, *out = NULL;
     Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "Onn", &spec, &start, &stop))
+    obuf o;
+    if (!PyArg_ParseTuple(args, "Onn|O", &spec, &start, &stop, &out) || obuf_init(&o, out) < 0)
         return NULL;
     PyObject *seq = PySequence_Fast(spec, "columns: a sequence of (kind, data, mask, cells)");
     if (!seq)
@@ -260,7 +295,6 @@ static PyObject *csv_rows(PyObject *self, PyObject *args) {
     Py_ssize_t nc = PySequence_Fast_GET_SIZE(seq);
     col *c = calloc((size_t)(nc ? nc : 1), sizeof(col));
     PyObject *res = NULL;
-    obuf o = {0};
     Py_ssize_t ready = 0;
     if (!c) {
         PyErr_NoMemory();
@@ -353,9 +387,8 @@ static PyObject *csv_rows(PyObject *self, PyObject *args) {
         o.p[o.n++] = '\n';
     }
     res = take(&o);
-    o.p = NULL;
 out:
-    free(o.p);
+    obuf_free(&o);
     if (c)
         release_cols(c, nc); /* flags say what each holds */
     Py_DECREF(seq);
@@ -372,16 +405,16 @@ static int append(obuf *o, const char *s, size_t n) {
 #define LIT(o, s) append(o, s, sizeof(s) - 1)
 
 static PyObject *trace_lines(PyObject *self, PyObject *args) {
-    PyObject *lead, *prefixes, *ob[10];
-    if (!PyArg_ParseTuple(args, "SO!OOOOOOOOOO", &lead, &PyList_Type, &prefixes, &ob[0], &ob[1], &ob[2], &ob[3],
-                          &ob[4], &ob[5], &ob[6], &ob[7], &ob[8], &ob[9]))
+    PyObject *lead, *prefixes, *ob[10], *out = NULL;
+    obuf o;
+    if (!PyArg_ParseTuple(args, "SO!OOOOOOOOOO|O", &lead, &PyList_Type, &prefixes, &ob[0], &ob[1], &ob[2], &ob[3],
+                          &ob[4], &ob[5], &ob[6], &ob[7], &ob[8], &ob[9], &out) || obuf_init(&o, out) < 0)
         return NULL;
     static const Py_ssize_t size[10] = {4, 8, 8, 8, 8, 8, 8, 1, 8, 8};
     static const char *name[10] = {"combo", "tid", "ts", "dur", "ev", "run", "parent", "adj", "rts", "rdur"};
     Py_buffer v[10];
     int got = 0;
     PyObject *res = NULL;
-    obuf o = {0};
     if (get(ob[0], &v[0], 0, 4, 0, name[0]) < 0)
         return NULL;
     got = 1;
@@ -430,10 +463,9 @@ static PyObject *trace_lines(PyObject *self, PyObject *args) {
 #undef PUT
         }
         res = take(&o);
-        o.p = NULL;
     }
 done:
-    free(o.p);
+    obuf_free(&o);
     for (int i = 0; i < got; i++)
         PyBuffer_Release(&v[i]);
     return res;
@@ -542,7 +574,8 @@ static PyMethodDef methods[] = {
     {"walk_events", walk_events, METH_VARARGS, "The Event tables of vectors of events: positions, owners, payload kinds."},
     {"profile_events", profile_events, METH_VARARGS, "The fields of ProfileEvent tables, into column buffers."},
     {"intern", intern, METH_VARARGS, "Codes of the strings at refs (-1 absent) and the distinct byte strings."},
-    {"csv_rows", csv_rows, METH_VARARGS, "CSV text of rows start..stop of (kind, data, mask, cells) columns."},
+    {"csv_rows", csv_rows, METH_VARARGS,
+     "CSV text of rows start..stop of (kind, data, mask, cells) columns (bytes; or into bytearray out, -> count)."},
     {"trace_lines", trace_lines, METH_VARARGS, "Trace-event JSON lines of slices (prefix per combination + numbers)."},
     {"fmt_f64", fmt_f64, METH_O, "One float64 as the tables write it (bytes)."},
     {"dense", dense, METH_VARARGS, "Dense ranks of int64 values by a lookup table (-1: range too wide)."},

@@ -28,8 +28,8 @@ def second_block_attaches_differently(monkeypatch) -> list[int]:
 
     real, seen = Workspace._with_etrecord, []
 
-    def second_differs(self, path, prof):
-        out = real(self, path, prof)
+    def second_differs(self, path, prof, **kw):
+        out = real(self, path, prof, **kw)
         seen.append(prof.n_events)
         if len(seen) == 2:
             out = dataclasses.replace(out, warnings=out.warnings + ["this block attached differently"])

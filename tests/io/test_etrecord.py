@@ -166,3 +166,27 @@ def test_delegate_op_types_keep_their_multiplicity(model, etdump, etrecord, grou
     assert list(json.loads(row["op_types"][0]).values()) == sorted(want.values(), reverse=True)
     prof_ops = breakdown(prof)["operators_all"]
     assert all(isinstance(o["op_types"], dict) for o in prof_ops)
+
+
+@pytest.mark.parametrize("model", ETRECORD_MODELS)
+def test_op_types_by_reference_are_inspectors_lists(model, etdump, etrecord, ground_truth):
+    """Blocks read for one pass take the op-type lists by id (no list column): each event's list, looked up by its
+    id, is Inspector's; backends and module paths are those of the list-column form."""
+    from edgeprof.conventions import OP_TYPES_ID
+    from edgeprof.io.etrecord import enrich
+
+    bare = load_etdump(etdump(f"{model}.N20"))
+    rec = read_etrecord(etrecord(model))
+    ref, inline = enrich(bare, rec, by_reference=True), enrich(bare, rec)
+    assert "op_types" not in ref.events.columns and ref.op_type_lists is not None
+    lists = [ref.op_type_lists[i] for i in ref.events[OP_TYPES_ID].to_list()]
+    assert lists == inline.events["op_types"].to_list()
+    assert ref.events.drop(OP_TYPES_ID).equals(inline.events.drop("op_types"))
+    ours = pl.concat([ref.events, inspector_order(ref)], how="horizontal").with_columns(
+        pl.Series("lists", lists, dtype=pl.List(pl.String))).filter(pl.col("block_run_index") == 0)
+    gt = ground_truth(f"{model}.N20", "inspector_etrecord").join(
+        ours.select("block_index", pl.col("block_event_index").alias("event_index"), "lists"),
+        on=["block_index", "event_index"], how="left")
+    assert gt.height and all(json.loads(a) == list(b) for a, b in zip(gt["op_types"], gt["lists"]))
+    ids, _, groups = ref.op_type_groups()  # the groups the tables count by are the ids
+    assert [groups[i] for i in ids.tolist()] == lists

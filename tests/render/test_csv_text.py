@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from testdata import DATA, ETRECORD_MODELS, need_core
 
+from edgeprof.columns import Columns, from_series
 from edgeprof.conventions import CORE_ENV
 from edgeprof.render import csv_text
 from edgeprof.render.csv_text import guarded_text
@@ -96,8 +97,13 @@ def test_random_tables_write_the_same_bytes_as_polars(seed, monkeypatch):
     names = rng.sample(["a", "b,c", 'q"', "=x", "line\nbreak", "", "é", "-1", "name", "start_us"], rng.randint(1, 8))
     df = pl.DataFrame([_column(rng, rng.choice(_TYPES), n).alias(c) for c in names])
     assert csv_text.columns(df) is not None
+    plain = Columns({c: from_series(df[c]) for c in df.columns})  # the same table as plain columns (the timelines')
+    assert csv_text.plain_columns(plain) is not None
     for header in (True, False):
-        assert _core_text(df, header) == _polars(df, header), df
+        want = _polars(df, header)
+        assert _core_text(df, header) == want, df
+        assert _core_text(plain, header) == want, df
+        assert _polars(plain.to_polars(), header) == want, df
 
 
 def test_the_guard_of_the_tables_is_the_conventions_rule():
@@ -119,6 +125,37 @@ def test_types_the_core_does_not_write_go_to_polars(series):
     df = pl.DataFrame([series, pl.Series("x", [1.5, None, -0.0])])
     assert csv_text.columns(df) is None
     assert _core_text(df) == _polars(df)
+    plain = Columns({c: from_series(df[c]) for c in df.columns})
+    assert csv_text.plain_columns(plain) is None
+    assert _core_text(plain) == _polars(df)
+
+
+def test_the_core_writes_into_one_reused_buffer():
+    """Given a bytearray the core writes into it from its start (growing it, never shrinking it) and returns the count:
+    the same bytes as the call that returns them, for CSV rows and trace lines; a buffer still viewed cannot grow."""
+    from edgeprof import _core
+
+    rng = random.Random(7)
+    df = pl.DataFrame([_column(rng, t, 300).alias(str(i)) for i, t in enumerate([pl.Int64, pl.Float64, pl.String])])
+    cols = csv_text.columns(df)
+    buf = bytearray()
+    sizes = []
+    for a, b in ((0, 300), (5, 6), (100, 300), (7, 7)):
+        n = _core.csv_rows(cols, a, b, buf)
+        assert bytes(buf[:n]) == _core.csv_rows(cols, a, b)
+        sizes.append(len(buf))
+    assert sizes == sorted(sizes) and sizes[0] >= 300 * 3  # kept from call to call
+    z = np.arange(4, dtype=np.int64)
+    args = (b",", [b"{a", b"{b"], np.array([0, 1, 1, 0], np.uint32), z, z * 1000, z, z, z, z - 1,
+            np.array([0, 1, 0, 1], np.uint8), z, z)
+    n = _core.trace_lines(*args, buf)
+    assert bytes(buf[:n]) == _core.trace_lines(*args)
+    small = bytearray(8)
+    with memoryview(small):
+        with pytest.raises(BufferError):
+            _core.csv_rows(cols, 0, 300, small)
+    with pytest.raises(TypeError, match="bytearray"):
+        _core.csv_rows(cols, 0, 3, b"")
 
 
 def test_hostile_arguments_are_refused():

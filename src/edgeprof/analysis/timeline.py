@@ -21,6 +21,7 @@ import polars as pl
 
 from .._ids import dense_rows, distinct_ids, first_index
 from ..conventions import METHOD_EXECUTE, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, ms, op_type
+from ..columns import Columns, Numbers, Text, from_series, numbers
 from ..model import Profile
 from .groupstats import group_stats, list_counts
 from .inspector_order import inspector_order
@@ -30,17 +31,6 @@ TIMELINE_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "start_u
 OPS_STATS_KIT_COLUMNS = ("model_id", "name", "type", "delegate_backend", "count", "total_ms", "avg_ms", "pct_total")
 
 PCT_DECIMALS = 6  # percentages are rounded so CSVs stay compact and stable
-
-
-def map_distinct(s: pl.Series, fn, name: str | None = None) -> pl.Series:
-    """Apply ``fn`` to each distinct value of ``s`` (not to every row); returns a Categorical Series.
-
-    Event tables repeat a few hundred names across 100k+ rows, so string work is done on the few
-    distinct values and the result is gathered back by id.
-    """
-    ids, first = distinct_ids(s)
-    values = [fn(v) for v in s.gather(first).to_list()]
-    return pl.Series(name or s.name, values, dtype=pl.Categorical).gather(ids)
 
 
 def _json_of(v) -> str | None:
@@ -64,7 +54,9 @@ class Timeline:
     """Builds timeline tables of one profile; per-profile work is done once, blocks are cheap.
 
     ``chunks()`` yields the whole timeline in blocks of whole runs, so a writer can stream a
-    200k-event timeline without holding it in memory.
+    200k-event timeline without holding it in memory. Tables come as plain columns
+    (:class:`edgeprof.columns.Columns`: the CSV writer's input; ``.to_polars()`` for a DataFrame) or, from
+    :meth:`table`, as a DataFrame.
     """
 
     def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None = None,
@@ -79,10 +71,14 @@ class Timeline:
         self._ctx = _TimelineContext(profile, model_id, node_ids, op_types, op_type_ids, first_row)
         self._counts = profile.runs.filter(pl.col("run_index") >= 0).sort("run_index")["n_events"].to_numpy()
 
-    def table(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> pl.DataFrame:
+    def columns(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> Columns:
+        """The rows of one run (``run_index``), of the runs ``a ≤ run_index < b`` (``runs``), or of all."""
         if run_index is not None:
             runs = (run_index, run_index + 1)
         return self._ctx.rows(self._ctx.select(runs))
+
+    def table(self, *, run_index: int | None = None, runs: tuple[int, int] | None = None) -> pl.DataFrame:
+        return self.columns(run_index=run_index, runs=runs).to_polars()
 
     def op_types_table(self) -> pl.DataFrame | None:
         """The distinct op-type lists the ``op_types_id`` column refers to (``op_types_id``, ``op_types`` as a JSON
@@ -92,7 +88,7 @@ class Timeline:
             return None
         return pl.DataFrame({OP_TYPES_ID: np.arange(len(lists), dtype=np.int32), "op_types": lists})
 
-    def chunks(self, max_rows: int = 262144):  # Polars writes large blocks ~2× faster than 32k-row ones
+    def chunks(self, max_rows: int = 262144):
         counts = self._counts
         a = 0
         while a < counts.size:
@@ -100,8 +96,14 @@ class Timeline:
             while b < counts.size and (rows == 0 or rows + counts[b] <= max_rows):
                 rows += int(counts[b])
                 b += 1
-            yield self.table(runs=(a, b))
+            yield self.columns(runs=(a, b))
             a = b
+
+
+def _text(s: pl.Series, fn=None) -> Text:
+    """``s`` as codes into its distinct values (``fn`` applied to each distinct value, not to each row)."""
+    col = from_series(s)
+    return col if fn is None else Text(col.codes, [fn(v) for v in col.values], col.dtype)
 
 
 class _TimelineContext:
@@ -109,7 +111,7 @@ class _TimelineContext:
 
     def __init__(self, profile: Profile, model_id: str, node_ids: np.ndarray | None, op_types: str = OP_TYPES_INLINE,
                  op_type_ids: dict | None = None, first_row: int = 0):
-        ev = self.ev = profile.events
+        ev = profile.events
         self.model_id = model_id
         self.run_idx = run_idx = ev["run_index"].to_numpy()
         runs = profile.runs.filter(pl.col("run_index") >= 0)
@@ -128,27 +130,39 @@ class _TimelineContext:
             origin[has] = ex_start[has]
         self.origin = origin
         self.node_ids = node_ids if node_ids is not None else inspector_order(profile)["node_id"].to_numpy()
-        # string columns derived once from the few distinct values, then sliced per block
+        # text columns as codes into their few distinct values, derived once, then sliced per block
         ids, _, names = profile.name_groups()
-        self.type = pl.Series("type", [op_type(x) for x in names], dtype=pl.Categorical).gather(ids)
+        ids = ids.astype(np.int32, copy=False)
+        self.name = Text(ids, names, ev["name"].dtype)
+        self.type = Text(ids, [op_type(x) for x in names], pl.Categorical)
         op_ids, _, op_lists = profile.op_type_groups()
+        op_ids = op_ids.astype(np.int32, copy=False)
         if op_types == OP_TYPES_REF:  # an id per distinct list, by first appearance; the lists once, in op_type_lists
             ids = op_type_ids if op_type_ids is not None else {}
-            codes: list[int | None] = [None] * len(op_lists)
+            codes = np.zeros(len(op_lists), dtype=np.int32)
+            listed = np.zeros(len(op_lists), dtype=bool)
             shown = op_ids[run_idx >= 0]
             groups, first = np.unique(shown, return_index=True)
             for g in groups[np.argsort(first, kind="stable")].tolist():
                 if op_lists[g] is not None:
-                    codes[g] = ids.setdefault(_json_of(op_lists[g]), len(ids))
+                    codes[g], listed[g] = ids.setdefault(_json_of(op_lists[g]), len(ids)), True
             self.op_type_lists = list(ids)
-            self.op_types = pl.Series(OP_TYPES_ID, codes, dtype=pl.Int32).gather(op_ids)
+            self.op_types = (OP_TYPES_ID, Numbers(codes[op_ids], ~listed[op_ids]))
         else:
             self.op_type_lists = None
-            self.op_types = pl.Series("op_types", [_json_of(v) for v in op_lists], dtype=pl.Categorical).gather(op_ids)
-        self.backend_source = map_distinct(ev["backend_source"], lambda v: v or None, "backend_source")
+            self.op_types = ("op_types", Text(op_ids, [_json_of(v) for v in op_lists], pl.Categorical))
+        self.text = {c: _text(ev[c]) for c in ("delegate_backend", "block", "kind", "module_path", "timing_source")}
+        self.text["backend_source"] = _text(ev["backend_source"], lambda v: v or None)
+        self.number = {c: from_series(ev[c]) for c in ("run_index", "event_index", "instruction_id", "depth")}
+        dur = ev["duration_ns"]
+        self.dur_f = dur.cast(pl.Float64).fill_null(np.nan).to_numpy()
+        self.dur0 = dur.fill_null(0).to_numpy()
+        self.self_ns = ev["self_ns"].to_numpy()
+        parent = ev["parent"]
+        self.parent = parent.fill_null(first_row).to_numpy() - first_row
+        self.no_parent = parent.is_null().to_numpy()
         self.event_index = ev["event_index"].to_numpy()
         self._by_run = self._sorted_runs = None
-        self.first_row = first_row
 
     def select(self, runs: tuple[int, int] | None) -> np.ndarray:
         """Rows (ascending) of the execute runs in [a, b) — all of them when ``runs`` is None. Found by binary
@@ -160,48 +174,42 @@ class _TimelineContext:
         lo, hi = np.searchsorted(self._sorted_runs, [a, b], side="left")
         return np.sort(self._by_run[lo:hi])
 
-    def rows(self, rows: np.ndarray) -> pl.DataFrame:
-        ev = self.ev
+    def rows(self, rows: np.ndarray) -> Columns:
         contiguous = bool(rows.size) and rows[-1] - rows[0] + 1 == rows.size
-
-        def take(s: pl.Series) -> pl.Series:
-            return s.slice(int(rows[0]), rows.size) if contiguous else s.gather(rows)
-
-        r = self.run_idx[rows]
+        take = slice(int(rows[0]), int(rows[0]) + rows.size) if contiguous else rows
+        r = self.run_idx[take]
         e2e = self.e2e[r]
-        start = self.start[rows]
-        dur = take(ev["duration_ns"])
-        dur_f = dur.cast(pl.Float64).fill_null(np.nan).to_numpy()
-        self_ns = take(ev["self_ns"]).to_numpy()
-        parent = take(ev["parent"])
-        first = self.first_row
-        parent_ev = pl.Series(self.event_index[parent.fill_null(first).to_numpy() - first]).set(parent.is_null(), None)
-        return pl.DataFrame({
-            "model_id": pl.Series([self.model_id], dtype=pl.Categorical).gather(np.zeros(rows.size, dtype=np.int64)),
-            "name": take(ev["name"]),
-            "type": take(self.type),
-            "delegate_backend": take(ev["delegate_backend"]),
-            "start_us": start / 1e3,
-            "end_us": (start + dur.fill_null(0).to_numpy()) / 1e3,
-            "duration_ms": ms(dur_f),
-            "pct_total": np.round(dur_f / e2e * 100, PCT_DECIMALS),
-            "node_id": self.node_ids[rows],
-            "run_index": take(ev["run_index"]),
-            "block": take(ev["block"]),
+        start = self.start[take]
+        dur_f = self.dur_f[take]
+        self_ns = self.self_ns[take]
+        text, number = self.text, self.number
+        op_name, op_col = self.op_types
+        return Columns({
+            "model_id": Text(np.zeros(rows.size, dtype=np.int32), [self.model_id], pl.Categorical),
+            "name": self.name.take(take),
+            "type": self.type.take(take),
+            "delegate_backend": text["delegate_backend"].take(take),
+            "start_us": numbers(start / 1e3),
+            "end_us": numbers((start + self.dur0[take]) / 1e3),
+            "duration_ms": numbers(ms(dur_f), nan_is_null=True),
+            "pct_total": numbers(np.round(dur_f / e2e * 100, PCT_DECIMALS), nan_is_null=True),
+            "node_id": Numbers(self.node_ids[take]),
+            "run_index": number["run_index"].take(take),
+            "block": text["block"].take(take),
             # ours
-            "kind": take(ev["kind"]),
-            "event_index": take(ev["event_index"]),
-            "instruction_id": take(ev["instruction_id"]),
-            "depth": take(ev["depth"]),
-            "parent_event_index": parent_ev,
-            "self_ms": ms(self_ns),
-            "self_pct": np.round(self_ns / e2e * 100, PCT_DECIMALS),
-            "offset_us": (start - self.origin[r]) / 1e3,
-            self.op_types.name: take(self.op_types),
-            "module_path": take(ev["module_path"]),
-            "timing_source": take(ev["timing_source"]),
-            "backend_source": take(self.backend_source),
-        }).with_columns(pl.col("duration_ms", "pct_total").fill_nan(None))
+            "kind": text["kind"].take(take),
+            "event_index": number["event_index"].take(take),
+            "instruction_id": number["instruction_id"].take(take),
+            "depth": number["depth"].take(take),
+            "parent_event_index": Numbers(self.event_index[self.parent[take]], self.no_parent[take]),
+            "self_ms": numbers(ms(self_ns)),
+            "self_pct": numbers(np.round(self_ns / e2e * 100, PCT_DECIMALS)),
+            "offset_us": numbers((start - self.origin[r]) / 1e3),
+            op_name: op_col.take(take),
+            "module_path": text["module_path"].take(take),
+            "timing_source": text["timing_source"].take(take),
+            "backend_source": text["backend_source"].take(take),
+        })
 
 
 def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:

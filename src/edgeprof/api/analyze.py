@@ -124,8 +124,8 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
                 raise ReadWhole
             timeline = Timeline(block, model_id, nodes, mode, op_type_ids, first_row=first_row)
             if run0 is None and (block.events["run_index"].to_numpy() == 0).any():
-                run0 = timeline.table(run_index=0)
-            yield timeline.table()
+                run0 = timeline.columns(run_index=0)
+            yield timeline.columns()
             del block, timeline
 
     n_rows = write_table(tables(), batch.path(targets["csv_timeline_all"]), fmt)
@@ -177,7 +177,7 @@ def _analyze_one(ws: Workspace, path: Path, *, run_dir: Path, out_dir: Path, fmt
             release_free_memory()
             n_rows = write_table(timeline.chunks(), batch.path(targets["csv_timeline_all"]), fmt)
             if prof.run(0).height > 0:
-                write_table(timeline.table(run_index=0), batch.path(targets["csv_timeline"]), fmt)
+                write_table(timeline.columns(run_index=0), batch.path(targets["csv_timeline"]), fmt)
             else:
                 targets["csv_timeline"] = None
             del timeline

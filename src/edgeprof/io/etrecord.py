@@ -22,7 +22,7 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 
-from ..conventions import FRAMEWORK_EVENTS
+from ..conventions import FRAMEWORK_EVENTS, OP_TYPES_ID
 from ..errors import ETRecordError
 from .etrecord_zip import MAX_MEMBERS, check_directory, read_member
 
@@ -337,8 +337,9 @@ def check_match(profile, rec: ETRecord) -> str | None:
     return None
 
 
-def enrich(profile, rec: ETRecord, *, strict: bool = False):
-    """Attach op types, module paths and backend names from ``rec``; returns a new Profile.
+def enrich(profile, rec: ETRecord, *, strict: bool = False, by_reference: bool = False):
+    """Attach op types, module paths and backend names from ``rec``; returns a new Profile. ``by_reference``: each
+    event's op-type list as an id (events column ``op_types_id``) into :attr:`Profile.op_type_lists`, no list column.
 
     A mismatched ETRecord raises :class:`ETRecordError` when ``strict``, else the profile is returned
     unchanged with a warning and ``profile.etrecord.status == "mismatch"``.
@@ -405,17 +406,26 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False):
         new = backend_new[k]
         backends.append(new if new else b)
         sources.append("etrecord" if new else src)
+    # events sharing a key share a list: equal lists of different keys are merged here, on the few keys
+    list_id: dict = {}
+    small = np.array([list_id.setdefault(tuple(x or ()), len(list_id)) for x in op_types], dtype=np.int32)
+    ids = small[key] if key.size else np.zeros(0, np.int32)
+    if by_reference:
+        lists = pl.Series(OP_TYPES_ID, ids)
+        columns = [c if c != "op_types" else OP_TYPES_ID for c in ev.columns]
+    else:
+        lists = pl.Series("op_types", [x if x is not None else [] for x in op_types], dtype=pl.List(cat)).gather(key)
+        columns = ev.columns
     joined = ev.with_columns(
-        pl.Series("op_types", [x if x is not None else [] for x in op_types], dtype=pl.List(cat)).gather(key),
+        lists,
         pl.Series("module_path", module, dtype=cat).gather(key),
         pl.Series("delegate_backend", backends, dtype=cat).gather(pair),
         pl.Series("backend_source", sources, dtype=cat).gather(pair),
     )
     del pair, old_b, old_s
-    out = dataclasses.replace(profile, events=joined.select(ev.columns), etrecord=info)
-    # events sharing a key share a list: equal lists of different keys are merged here, on the few keys
-    list_id: dict = {}
-    small = np.array([list_id.setdefault(tuple(x or ()), len(list_id)) for x in op_types], dtype=np.int64)
-    ids = small[key] if key.size else np.zeros(0, np.int64)
-    out.remember_op_type_groups(ids, first_index(ids))
+    if by_reference:
+        return dataclasses.replace(profile, events=joined.select(columns), etrecord=info,
+                                   op_type_lists=[list(t) for t in list_id])
+    out = dataclasses.replace(profile, events=joined.select(columns), etrecord=info)
+    out.remember_op_type_groups(ids.astype(np.int64), first_index(ids))
     return out

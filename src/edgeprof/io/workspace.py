@@ -233,7 +233,8 @@ class Workspace:
 
     def profile_blocks(self, path, max_events: int | None = None):
         """An ETDump in blocks of whole runs (:class:`~edgeprof.io.etdump_read.ETDumpBlocks`), each with the
-        ETRecord attached as :meth:`profile` attaches it to the whole file: (the iterable of blocks, the reader
+        ETRecord attached as :meth:`profile` attaches it to the whole file, the op-type lists by reference
+        (:attr:`~edgeprof.model.Profile.op_type_lists`: no list column): (the iterable of blocks, the reader
         whose ``warnings``/``sha256`` describe the file once the blocks are exhausted). Not memoized: this is
         for one pass over a file too large to hold."""
         from .etdump_read import BLOCK_EVENTS, ETDumpBlocks
@@ -241,7 +242,7 @@ class Workspace:
         path = Path(path)
         reader = ETDumpBlocks(path, max_events or BLOCK_EVENTS)
         self.reads["profile_read"] += 1  # one read of the file, as a whole read is
-        return (self._with_etrecord(path, block) for block in reader), reader
+        return (self._with_etrecord(path, block, by_reference=True) for block in reader), reader
 
     def same_measurement(self, a, b) -> bool:
         """Whether two inputs hold the same runs: files of one size whose profiles are equal event for event
@@ -286,7 +287,7 @@ class Workspace:
 
         return read_profile(path, allow_empty=self.allow_empty)
 
-    def _with_etrecord(self, path: Path, prof: Profile) -> Profile:
+    def _with_etrecord(self, path: Path, prof: Profile, by_reference: bool = False) -> Profile:
         if not formats.by_name(prof.format).takes_program:
             return prof
         rec, how = self.etrecord_for(path)
@@ -295,10 +296,11 @@ class Workspace:
                 raise ETRecordError(path, "no ETRecord found for this ETDump (--strict-etrecord)")
             return dataclasses.replace(prof, etrecord=ETRecordInfo(path=None, status="absent", message=how),
                                        warnings=list(prof.warnings))
-        return self.attach(prof, rec)
+        return self.attach(prof, rec, by_reference)
 
-    def attach(self, prof: Profile, rec_path) -> Profile:
-        """``prof`` with the ETRecord at ``rec_path`` attached (a warning, or an error when strict, if it cannot be)."""
+    def attach(self, prof: Profile, rec_path, by_reference: bool = False) -> Profile:
+        """``prof`` with the ETRecord at ``rec_path`` attached (a warning, or an error when strict, if it cannot be);
+        ``by_reference``: its op-type lists by id (:func:`~edgeprof.io.etrecord.enrich`)."""
         from .etrecord import enrich
 
         try:
@@ -308,7 +310,7 @@ class Workspace:
                 raise
             info = ETRecordInfo(path=str(rec_path), status="unreadable", message=e.message)
             return dataclasses.replace(prof, etrecord=info, warnings=prof.warnings + [f"{e}; continuing without it"])
-        return enrich(prof, rec, strict=self.strict_etrecord)
+        return enrich(prof, rec, strict=self.strict_etrecord, by_reference=by_reference)
 
     def series(self, path) -> LatencySeries:
         """One launch's latency series (its valid runs, with the recorded run indices)."""

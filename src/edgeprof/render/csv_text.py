@@ -17,30 +17,44 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
+    from ..columns import Columns
+
 ROWS_PER_CALL = 32768  # rows formatted per call into the core (a few MB of text)
 
 _INT, _FLOAT, _BOOL, _CODES, _NULL = range(5)
 
 
-def write_csv(df: "pl.DataFrame", f, *, header: bool) -> None:
-    """Append ``df`` as CSV to the binary file ``f`` (its header line first when ``header``); empty cells for nulls."""
+def write_csv(table: "pl.DataFrame | Columns", f, *, header: bool, scratch: bytearray | None = None) -> None:
+    """Append ``table`` (a DataFrame, or plain :class:`~edgeprof.columns.Columns`) as CSV to the binary file ``f``
+    (its header line first when ``header``); empty cells for nulls. The core formats into ``scratch`` (a bytearray
+    reused from call to call and chunk to chunk: its pages are touched once, not once per chunk)."""
+    from ..columns import Columns
     from ..compiled import module
 
     core = module()
-    cols = columns(df) if core is not None and df.width else None
+    if core is None or not table.width:
+        cols = None
+    else:
+        cols = plain_columns(table) if isinstance(table, Columns) else columns(table)
     if cols is None:
+        df = table.to_polars() if isinstance(table, Columns) else table
         guarded_text(df).write_csv(f, include_header=header, null_value="")
         return
     if header:
-        f.write(header_line(df))
-    for a in range(0, df.height, ROWS_PER_CALL):
-        f.write(core.csv_rows(cols, a, min(a + ROWS_PER_CALL, df.height)))
+        f.write(header_line(table))
+    scratch = bytearray() if scratch is None else scratch
+    for a in range(0, table.height, ROWS_PER_CALL):
+        n = core.csv_rows(cols, a, min(a + ROWS_PER_CALL, table.height), scratch)
+        with memoryview(scratch) as text:
+            f.write(text[:n])
 
 
-def header_line(df: "pl.DataFrame") -> bytes:
-    """The header line Polars writes for ``df``'s columns."""
+def header_line(table: "pl.DataFrame | Columns") -> bytes:
+    """The header line Polars writes for ``table``'s columns."""
+    import polars as pl
+
     buf = io.BytesIO()
-    df.clear().write_csv(buf, include_header=True)
+    pl.DataFrame({n: pl.Series(n, [], dtype=pl.Int8) for n in table.columns}).write_csv(buf, include_header=True)
     return buf.getvalue()
 
 
@@ -73,6 +87,34 @@ def columns(df: "pl.DataFrame") -> list | None:
     return out
 
 
+def plain_columns(table: "Columns") -> list:
+    """The core's (kind, values, null mask, cells) of plain columns (:mod:`edgeprof.columns`): integers widened to
+    int64, float64 and booleans as they are, text as its codes and a cell per distinct value; None when a column is
+    of another type."""
+    import numpy as np
+
+    from ..columns import Text
+
+    out = []
+    for c in table.columns.values():
+        if isinstance(c, Text):
+            out.append((_CODES, np.ascontiguousarray(c.codes, dtype=np.uint32), None, cells(c.values)))
+            continue
+        v = c.values
+        if v.dtype == np.float64:
+            kind, dtype = _FLOAT, np.float64
+        elif v.dtype.kind == "b":
+            kind, dtype = _BOOL, np.uint8
+        elif v.dtype.kind == "i" or (v.dtype.kind == "u" and (v.dtype.itemsize < 8 or not v.size
+                                                               or int(v.max()) <= np.iinfo(np.int64).max)):
+            kind, dtype = _INT, np.int64
+        else:  # float32 (Polars prints its own shortest form), dates, UInt64 past Int64: Polars writes the table
+            return None
+        mask = None if c.nulls is None or not c.nulls.any() else np.ascontiguousarray(c.nulls).view(np.uint8)
+        out.append((kind, np.ascontiguousarray(v, dtype=dtype), mask, None))
+    return out
+
+
 def _text_column(s: "pl.Series") -> tuple:
     import numpy as np
     import polars as pl
@@ -80,10 +122,15 @@ def _text_column(s: "pl.Series") -> tuple:
     from .._ids import distinct_ids
 
     ids, first = distinct_ids(s)
-    values = s.gather(first).cast(pl.String)
-    shown = guarded_text(pl.DataFrame({"v": values})).to_series().to_list()
-    cells = [b"" if v is None else quoted(v) for v in shown]  # a null is an empty cell
-    return _CODES, np.ascontiguousarray(ids, dtype=np.uint32), None, cells
+    return _CODES, np.ascontiguousarray(ids, dtype=np.uint32), None, cells(s.gather(first).cast(pl.String).to_list())
+
+
+def cells(values: list) -> list[bytes]:
+    """The CSV cell of each text value (None: a null, an empty cell): the spreadsheet guard, then Polars' quoting."""
+    import polars as pl
+
+    shown = guarded_text(pl.DataFrame({"v": values}, schema={"v": pl.String})).to_series().to_list()
+    return [b"" if v is None else quoted(v) for v in shown]
 
 
 def quoted(text: str) -> bytes:

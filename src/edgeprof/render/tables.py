@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
+    from ..columns import Columns
+
 FORMATS = ("csv", "parquet")
 
 
@@ -21,25 +23,30 @@ def suffix(fmt: str) -> str:
     return "." + fmt
 
 
-def write_table(table: "pl.DataFrame | Iterable[pl.DataFrame]", path: Path, fmt: str = "csv") -> int:
-    """Write a table, or an iterable of same-schema chunks, to ``path``; returns the row count.
+def write_table(table: "pl.DataFrame | Columns | Iterable[pl.DataFrame | Columns]", path: Path, fmt: str = "csv") -> int:
+    """Write a table, or an iterable of same-schema chunks (DataFrames or plain :class:`~edgeprof.columns.Columns`),
+    to ``path``; returns the row count.
 
     Chunks are appended one by one to a CSV, so a large timeline never sits whole in memory; the compiled core
     writes the CSV text where it is built (:mod:`edgeprof.render.csv_text`), Polars where not — the same bytes.
     """
     import polars as pl
 
+    from ..columns import Columns
     from .csv_text import write_csv
 
-    chunks = [table] if isinstance(table, pl.DataFrame) else table
+    whole = isinstance(table, (pl.DataFrame, Columns))
+    chunks = [table] if whole else table
     rows = 0
     if fmt == "csv":
+        scratch = bytearray()  # the core's text, one buffer for every chunk
         with open(path, "wb") as f:
             for i, chunk in enumerate(chunks):
-                write_csv(chunk, f, header=(i == 0))
+                write_csv(chunk, f, header=(i == 0), scratch=scratch)
                 rows += chunk.height
     elif fmt == "parquet":
-        df = pl.concat(list(chunks), how="vertical") if not isinstance(table, pl.DataFrame) else table
+        frames = [c.to_polars() if isinstance(c, Columns) else c for c in chunks]
+        df = frames[0] if whole else pl.concat(frames, how="vertical")
         df.write_parquet(path, compression="zstd", statistics=False)
         rows = df.height
     else:  # pragma: no cover - guarded by the CLI
