@@ -46,7 +46,7 @@ def dumps(tmp_path):
 
 
 @pytest.mark.parametrize("command, api, at_most", [
-    ("analyze", "edgeprof.api.analyze", 72),  # 68, then the core's CSV writer (render.csv_text) and its chooser
+    ("analyze", "edgeprof.api.analyze", 73),  # 68, then the core's CSV writer (render.csv_text), its chooser, plain columns
     ("breakdown", "edgeprof.api.breakdown", 64),
     ("trace", "edgeprof.api.trace", 60),
     ("compare", "edgeprof.api.compare", 82),

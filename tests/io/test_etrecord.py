@@ -126,6 +126,10 @@ def test_mismatched_etrecord_is_detected(dump, record, etdump, etrecord):
         prof = load_etdump(etdump(dump), etrecord=etrecord(record))
     assert prof.etrecord.status == "mismatch"
     assert prof.events["op_types"].null_count() == prof.n_events  # nothing attached
+    from edgeprof.io.etrecord import check_match
+
+    # the reason given (from the distinct keys enrich looks up) is the one a scan of the events gives
+    assert prof.etrecord.message == check_match(load_etdump(etdump(dump)), read_etrecord(etrecord(record)))
     with pytest.raises(ETRecordError, match="does not match"):
         load_etdump(etdump(dump), etrecord=etrecord(record), strict_etrecord=True)
 

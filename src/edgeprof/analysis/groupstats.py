@@ -25,16 +25,16 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
     ss = np.bincount(g, weights=dev, minlength=G)
     del dev
     std = np.sqrt(np.divide(ss, count - 1, out=np.full(G, np.nan), where=count > 1))
-    order = np.lexsort((v, g))
-    sv = v[order]
-    del order
     start = np.concatenate(([0], np.cumsum(count)[:-1]))
     lo = start + (count - 1) // 2
     hi = start + count // 2
+    end = start + count - 1
+    at = _sorted_within_groups(g, v, G)  # the values sorted by (group, value); at(rows, groups) reads them
     median = np.full(G, np.nan)
-    median[has] = (sv[lo[has]].astype(np.float64) + sv[hi[has]]) / 2
     vmin, vmax = np.full(G, np.nan), np.full(G, np.nan)  # each group's ends in the sorted values
-    vmin[has], vmax[has] = sv[start[has]], sv[start[has] + count[has] - 1]
+    groups = np.flatnonzero(has)
+    median[has] = (at(lo[has], groups).astype(np.float64) + at(hi[has], groups)) / 2
+    vmin[has], vmax[has] = at(start[has], groups), at(end[has], groups)
     return {
         "count": count,
         "sum": total,
@@ -44,6 +44,21 @@ def group_stats(gid: np.ndarray, values: np.ndarray, valid: np.ndarray | None = 
         "median": median,
         "std": std,
     }
+
+
+def _sorted_within_groups(g: np.ndarray, v: np.ndarray, G: int):
+    """The values sorted by (group, value), as a function of (positions, the group of each). One integer sort of
+    ``group × span + (value − min)`` where that fits in 63 bits (a few ms per million rows), else a two-key sort."""
+    if v.size:
+        low = int(v.min())
+        width = int(v.max()) - low + 1
+        if G * width < 1 << 62:
+            key = g.astype(np.int64) * width
+            key += v - low
+            key.sort()
+            return lambda rows, groups: key[rows] - groups * width + low
+    sv = v[np.lexsort((v, g))]
+    return lambda rows, groups: sv[rows]
 
 
 def list_counts(gid: np.ndarray, vid: np.ndarray, values: list, n_groups: int, per: float = 1.0) -> list[dict[str, float]]:

@@ -300,12 +300,13 @@ def _common_module(paths: list[str]) -> str | None:
     return ".".join(prefix) or None
 
 
-def check_match(profile, rec: ETRecord) -> str | None:
-    """Why ``rec`` does not belong to ``profile`` (None when it plausibly does)."""
+def check_match(profile, rec: ETRecord, distinct=None) -> str | None:
+    """Why ``rec`` does not belong to ``profile`` (None when it plausibly does). ``distinct``: the distinct
+    (instruction_id, name, kind) rows of its execute events, where the caller has them."""
     import polars as pl
 
     # the few distinct (instruction, name, kind) rows, not a copy of the event table
-    ev = profile.execute_events().select("instruction_id", "name", "kind").unique()
+    ev = (profile.execute_events().select("instruction_id", "name", "kind") if distinct is None else distinct).unique()
     used = ev.filter(~pl.col("name").is_in(list(RESERVED_EVENTS)))
     instrs = set(used["instruction_id"].unique().to_list()) - {-1}
     if not instrs:
@@ -346,29 +347,27 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False, by_reference: bool =
     """
     import dataclasses
 
+    import numpy as np
     import polars as pl
 
+    from .._ids import dense_rows, distinct_ids, first_index
     from ..model import ETRecordInfo
 
-    why = check_match(profile, rec)
+    ev = profile.events
+    # one id per distinct (instruction, name, delegate debug id, kind) — the key the ETRecord is looked up by —
+    # found with integer codes, so the events frame is never joined or copied: only four columns are replaced
+    cols = ("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str", "kind")
+    key = dense_rows(*(distinct_ids(ev[c])[0] for c in cols)) if ev.height else np.zeros(0, np.int32)
+    first = first_index(key)
+    firsts = ev.select(cols)[first]
+    executed = np.bincount(key[ev["run_index"].to_numpy() >= 0], minlength=first.size) > 0
+    why = check_match(profile, rec, firsts.filter(pl.Series(executed)).select("instruction_id", "name", "kind"))
     if why is not None:
         if strict:
             raise ETRecordError(rec.path, f"does not match {profile.source}: {why}")
         info = ETRecordInfo(path=rec.path, status="mismatch", message=why, method=rec.method)
         return dataclasses.replace(profile, etrecord=info,
                                    warnings=profile.warnings + [f"ETRecord {rec.path} ignored: {why}"])
-    import numpy as np
-
-    from .._ids import dense_rows, distinct_ids, first_index
-
-    ev = profile.events
-    # one id per distinct (instruction, name, delegate debug id) — the key the ETRecord is looked up by — found
-    # with integer codes, so the events frame is never joined or copied: only four columns are replaced
-    codes = [distinct_ids(ev[c])[0] for c in ("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str")]
-    key = dense_rows(*codes) if ev.height else np.zeros(0, np.int32)
-    del codes
-    first = first_index(key)
-    firsts = ev.select("instruction_id", "name", "delegate_debug_id_int", "delegate_debug_id_str", "kind")[first]
     op_types: list = [None] * first.size
     module: list = [None] * first.size
     backend_new: list = [None] * first.size
