@@ -69,3 +69,39 @@ def test_a_command_loads_its_own_modules_only(tmp_path, dumps, command, api, at_
 def test_help_loads_no_api_module(tmp_path):
     mods = _loaded(tmp_path, "--help")
     assert not [m for m in mods if m.startswith("edgeprof.api")]
+
+
+PROGRAM = """
+import os, runpy, sys
+sys.argv = ["edgeprof", "--version"]
+try:
+    runpy.run_module("edgeprof", run_name="__main__", alter_sys=True)  # as `python -m edgeprof --version`
+except SystemExit:
+    pass
+import numpy
+print(os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")))
+"""
+LIBRARY = "import os, edgeprof.cli, numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads are counted in /proc")
+def test_the_program_runs_numpy_without_a_blas_thread_pool(tmp_path):
+    """The edgeprof program asks OpenBLAS for one thread before numpy loads (its pool of spinning threads costs CPU
+    and no edgeprof array needs it); a value the user set is kept, and a program that imports edgeprof is left as
+    it is. Counted as the process's threads: the pool adds one per further core."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+
+    def run(code, **extra):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                           env={**env, **extra})
+        assert r.returncode == 0, r.stderr[-2000:]
+        value, threads = r.stdout.split()[-2:]
+        return value, int(threads)
+
+    program, library = run(PROGRAM), run(LIBRARY)
+    assert program[0] == "1" and library[0] == "None"
+    if (os.cpu_count() or 1) > 1:
+        assert program[1] < library[1]
+    assert run(PROGRAM, OPENBLAS_NUM_THREADS="2")[0] == "2"

@@ -33,6 +33,12 @@ if any(k.startswith(("LD_", "DYLD_")) for k in _os.environ) and _is_the_program(
 
     restart_without_relative_libraries()
 
+# numpy's OpenBLAS starts a thread per core that spins, waiting for work, for about 0.1 s of CPU after loading;
+# edgeprof's arrays never need a threaded BLAS, so the program asks for one thread (before numpy is imported; a
+# value the user set is kept; children do not inherit it: edgeprof.child passes an allow-list)
+if "numpy" not in _sys.modules and _is_the_program():
+    _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from . import ane, collect, compare, coreml, history, kernels, memory, misc, numerics, phases, placement, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
 from ._base import main  # noqa: F401 - the console script
 

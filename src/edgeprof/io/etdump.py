@@ -96,19 +96,19 @@ def _kind_of(name: str) -> int:
 
 
 def _next_match(group_child, row_child, group_parent, row_parent):
-    """For each child, the first parent row at or after the child row with the same group (−1 if none)."""
+    """For each child, the first parent row at or after the child row with the same group (−1 if none); rows and
+    groups below 2**32 (a FlatBuffer is under 4 GiB)."""
     out = np.full(row_child.size, -1, dtype=np.int64)
     if row_child.size == 0 or row_parent.size == 0:
         return out
     kp = (group_parent.astype(np.int64) << 32) | row_parent.astype(np.int64)
-    order = np.argsort(kp, kind="stable")
-    kp = kp[order]
+    kp.sort()  # (group, row) keys, each holding its row: one integer sort, no argsort and gather
     kc = (group_child.astype(np.int64) << 32) | row_child.astype(np.int64)
     i = np.searchsorted(kp, kc, side="left")
     ok = i < kp.size
     i2 = np.minimum(i, kp.size - 1)
     ok &= (kp[i2] >> 32) == group_child
-    out[ok] = row_parent[order[i2[ok]]]
+    out[ok] = kp[i2[ok]] & 0xFFFFFFFF
     return out
 
 
@@ -288,7 +288,9 @@ def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None =
         source[xc] = 1
         # and every op inside an XNNPACK call is XNNPACK's, whatever its name ("Invalid Unary Op", a new operator)
         in_xc = dop & ~xnn_op & (parent >= 0)
-        in_xc[in_xc] = np.isin(parent[in_xc], xc)
+        is_xc = np.zeros(n, dtype=bool)
+        is_xc[xc] = True
+        in_xc[in_xc] = is_xc[parent[in_xc]]
         backend[in_xc] = 3
         source[in_xc] = 1
     if "pe_backend_codes" in dec:  # a profile that names each event's backend itself (−1: the rules above)
