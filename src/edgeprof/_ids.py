@@ -36,12 +36,23 @@ def dense(v: np.ndarray) -> np.ndarray:
 
 
 def dense_rows(*cols: np.ndarray) -> np.ndarray:
-    """Dense ids (0..k-1) of the distinct rows of the given integer columns."""
-    ids = np.zeros(cols[0].size, dtype=np.int32)
-    for c in cols:
-        c_ids = dense(np.asarray(c).astype(np.int64, copy=False))
-        ids = dense(ids.astype(np.int64) * (int(c_ids.max(initial=0)) + 1) + c_ids)  # < n * n: fits int64
-    return ids
+    """Dense ids (0..k-1) of the distinct rows of the given integer columns (in the order of the rows' values,
+    first column first): each column's dense ids combined into one integer per row, ranked again only when the
+    combination's range outgrows :func:`dense`'s lookup table (2n + 1024), so it never sorts."""
+    ids = [dense(np.asarray(c).astype(np.int64, copy=False)) for c in cols]
+    if not ids or ids[0].size == 0:
+        return np.zeros(cols[0].size if cols else 0, dtype=np.int32)
+    out = ids[0].astype(np.int64)
+    width, table = int(out.max()) + 1, 2 * out.size + 1024
+    for c_ids in ids[1:]:
+        k = int(c_ids.max()) + 1
+        if width * k > table:  # rank what is combined so far (at most n distinct: the product then fits in int64)
+            out = dense(out).astype(np.int64)
+            width = int(out.max()) + 1
+        out *= k
+        out += c_ids
+        width *= k
+    return dense(out) if len(ids) > 1 else ids[0]
 
 
 def first_index(ids: np.ndarray) -> np.ndarray:
@@ -59,6 +70,12 @@ def first_index(ids: np.ndarray) -> np.ndarray:
 def first_rows(ids: np.ndarray, k: int) -> np.ndarray:
     """The first row of each of ``k`` group ids (−1 for a group no row has; ids need not all occur)."""
     first = np.full(k, -1, dtype=np.int64)
+    core = module()
+    if core is not None and ids.ndim == 1 and ids.size < np.iinfo(np.int32).max and k <= np.iinfo(np.int32).max \
+            and (ids.size == 0 or (int(ids.min()) >= 0 and int(ids.max()) < k)):
+        core.first_rows(np.ascontiguousarray(ids, dtype=np.int32), first)
+        first[first == ids.size] = -1
+        return first
     present, rows = np.unique(ids, return_index=True)
     first[present] = rows
     return first

@@ -63,6 +63,34 @@ def test_dense_and_dense_rows_against_numpy_unique():
     assert (first_index(ids) == np.unique(ids, return_index=True)[1]).all()
 
 
+@pytest.mark.parametrize("n,highs", [(5000, (7, 11, 3)), (2000, (300, 300, 50, 2)), (3, (2**40, 2, 2**62)),
+                                     (0, (4, 4)), (1, (9,))])
+def test_dense_rows_rank_rows_as_numpy_does(n, highs):
+    """Ids in the rows' lexicographic order, as np.unique(axis=0) numbers them, whether the columns' ranges combine
+    within one lookup table or outgrow it (ranked again on the way)."""
+    rng = np.random.default_rng(n)
+    cols = [rng.integers(0, h, n) for h in highs]
+    want = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1) if n else np.zeros(0)
+    got = dense_rows(*cols)
+    assert got.dtype == np.int32 and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("walk", ["c", "python"])
+def test_first_rows_of_ids_some_absent(walk, monkeypatch):
+    from testdata import need_core
+
+    from edgeprof._ids import first_rows
+    from edgeprof.conventions import CORE_ENV
+
+    if walk == "c":
+        need_core()
+    monkeypatch.setenv(CORE_ENV, walk)
+    ids = np.array([3, 1, 3, 0, 1, 5])
+    assert first_rows(ids, 7).tolist() == [3, 1, -1, 0, -1, 5, -1]
+    assert first_rows(np.zeros(0, np.int64), 2).tolist() == [-1, -1]
+    assert first_rows(ids, 6).tolist() == [3, 1, -1, 0, -1, 5]
+
+
 @pytest.mark.parametrize("walk", ["c", "python"])
 def test_dense_ids_by_both_paths_against_numpy_unique(walk, monkeypatch):
     """The compiled core's loops (edgeprof._core.dense, first_rows) and the numpy code, each against np.unique: every

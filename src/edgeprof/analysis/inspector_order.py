@@ -79,28 +79,27 @@ def _by_templates(keys, counts, block_names, bundled):
     rd_small = np.repeat(np.arange(len(reps)), [counts[r] for r in reps])
     blk_small, ev_small, _, block_size = _order(rd_small, tuple(k[rep_rows] for k in keys),
                                                 [block_names[r] for r in reps], [bundled[r] for r in reps])
-    block_of_rep = {r: int(blk_small[i]) for i, r in enumerate(reps)}
-    ev_of_rep = {}
-    off = 0
-    for r in reps:
-        ev_of_rep[r] = ev_small[off: off + counts[r]]
-        off += counts[r]
-    n = int(counts.sum())
-    blk = np.empty(n, dtype=np.int64)
-    ev_idx = np.empty(n, dtype=np.int64)
-    run_in_block = np.empty(n, dtype=np.int64)
-    seen: dict[int, int] = {}
-    rep_of = {m: members[0] for members in groups.values() for m in members}
-    for r, c in enumerate(counts.tolist()):
-        if not c:
-            continue
-        rep = rep_of[r]
-        b = block_of_rep[rep]
-        s = starts[r]
-        blk[s: s + c] = b
-        ev_idx[s: s + c] = ev_of_rep[rep]
-        run_in_block[s: s + c] = seen.get(b, 0)
-        seen[b] = seen.get(b, 0) + 1
+    # broadcast to every run: its representative's block and event numbers; its rank among its block's runs
+    index_of_rep = np.full(counts.size, -1, dtype=np.int64)
+    index_of_rep[reps] = np.arange(len(reps))
+    rep_first = np.r_[0, np.cumsum([counts[r] for r in reps])[:-1]].astype(np.int64)  # rows of each in rep_rows
+    block_of_rep = np.asarray(blk_small, dtype=np.int64)  # (per run of the small set: one per representative)
+    rep_of = np.empty(counts.size, dtype=np.int64)
+    for members in groups.values():
+        rep_of[members] = index_of_rep[members[0]]
+    present = np.flatnonzero(counts > 0)
+    c = counts[present].astype(np.int64)
+    rep = rep_of[present]
+    b = block_of_rep[rep]
+    by_block = np.argsort(b, kind="stable")  # runs of a block in file order: their rank is the run in block
+    pos = np.arange(present.size)
+    first_of_block = np.r_[True, b[by_block][1:] != b[by_block][:-1]]
+    rank = np.empty(present.size, dtype=np.int64)
+    rank[by_block] = pos - np.maximum.accumulate(np.where(first_of_block, pos, 0))
+    within = np.arange(int(c.sum()), dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
+    blk = np.repeat(b, c)
+    ev_idx = ev_small[np.repeat(rep_first[rep], c) + within].astype(np.int64)
+    run_in_block = np.repeat(rank, c)
     return blk, ev_idx, run_in_block, block_size
 
 

@@ -19,7 +19,7 @@ import json
 import numpy as np
 import polars as pl
 
-from .._ids import dense_rows, distinct_ids, first_index
+from .._ids import dense_rows, distinct_ids, first_index, first_rows
 from ..conventions import METHOD_EXECUTE, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, ms, op_type
 from ..columns import Columns, Numbers, Text, from_series, numbers
 from ..model import Profile
@@ -141,9 +141,9 @@ class _TimelineContext:
             ids = op_type_ids if op_type_ids is not None else {}
             codes = np.zeros(len(op_lists), dtype=np.int32)
             listed = np.zeros(len(op_lists), dtype=bool)
-            shown = op_ids[run_idx >= 0]
-            groups, first = np.unique(shown, return_index=True)
-            for g in groups[np.argsort(first, kind="stable")].tolist():
+            first = first_rows(op_ids[run_idx >= 0], len(op_lists))
+            shown = np.flatnonzero(first >= 0)
+            for g in shown[np.argsort(first[shown], kind="stable")].tolist():
                 if op_lists[g] is not None:
                     codes[g], listed[g] = ids.setdefault(_json_of(op_lists[g]), len(ids)), True
             self.op_type_lists = list(ids)
@@ -239,7 +239,7 @@ def ops_stats_table(profile: Profile, model_id: str) -> pl.DataFrame:
     timing = ["+".join(sorted(v for v in vals if v)) for vals in _values_per_group(gid, ev["timing_source"], G)]
     op_ids, _, op_lists = profile.op_type_groups()
     ops = list_counts(gid, op_ids[rows], op_lists, G, per=n_runs)
-    keys = ev.select("delegate_backend", pl.col("kind").cast(pl.String)).gather(first)
+    keys = ev.select("delegate_backend", "kind").gather(first).with_columns(pl.col("kind").cast(pl.String))
     per_run_int = bool((occurrences % n_runs == 0).all())
     count = occurrences // n_runs if per_run_int else occurrences / n_runs
     attached = profile.etrecord is not None and profile.etrecord.status == "attached"
