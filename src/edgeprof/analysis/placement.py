@@ -147,17 +147,17 @@ def from_profile(profile) -> Placement:
     r = run[leaf]
     starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
     lengths = np.diff(np.r_[starts, leaf.size])
-    names_all = ev["name"].cast(pl.String)
     r0 = leaf[starts[0]:starts[0] + lengths[0]]
-    names0 = names_all.gather(r0).to_list()
-    backends0 = ev["delegate_backend"].cast(pl.String).gather(r0).to_list()
-    module0 = ev["module_path"].cast(pl.String).gather(r0).to_list() if "module_path" in ev.columns else [None] * r0.size
+    names0 = ev["name"].gather(r0).cast(pl.String).to_list()
+    backends0 = ev["delegate_backend"].gather(r0).cast(pl.String).to_list()
+    module0 = ev["module_path"].gather(r0).cast(pl.String).to_list() if "module_path" in ev.columns else [None] * r0.size
     ids = profile.name_groups()[0]
-    sig0 = ids[r0]
     dur = ev["duration_ns"].fill_null(0).to_numpy().astype(np.float64)
-    same = [k for k, (s, n) in enumerate(zip(starts, lengths))
-            if n == r0.size and np.array_equal(ids[leaf[s:s + n]], sig0)]
-    times = np.mean([dur[leaf[starts[k]:starts[k] + lengths[k]]] for k in same], axis=0) if same else dur[r0]
+    # the runs of the first run's length, one row each: those whose operators are the first run's, by name
+    rows = leaf[starts[lengths == r0.size][:, None] + np.arange(r0.size)]
+    like_first = (ids[rows] == ids[r0]).all(axis=1)
+    same = np.flatnonzero(like_first)
+    times = dur[rows[like_first]].mean(axis=0)
     ops = []
     partitions_seen: dict[str, int] = {}
     for name, backend, module, t in zip(names0, backends0, module0, times.tolist()):
