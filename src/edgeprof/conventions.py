@@ -302,6 +302,16 @@ def _visible(m: re.Match) -> str:
     return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
 
 
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines() breaks at
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break it into lines written as :func:`shown` writes it (``\\n``,
+    ``\\x0b``, ``\\u2028``): an error's own text stays one line wherever it is printed (the terminal then shows it
+    through :func:`shown`)."""
+    return _LINE_BREAKS.sub(_visible, text)
+
+
 def shown(value, *, lines: bool = False, rendered: bool = False) -> str:
     """Text from outside as people are shown it: the one escaping function every terminal line, Markdown and HTML
     page, error and warning goes through (JSON and Parquet keep the raw text; CSV cells: :func:`csv_cell`).

@@ -29,12 +29,14 @@ class InputError(EdgeprofError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        from .conventions import one_line
+
         where = ""
         if self.offset is not None:
             where = f" (at byte offset {self.offset})"
         elif self.line is not None:
             where = f" (line {self.line})"
-        return f"{self.path}: {self.message}{where}"
+        return one_line(f"{self.path}: {self.message}{where}")  # (a value quoted from the file may hold a line break)
 
 
 class OutputError(InputError):

@@ -113,3 +113,23 @@ def test_the_trace_names_each_list_once(etdump, etrecord, tmp_path):
     assert (tmp_path / "ref.json").stat().st_size < (tmp_path / "inline.json").stat().st_size
     with pytest.raises(edgeprof.errors.UsageError, match="unknown op-types form"):
         edgeprof.trace(e, out=tmp_path / "x.json", op_types="both")
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_workspace_holds_the_lists_by_id_or_inline(model, etdump, etrecord):
+    """The commands' workspaces hold an ETRecord's lists by id (no list column of the events' length); the analyses
+    read them through Profile.op_type_groups, which gives each event the same list either way; a profile handed to
+    the user (load_profile) keeps a list per row."""
+    from edgeprof.api._common import workspace
+    from edgeprof.conventions import OP_TYPES_ID
+
+    path, rec = etdump(f"{model}.N20"), etrecord(model)
+    ref = workspace(None, etrecord=rec).profile(path)
+    inline = edgeprof.Workspace(etrecord=rec).profile(path)
+    assert OP_TYPES_ID in ref.events.columns and "op_types" not in ref.events.columns
+    assert "op_types" in inline.events.columns and OP_TYPES_ID not in inline.events.columns
+    (ri, _, rl), (ii, _, il) = ref.op_type_groups(), inline.op_type_groups()
+    assert [rl[i] for i in ri.tolist()] == [il[i] for i in ii.tolist()] == inline.events["op_types"].to_list()
+    assert "op_types" in edgeprof.api.load_profile(path, etrecord=rec).events.columns
+    with pytest.raises(ValueError, match="op_types"):
+        edgeprof.Workspace(op_types="both")

@@ -343,3 +343,18 @@ def test_a_csv_cell_is_never_a_formula_and_reads_back(s):
     assert not (cell and cell[0] in "=+-@\t\r" and not _number(cell)), repr(cell)
     assert csv_text(cell) == s
     assert cell == s or cell == "'" + s
+
+
+@given(st.text(alphabet=st.sampled_from("ab:'\\\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x1b"), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_an_input_error_is_one_line_whatever_its_file_says(text):
+    """A value quoted from a file into an error (an anemll field, an ONNX Runtime event name) may hold any line
+    break str.splitlines() knows: the error's text is still one line, and the line break is written visibly."""
+    from edgeprof.conventions import one_line
+    from edgeprof.errors import InputError
+
+    e = str(InputError(f"/in/{text}.json", f"got '{text}'", line=3))
+    assert len(e.splitlines()) == 1 and e.endswith("(line 3)")
+    assert one_line(text).replace("\\n", "").replace("\\r", "").replace("\\x", "").replace("\\u", "").count("\n") == 0
+    if "\n" in text:
+        assert "\\n" in e

@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from ..conventions import OP_TYPES_REF
 from ..errors import UsageError
 from ..io.workspace import ReadOptions, Workspace
 
@@ -21,13 +22,14 @@ def rel(p, base: Path) -> str | None:
         return str(p.resolve())
 
 
-def workspace(ws: Workspace | None, root=None, **options) -> Workspace:
+def workspace(ws: Workspace | None, root=None, *, op_types: str = OP_TYPES_REF, **options) -> Workspace:
     """The workspace a call reads through: the one given (shared by the commands of a report), else a new one
-    with these :class:`~edgeprof.io.workspace.ReadOptions`. A read option asked of a call that the given
-    workspace does not have is a usage error — the workspace reads every input once, with its own options, so
-    the call's would be silently dropped."""
+    with these :class:`~edgeprof.io.workspace.ReadOptions`, holding op-type lists as ``op_types`` says (by id,
+    for the analyses: no list column of the events' length; a call that hands its profile to the user keeps the
+    lists inline). A read option asked of a call that the given workspace does not have is a usage error — the
+    workspace reads every input once, with its own options, so the call's would be silently dropped."""
     if ws is None:
-        return Workspace(root, ReadOptions(**{k: v for k, v in options.items() if v is not None}))
+        return Workspace(root, ReadOptions(**{k: v for k, v in options.items() if v is not None}), op_types=op_types)
     for name, value, have in ws.options.conflicts(**options):
         raise UsageError(f"{name}={value!s} differs from the shared Workspace's "
                          f"({'none' if have is None else have}); give it when making the Workspace")

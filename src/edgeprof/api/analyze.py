@@ -219,8 +219,9 @@ def _remote(path: str, run_dir: str, out_dir: str, read, fmt: str, taxonomy, op_
     """A Dask worker's task: analyse one file with the client's read options, writing its outputs from the
     worker; an unreadable file comes back as a value (one bad file does not fail the batch)."""
     try:
-        return _analyze_one(Workspace(run_dir, read), Path(path), run_dir=Path(run_dir), out_dir=Path(out_dir),
-                            fmt=fmt, taxonomy=taxonomy, op_types=op_types, block_events=block_events), None
+        ws = Workspace(run_dir, read, op_types=OP_TYPES_REF)
+        return _analyze_one(ws, Path(path), run_dir=Path(run_dir), out_dir=Path(out_dir), fmt=fmt, taxonomy=taxonomy,
+                            op_types=op_types, block_events=block_events), None
     except InputError as e:
         return None, str(e)
 

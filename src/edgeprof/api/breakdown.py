@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..conventions import OP_TYPES_INLINE
 from ..files import command, display
 from ..io.runfolder import timeline_model_name
 from ..io.workspace import Workspace
@@ -17,7 +18,7 @@ def load_profile(path, *, etrecord=None, strict_etrecord: bool = False, method: 
                  ws: Workspace | None = None):
     """An ETDump (its ETRecord given or found as ``analyze`` finds it) or a timeline CSV, as a Profile of the runs
     with a valid end-to-end time."""
-    ws = workspace(ws, None, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method)
+    ws = workspace(ws, None, etrecord=etrecord, strict_etrecord=strict_etrecord, method=method, op_types=OP_TYPES_INLINE)
     return ws.valid_profile(path)
 
 

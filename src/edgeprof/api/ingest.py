@@ -19,6 +19,7 @@ import time as _time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..conventions import OP_TYPES_REF
 from ..conventions import TOOL_VERSION as __version__
 from ..errors import EdgeprofError, InputError, UsageError
 from ..files import command, display
@@ -172,7 +173,7 @@ def _remote(path: str, ident: dict, root: str, read, taxonomy, existing, dataset
     """A worker's task: read and summarise one file; for a Parquet dataset also stage its parts (the client
     renames them into place). Errors come back as values, so one bad file does not fail the batch."""
     try:
-        lid, rec = summarise_file(Workspace(root, read), Path(path), taxonomy)
+        lid, rec = summarise_file(Workspace(root, read, op_types=OP_TYPES_REF), Path(path), taxonomy)
     except EdgeprofError as e:
         return {"path": path, "error": str(e)}
     if lid in existing:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..conventions import OP_TYPES_REF
 from ._base import (
     CONTEXT,
     KIT,
@@ -93,7 +94,7 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
         specs.append(kit_reference)
     if not specs:
         raise UsageError("give a timeline CSV, an ETDump, a folder, or --timeline-csv FILE")
-    ws = api.Workspace(run_dir)
+    ws = api.Workspace(run_dir, op_types=OP_TYPES_REF)
     reports = api.latency(specs, run_dir=run_dir, threads=threads, seed=seed, resamples=resamples,
                           names={kit_file: name or kit_name1, kit_reference: kit_name2} if kit_file else None,
                           name=None if kit_file else name, write=writes_files(as_json, no_write, output_dir),

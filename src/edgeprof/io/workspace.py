@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conventions import PROFILE_TAILS
+from ..conventions import OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, PROFILE_TAILS
 from ..errors import ETRecordError, UsageError
 from ..model import ETRecordInfo, Profile
 from . import discovery, formats, runfolder, traces
@@ -94,10 +94,16 @@ class LatencySeries:
 class Workspace:
     """The inputs of one command, read at most once each (see the module docstring)."""
 
-    def __init__(self, root=None, options: ReadOptions | None = None, **read):
-        """``options``, or the :class:`ReadOptions` fields as keywords (``etrecord=…``) — not both."""
+    def __init__(self, root=None, options: ReadOptions | None = None, *, op_types: str = OP_TYPES_INLINE, **read):
+        """``options``, or the :class:`ReadOptions` fields as keywords (``etrecord=…``) — not both. ``op_types``: how
+        the profiles hold an ETRecord's op-type lists — a list per event (``inline``: events column ``op_types``) or
+        an id per event into :attr:`~edgeprof.model.Profile.op_type_lists` (``ref``: column ``op_types_id``; the
+        commands' workspaces, whose analyses read the lists through ``Profile.op_type_groups``)."""
         if options is not None and read:
             raise TypeError("give the read options as ReadOptions or as keywords, not both")
+        if op_types not in OP_TYPES_MODES:
+            raise ValueError(f"op_types must be one of {', '.join(OP_TYPES_MODES)}, got {op_types!r}")
+        self.op_types = op_types
         self.root = Path(root) if root is not None else None
         self.options = options if options is not None else ReadOptions(**read)
         self.reads: Counter = Counter()
@@ -223,7 +229,8 @@ class Workspace:
             return self._once("profile_read", key, lambda: self._read_profile(path), keep=keep)
 
         def make():
-            prof = self._with_etrecord(path, self.profile(path, keep=keep, etrecord=False))
+            prof = self._with_etrecord(path, self.profile(path, keep=keep, etrecord=False),
+                                       by_reference=self.op_types == OP_TYPES_REF)
             with self._guard:  # one copy of the events in memory: the bare one is no longer needed
                 if ("profile_read", key) in self._memo:
                     self._memo[("profile_read", key)] = prof
@@ -254,9 +261,9 @@ class Workspace:
         except OSError:
             return False
         pa, pb = self.profile(a), self.profile(b)
-        return pa.runs.equals(pb.runs) and pa.events.drop("delegate_backend", "backend_source", "op_types",
-                                                          "module_path", strict=False).equals(
-            pb.events.drop("delegate_backend", "backend_source", "op_types", "module_path", strict=False))
+        etrecord_columns = ("delegate_backend", "backend_source", "op_types", OP_TYPES_ID, "module_path")
+        return pa.runs.equals(pb.runs) and pa.events.drop(etrecord_columns, strict=False).equals(
+            pb.events.drop(etrecord_columns, strict=False))
 
     def debug_profile(self, path, buffer=None) -> Profile:
         """:meth:`profile` with the tensors of its debug events read from its debug buffer (``buffer``, else
