@@ -14,6 +14,8 @@ import os
 import re
 from enum import Enum
 
+from .errors import _visible, one_line  # noqa: F401 - the errors' line rule, stated there with the escapes
+
 # --------------------------------------------------------------------------------------------------
 # JSON documents
 # --------------------------------------------------------------------------------------------------
@@ -293,23 +295,7 @@ UNSAFE_CHARS = "\t\n" + _BLOCK_UNSAFE  # a regex character class's contents
 _UNSAFE = {(lines, rendered): re.compile("[" + ("" if rendered else "\\\\") + ("" if lines else "\t\n")
                                          + _BLOCK_UNSAFE + "]")
            for lines in (False, True) for rendered in (False, True)}
-_SHORT = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _visible(m: re.Match) -> str:
-    c = m.group(0)
-    return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-
-
-_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines() breaks at
-
-
-def one_line(text: str) -> str:
-    """``text`` with every character that would break it into lines written as :func:`shown` writes it (``\\n``,
-    ``\\x0b``, ``\\u2028``): an error's own text stays one line wherever it is printed (the terminal then shows it
-    through :func:`shown`)."""
-    return _LINE_BREAKS.sub(_visible, text)
 
 
 def shown(value, *, lines: bool = False, rendered: bool = False) -> str:

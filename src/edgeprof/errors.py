@@ -3,6 +3,25 @@
 from __future__ import annotations
 
 import os
+import re
+
+_SHORT = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _visible(m: re.Match) -> str:
+    """One character as a Python string literal writes it: the escapes of :func:`edgeprof.conventions.shown`."""
+    c = m.group(0)
+    return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines() breaks at
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break it into lines written as :func:`edgeprof.conventions.shown`
+    writes it (``\\n``, ``\\x0b``, ``\\u2028``): an error's own text stays one line wherever it is printed (the
+    terminal then shows it through ``shown``)."""
+    return _LINE_BREAKS.sub(_visible, text)
 
 
 class EdgeprofError(Exception):
@@ -29,8 +48,6 @@ class InputError(EdgeprofError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        from .conventions import one_line
-
         where = ""
         if self.offset is not None:
             where = f" (at byte offset {self.offset})"
