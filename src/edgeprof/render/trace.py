@@ -158,13 +158,13 @@ class TraceParts:
         # everything that depends only on (name, kind, timing, backend, op types, instruction) is one JSON prefix per
         # distinct combination, built once; per row only the numbers are formatted
         name_ids, _, names = profile.name_groups()
-        kind_c, kinds = _codes(ev["kind"].cast(pl.String).fill_null(""))
-        time_c, timings = _codes(ev["timing_source"].cast(pl.String).fill_null(""))
-        back_c, backs = _codes(ev["delegate_backend"].cast(pl.String).fill_null("").replace("None", ""))
+        kind_c, kinds = _codes(ev["kind"])
+        time_c, timings = _codes(ev["timing_source"])
+        back_c, backs = _codes(ev["delegate_backend"], lambda v: "" if v == "None" else v)
         ops_c, ops_v, _ = codes_ops(profile, self.op_types, self.op_ids)
         instr = ev["instruction_id"].fill_null(-1).to_numpy().astype(np.int64)
         # every field the runtime recorded for an event (ONNX Runtime's shapes, sizes, memory, thread statistics)
-        raw_c, raws = _codes(ev[RUNTIME_ARGS].fill_null("")) if RUNTIME_ARGS in ev.columns else (
+        raw_c, raws = _codes(ev[RUNTIME_ARGS]) if RUNTIME_ARGS in ev.columns else (
             np.zeros(ev.height, np.int64), [""])
         combo = (dense_rows(name_ids, kind_c, time_c, back_c, ops_c, instr, raw_c) if ev.height
                  else np.zeros(0, np.int32))
@@ -255,12 +255,15 @@ def codes_ops(profile: Profile, op_types: str = OP_TYPES_INLINE, numbering: dict
     return ids, frags, [list(v) for v in numbering]
 
 
-def _codes(s):
-    """(dense code per row, the distinct values in code order) of a string Series."""
+def _codes(s, fix=lambda v: v):
+    """(dense code per row, the distinct values in code order) of a text Series (a categorical one by its codes, no
+    column of strings made); each distinct value as text, "" for a null, then through ``fix``."""
+    import polars as pl
+
     from .._ids import distinct_ids
 
     ids, first = distinct_ids(s)
-    return ids, s.gather(first).to_list()
+    return ids, [fix(v) for v in s.gather(first).cast(pl.String).fill_null("").to_list()]
 
 
 def _micros(col: str):
