@@ -290,3 +290,21 @@ def test_a_share_change_interval_is_bounded_because_its_shares_are():
         if b_lo <= b <= b_hi and c_lo <= c <= c_hi:
             lo, hi = share_change(b, (b_lo, b_hi), c, (c_lo, c_hi))
             assert -100 - 1e-9 <= lo <= c - b <= hi <= 100 + 1e-9
+
+
+def test_roots_climb_to_the_top_ancestor_at_most_16_levels():
+    """Each row's top ancestor, against a walk up by hand; a chain deeper than 16 levels stops 16 levels up."""
+    import numpy as np
+
+    from edgeprof.analysis.breakdown import _roots
+
+    parent = np.array([-1, 0, 1, 1, -1, 4, 2] + [-1] + list(range(7, 7 + 20)))  # rows 8…27: a chain under row 7
+    got = _roots(parent).tolist()
+
+    def walk(i, steps=16):
+        while steps and parent[i] >= 0:
+            i, steps = parent[i], steps - 1
+        return i
+
+    assert got == [walk(i) for i in range(parent.size)]
+    assert got[:8] == [0, 0, 0, 0, 4, 4, 0, 7] and got[27] == 27 - 16

@@ -31,14 +31,18 @@ LINES = CATEGORIES + OVERHEADS
 
 
 def _roots(parent: np.ndarray) -> np.ndarray:
+    """Each row's top ancestor (itself when it has no parent), climbing at most 16 levels; each step moves only the
+    rows still climbing."""
     root = np.arange(parent.size)
-    p = parent.copy()
+    rows = np.flatnonzero(parent >= 0)
+    p = parent[rows]
     for _ in range(16):
-        has = p >= 0
-        if not has.any():
+        if not rows.size:
             break
-        root[has] = p[has]
-        p[has] = parent[p[has]]
+        root[rows] = p
+        p = parent[p]
+        up = p >= 0
+        rows, p = rows[up], p[up]
     return root
 
 
@@ -111,8 +115,10 @@ def per_run_operators(prof: Profile, lines: EventLines, skip: int = 0) -> dict[s
     type_code = {t: i for i, t in enumerate(dict.fromkeys(lines.types))}
     tid = np.array([type_code[t] for t in lines.types], dtype=np.int64)[lines.name_ids]
     dur = ev["duration_ns"].fill_null(0).to_numpy()
-    m = np.zeros((len(type_code), n_runs))
-    np.add.at(m, (tid[leaf], run[leaf] - skip), dur[leaf])
+    # the sums of a type's durations in each run, added in row order (as np.add.at adds them)
+    cell = tid[leaf] * n_runs + (run[leaf].astype(np.int64) - skip)
+    m = np.bincount(cell, weights=dur[leaf].astype(np.float64), minlength=len(type_code) * n_runs)
+    m = m.reshape(len(type_code), n_runs)
     names = list(type_code)
     present = np.flatnonzero(np.bincount(tid[leaf], minlength=len(names)))
     return {names[i]: m[i] for i in present}
@@ -206,7 +212,7 @@ def _operator_table(ev: pl.DataFrame, op_groups: tuple, lines: EventLines, leaf:
     dur = ev["duration_ns"].fill_null(0).to_numpy()[rows]
     tot = np.bincount(gid, weights=dur.astype(np.float64))
     cnt = np.bincount(gid)
-    backends = ev["delegate_backend"].cast(pl.String).gather(first).to_list()
+    backends = ev["delegate_backend"].gather(first).cast(pl.String).to_list()
     op_ids, _, op_lists = op_groups
     op_types = list_counts(gid, op_ids[rows], op_lists, int(tot.size), per=n_runs)
     out = []

@@ -130,7 +130,7 @@ def by_node_name(profile, model: dict):
     new = pl.Series("instruction_id", [index.get(s, -1) if s is not None else i
                                        for s, i in zip(names.to_list(), ev["instruction_id"].to_list())], dtype=pl.Int32)
     out = dataclasses.replace(profile, events=ev.with_columns(new))
-    calls = out.execute_events().filter(pl.col("kind").cast(pl.String).is_in(["operator_call", "delegate_call"])
+    calls = out.execute_events().filter(pl.col("kind").is_in(["operator_call", "delegate_call"])
                                         & (pl.col("instruction_id") < 0))
     left = sorted(set(calls["module_path"].cast(pl.String).to_list()))
     return out, {"nodes": len(left), "names": left[:20],

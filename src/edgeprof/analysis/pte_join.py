@@ -21,7 +21,7 @@ def join_program(profile: Profile, summary: dict, costs: list[dict], method: str
     if method is None:
         method = profile.etrecord.method if profile.etrecord is not None and profile.etrecord.method else (
             summary["methods"][0] if len(summary["methods"]) == 1 else "forward")
-    ev = profile.execute_events().filter(pl.col("kind").cast(pl.String).is_in(["operator_call", "delegate_call"]))
+    ev = profile.execute_events().filter(pl.col("kind").is_in(["operator_call", "delegate_call"]))
     n_runs = max(profile.n_runs, 1)
     t = ev.group_by("instruction_id").agg(pl.col("duration_ns").sum().alias("ns"))
     per = dict(zip(t["instruction_id"].to_list(), t["ns"].to_list()))

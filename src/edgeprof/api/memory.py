@@ -84,8 +84,7 @@ def _ort_rows(profile) -> list[dict]:
 
     from ..conventions import RUNTIME_ARGS
 
-    ev = profile.events.filter((pl.col("run_index") == 0) & pl.col("kind").cast(pl.String).is_in(
-        ["operator_call", "delegate_call"]))
+    ev = profile.events.filter((pl.col("run_index") == 0) & pl.col("kind").is_in(["operator_call", "delegate_call"]))
     rows = []
     for name, args, backend in zip(ev["module_path"].cast(pl.String).to_list(),
                                    ev[RUNTIME_ARGS].to_list() if RUNTIME_ARGS in ev.columns else [None] * ev.height,

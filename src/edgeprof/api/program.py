@@ -86,7 +86,7 @@ def _timed(profile) -> set:
     and op types)."""
     import polars as pl
 
-    calls = profile.execute_events().filter(pl.col("kind").cast(pl.String).is_in(["operator_call", "delegate_call"]))
+    calls = profile.execute_events().filter(pl.col("kind").is_in(["operator_call", "delegate_call"]))
     names = {x for x in calls["module_path"].cast(pl.String).unique().to_list() if x is not None}
     ops = {o for lst in calls["op_types"].to_list() if lst for o in lst}
     return names | ops
