@@ -40,9 +40,17 @@ def close_fd(fd) -> None:
             pass
 
 
-def open_folder(target: Path) -> int:
-    """A descriptor of ``target``'s folder (made when missing); confined, walked from the root."""
+def open_folder(target: Path, made: list | None = None) -> int:
+    """A descriptor of ``target``'s folder (made when missing); confined, walked from the root. ``made`` receives
+    the folders that were missing, outermost first (made here, unless another process made one meanwhile)."""
     parent = target.parent
+    if made is not None:
+        missing = []
+        p = Path(os.path.abspath(parent))
+        while not os.path.lexists(p) and p != p.parent:
+            missing.append(p)
+            p = p.parent
+        made.extend(reversed(missing))
     if access.roots() is not None:
         try:
             return access.open_beneath(parent, DIRFD, make_parents=True)

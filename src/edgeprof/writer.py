@@ -58,7 +58,8 @@ class _Out:
         self.name = self.target.name
         if self.name in ("", ".", ".."):
             raise OutputError(self.target, "cannot write: it is a folder")
-        self.dir_fd = open_folder(self.target)
+        self.made: list[Path] = []  # the folders made for it (a discarded batch removes them while empty)
+        self.dir_fd = open_folder(self.target, self.made)
         try:
             if folder is not None and key_of(os.fstat(self.dir_fd)) != tuple(folder):
                 raise OutputError(self.target, "cannot write: its folder is not the one checked (a link put in its "
@@ -361,9 +362,18 @@ class Batch:
         return written
 
     def discard(self) -> None:
+        """Drop every staged output, then the folders made for them that are still empty (innermost first): a
+        command that fails leaves no trace. Unconfined only (confined, a folder is only ever walked from the root)."""
+        made = [d for out in self._outs for d in out.made]
         for out in self._outs:
             out.discard()
         self._outs = []
+        if access.roots() is None:
+            for d in sorted(set(made), key=lambda d: len(d.parts), reverse=True):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
 
     def __enter__(self):
         return self

@@ -112,3 +112,29 @@ def test_files_named_like_temporaries_are_never_removed(tmp_path):
     with Batch() as batch:
         batch.path(tmp_path / "b.csv").write_text("b")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names + ["b.csv", "out.csv"])
+
+
+def test_a_discarded_batch_removes_the_folders_it_made_while_empty(tmp_path):
+    """The folders a batch made for its outputs go with them when it is discarded (innermost first) — not a folder
+    that was there before, nor one that holds something else by then."""
+    (tmp_path / "there").mkdir()
+    with pytest.raises(RuntimeError):
+        with Batch() as b:
+            (b.path(tmp_path / "there" / "a" / "b" / "t.csv")).write_text("x")
+            b.path(tmp_path / "there" / "a" / "c" / "u.csv")
+            b.path(tmp_path / "new" / "v.csv")
+            (tmp_path / "there" / "a" / "c" / "kept.txt").write_text("someone else's")
+            raise RuntimeError("the input turned out corrupt")
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert left == ["there", "there/a", "there/a/c", "there/a/c/kept.txt"]
+
+
+def test_a_corrupt_input_leaves_no_output_folder(tmp_path):
+    """``analyze`` of a truncated ETDump into a folder that does not exist yet: exit 2, one line, no folder made."""
+    from testdata import edgeprof_cli
+
+    bad = tmp_path / "bad.etdump"
+    bad.write_bytes((8000).to_bytes(4, "little") + b"\0" * 100)
+    r = edgeprof_cli("analyze", bad, "--output-dir", tmp_path / "out" / "deeper", "--no-progress", code=2)
+    assert len(r.stderr.strip().splitlines()) == 1 and "bad.etdump" in r.stderr
+    assert not (tmp_path / "out").exists()
