@@ -57,14 +57,7 @@ def dense_rows(*cols: np.ndarray) -> np.ndarray:
 
 def first_index(ids: np.ndarray) -> np.ndarray:
     """Row of the first occurrence of each id (ids dense 0..k-1)."""
-    k = int(ids.max(initial=-1)) + 1
-    first = np.full(k, ids.size, dtype=np.int64)
-    core = module()
-    if core is not None and ids.ndim == 1 and k <= np.iinfo(np.int32).max and int(ids.min(initial=0)) >= 0:
-        core.first_rows(np.ascontiguousarray(ids, dtype=np.int32), first)
-        return first
-    np.minimum.at(first, ids, np.arange(ids.size, dtype=np.int64))
-    return first
+    return first_rows(ids, int(ids.max(initial=-1)) + 1)
 
 
 def first_rows(ids: np.ndarray, k: int) -> np.ndarray:

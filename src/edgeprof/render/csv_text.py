@@ -59,32 +59,11 @@ def header_line(table: "pl.DataFrame | Columns") -> bytes:
 
 
 def columns(df: "pl.DataFrame") -> list | None:
-    """The core's (kind, values, null mask, cells) of each column, or None when a column's type is not one it writes."""
-    import numpy as np
-    import polars as pl
+    """The core's (kind, values, null mask, cells) of each column, or None when a column's type is not one it writes:
+    the DataFrame taken apart into plain columns (:func:`edgeprof.columns.from_series`), then :func:`plain_columns`."""
+    from ..columns import Columns, from_series
 
-    out = []
-    for s in df.get_columns():
-        dt = s.dtype
-        mask = s.is_null().to_numpy().view(np.uint8) if s.null_count() else None
-        if dt == pl.Null:
-            out.append((_NULL, None, None, None))
-        elif dt.is_integer():
-            if dt == pl.UInt64 and s.len() and (s.max() or 0) > np.iinfo(np.int64).max:
-                return None
-            v = s.fill_null(0) if mask is not None else s
-            out.append((_INT, np.ascontiguousarray(v.to_numpy(), dtype=np.int64), mask, None))
-        elif dt == pl.Float64:
-            v = s.fill_null(0.0) if mask is not None else s
-            out.append((_FLOAT, np.ascontiguousarray(v.to_numpy(), dtype=np.float64), mask, None))
-        elif dt == pl.Boolean:
-            v = s.fill_null(False) if mask is not None else s
-            out.append((_BOOL, np.ascontiguousarray(v.to_numpy(), dtype=np.uint8), mask, None))
-        elif dt == pl.String or isinstance(dt, (pl.Categorical, pl.Enum)):
-            out.append(_text_column(s))
-        else:
-            return None
-    return out
+    return plain_columns(Columns({s.name: from_series(s) for s in df.get_columns()}))
 
 
 def plain_columns(table: "Columns") -> list:
@@ -113,16 +92,6 @@ def plain_columns(table: "Columns") -> list:
         mask = None if c.nulls is None or not c.nulls.any() else np.ascontiguousarray(c.nulls).view(np.uint8)
         out.append((kind, np.ascontiguousarray(v, dtype=dtype), mask, None))
     return out
-
-
-def _text_column(s: "pl.Series") -> tuple:
-    import numpy as np
-    import polars as pl
-
-    from .._ids import distinct_ids
-
-    ids, first = distinct_ids(s)
-    return _CODES, np.ascontiguousarray(ids, dtype=np.uint32), None, cells(s.gather(first).cast(pl.String).to_list())
 
 
 def cells(values: list) -> list[bytes]:
