@@ -143,6 +143,16 @@ def main() -> None:
         parts.append("marginal MB/M " + ", ".join(f"{k.split(' [')[0]} {slope[f'{k} [{w}]'][1]:.0f}"
                                                    for k in ("analyze", "trace", "compare (pair)", "report (pair)")))
         print(f"  [{w}] " + "; ".join(parts))
+    if ins:
+        print("\nthe analyze budget each target leaves (Inspector's CPU / the ratio) beside the command's floor (its CPU on "
+              f"{floor_events:,} events: interpreter, imports, a near-empty read and write):")
+        for w in walks:
+            for n, i in zip(events, ins):
+                need = 50.0 if n >= 1e6 else 35.0
+                budget = i["cpu"] / need
+                left = budget - floor[f"analyze [{w}]"]
+                print(f"  [{w}] {n / 1e6:.2f}M: {need:.0f}× needs ≤ {budget:.3f} s; floor {floor[f'analyze [{w}]']:.3f} s; "
+                      + (f"{left:.3f} s left for {n:,} events" if left > 0 else "the floor alone is over the budget"))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ elif sys.argv[1] == "et-deserialize":
     with open(sys.argv[2], "rb") as f:
         pte = deserialize_pte_binary(f.read())
 else:
+    import os
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the edgeprof program sets it (edgeprof.cli) before numpy loads
     import edgeprof.cli as cli
     with contextlib.redirect_stdout(io.StringIO()):
         try:
