@@ -287,9 +287,9 @@ def fit_name(stem: str, tail: str) -> str:
 
 # What never reaches a terminal, a Markdown or an HTML page as itself: C0 controls, DEL, C1 controls (CSI 0x9b and
 # NEL among them), the bidirectional marks, embeddings, overrides and isolates that reorder what is shown (U+061C,
-# U+200E/F, U+202A–202E, U+2066–2069) and the line and paragraph separators (U+2028/9); a block of several lines
-# keeps its tabs and newlines.
-UNSAFE_BEYOND_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"  # JSON leaves these raw: jsonfmt escapes them
+# U+200E/F, U+202A–202E, U+2066–2069), the line and paragraph separators (U+2028/9) and the noncharacters
+# U+FFFE/U+FFFF (no XML document may hold them: a JUnit report); a block of several lines keeps tabs and newlines.
+UNSAFE_BEYOND_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufffe\uffff"  # JSON leaves these raw: jsonfmt escapes them
 _BLOCK_UNSAFE = "\x00-\x08\x0b-\x1f" + UNSAFE_BEYOND_C0
 UNSAFE_CHARS = "\t\n" + _BLOCK_UNSAFE  # a regex character class's contents
 _UNSAFE = {(lines, rendered): re.compile("[" + ("" if rendered else "\\\\") + ("" if lines else "\t\n")

@@ -278,6 +278,37 @@ def write_text(path, text: str, *, again: bool = False) -> None:
     write_bytes(path, text.encode("utf-8", "replace"), again=again)
 
 
+def append_text(path, text: str) -> None:
+    """Add ``text`` at the end of ``path`` (made when absent): a file another program keeps and reads after this
+    command (GitHub's step summary). One ``write`` through the folder's descriptor; refused as every output is when
+    it is an input of this command, a history store's, a folder — or, confined, a link or not a regular file."""
+    out = _Out.__new__(_Out)
+    out.target, out.again, out.store, out.folder, out.name, out.made = Path(path), True, None, None, Path(path).name, []
+    if out.name in ("", ".", ".."):
+        raise OutputError(out.target, "cannot write: it is a folder")
+    out.dir_fd = open_folder(out.target, out.made)
+    try:
+        st = out._status()
+        if st is not None:
+            out._kind(st)
+        why = conflict(out, st)
+        if why:
+            raise OutputError(out.target, why)
+        fd = os.open(out.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | CLOEXEC, MODE,
+                     dir_fd=out.dir_fd)
+        try:
+            os.set_blocking(fd, True)
+            data = memoryview(text.encode("utf-8", "replace"))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise output_error(path, e) from None
+    finally:
+        close_fd(out.dir_fd)
+
+
 def scratch_beside(path):
     """An anonymous scratch file (``w+b``, gone when closed) in ``path``'s folder when the output is a regular
     file there (the same file system as the output), else in the temporary folder."""

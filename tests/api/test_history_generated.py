@@ -117,6 +117,25 @@ def test_ci_gate(generated):
     assert res.exit_code == 0
 
 
+def test_ci_gate_reports_each_regression_to_junit_and_the_step_summary(generated, tmp_path, monkeypatch):
+    import xml.etree.ElementTree as ET
+
+    path, _, _ = generated[0]
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    res = CliRunner().invoke(main, ["history", "--store", str(path), "--fail-on", "regression", "--json", "--ci",
+                                    "github", "--junit", str(tmp_path / "gate.xml")])
+    d = json.loads(res.stdout)
+    failure = "regression: " + "; ".join(d["regressions"]) if d["regressions"] else None
+    assert res.exit_code == (1 if failure else 0)
+    case = ET.parse(tmp_path / "gate.xml").getroot().find(".//testcase")
+    assert (case.find("failure").get("message") if failure else case.find("failure")) == failure
+    text = (tmp_path / "summary.md").read_text()
+    assert text.splitlines()[0] == f"### edgeprof history: median_ms — {'gate failed' if failure else 'gate passed'}"
+    for s in d["series"]:  # each series' newest commit, with its estimate
+        assert f"| {s['points'][-1]['commit']} | {s['points'][-1]['estimate_ms']:.4g} ms |" in text
+    assert ("::error title=edgeprof history%3A regression::" in res.stderr) == bool(failure)
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("EDGEPROF_REQUIRE_CHROMIUM"),
                                     reason="headless Chromium not installed")

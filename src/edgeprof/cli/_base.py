@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import sys
 import warnings
 
@@ -236,3 +237,20 @@ def options_of(command: str, *names: str):
             fn = click_option(o)(fn)
         return fn
     return deco
+
+
+# where a gate reports besides its exit code (edgeprof.cli.ci writes it)
+CI_CHOICES = ("auto", "github", "none")
+
+
+def ci_options(fn):
+    """``--junit FILE`` and ``--ci auto|github|none``."""
+    fn = click.option("--ci", "ci", type=click.Choice(CI_CHOICES), default="auto", show_default=True,
+                      help="Where the gate reports besides its exit code: github writes a step summary "
+                           "($GITHUB_STEP_SUMMARY) and annotations; auto is github when GITHUB_ACTIONS=true.")(fn)
+    return click.option("--junit", "junit_out", type=click.Path(path_type=str), default=None,
+                        help="Write a JUnit XML report of the gate (one test case per check) here.")(fn)
+
+
+def on_github(ci: str) -> bool:
+    return ci == "github" or (ci == "auto" and os.environ.get("GITHUB_ACTIONS") == "true")

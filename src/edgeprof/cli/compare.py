@@ -7,12 +7,14 @@ import click
 from ..conventions import OP_TYPES_REF
 from ._base import (
     CONTEXT,
+    ci_options,
     KIT,
     echo_json,
     info,
     say,
     int_option,
     main,
+    on_github,
     options_of,
     run_guarded,
     taxonomy_option,
@@ -32,6 +34,7 @@ def _comparison_options(fn):
                           "runs is larger by more than the threshold (memory-regression)."),
         options_of("compare", "categories", "launch_cv", "store", "metric", "allow_different"),
         taxonomy_option,
+        ci_options,
     ]):
         fn = opt(fn)
     return fn
@@ -69,7 +72,7 @@ def _kit_options(fn):
 @run_guarded
 def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_write, as_json, kit_file, kit_reference,
             kit_name1, kit_name2, verbose, threshold, level, warmup, fail_on, categories, launch_cv, noise_store, metric,
-            allow_different, taxonomy):
+            allow_different, taxonomy, ci, junit_out):
     """Robust end-to-end latency statistics of each launch (ETDump, timeline CSV, folder or experiment).
 
     Per-run latency is that run's Method::execute. Reports median with a bootstrap CI, mean/std/CV, MAD,
@@ -125,7 +128,7 @@ def latency(inputs, run_dir, threads, name, seed, resamples, output_dir, no_writ
         if cmp is not None:
             terminal.print_compare(cmp)
     if cmp is not None:
-        _gate(cmp, fail_on)
+        _gate(cmp, fail_on, ci, junit_out, as_json)
 
 
 def _verbose_latency(rep) -> None:
@@ -174,30 +177,46 @@ def _run_comparison(roles, *, run_dir, threads, threshold, level, seed, resample
     return result
 
 
-def _gate(result, fail_on) -> None:
-    from ..errors import CheckFailed
+def _checks(result, fail_on) -> list:
+    """What ``--fail-on`` checks of a comparison (:class:`edgeprof.render.ci.Check`; none without it)."""
+    from ..render.ci import Check
 
-    if fail_on == "regression" and result["verdict"] == "slower":
-        raise CheckFailed(f"regression: {result['summary_line']}")
-    if fail_on == "regression" and result["verdict"] == "not_comparable":
-        raise CheckFailed(f"cannot gate: {result['summary_line']}")
+    line = result["summary_line"]
+    if fail_on == "regression":
+        verdict = result["verdict"]
+        failure = (f"regression: {line}" if verdict == "slower" else f"cannot gate: {line}"
+                   if verdict == "not_comparable" else None)
+        return [Check("regression", failure, line)]
     if fail_on == "memory-regression":
         mem = result.get("memory")
         if not mem:
-            raise CheckFailed("cannot gate on memory: no launch of both arms recorded its memory (collect with "
-                              "edgeprof run)")
-        if mem["verdict"] == "larger":
-            raise CheckFailed(f"memory regression: {mem['statement']}")
+            why = ("cannot gate on memory: no launch of both arms recorded its memory (collect with edgeprof run)")
+            return [Check(fail_on, why, why)]
+        return [Check(fail_on, f"memory regression: {mem['statement']}" if mem["verdict"] == "larger" else None,
+                      mem["statement"])]
     if fail_on in ("fallback", "new-partition"):
         from ..api import placement_gate as gate
 
         placed = result.get("placement")
         if not placed:
-            raise CheckFailed("cannot gate on placement: the comparison has no operator events "
-                              "(give profiles, and leave --no-categories out)")
+            why = ("cannot gate on placement: the comparison has no operator events (give profiles, and leave "
+                   "--no-categories out)")
+            return [Check(fail_on, why, why)]
         reason = gate(placed, fail_on)
-        if reason:
-            raise CheckFailed(f"placement: {reason}")
+        return [Check(fail_on, f"placement: {reason}" if reason else None, " ".join(placed["statements"]))]
+    return []
+
+
+def _gate(result, fail_on, ci="none", junit_out=None, as_json=False) -> None:
+    """Report the gate's checks where the CI shows them (:mod:`edgeprof.cli.ci`), then exit 1 on a failed one."""
+    if not (fail_on or junit_out or on_github(ci)):
+        return
+    from ..render.ci import comparison_summary
+    from .ci import finish
+
+    doc = result.to_json()
+    checks = _checks(doc, fail_on)
+    finish("compare", checks, comparison_summary(doc, checks), ci=ci, junit_out=junit_out, as_json=as_json)
 
 
 @main.command(context_settings=CONTEXT)
@@ -219,7 +238,7 @@ def _gate(result, fail_on) -> None:
 @run_guarded
 def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name, threads, seed, resamples, output_dir,
             out_file, no_write, as_json, threshold, level, warmup, fail_on, categories, launch_cv, noise_store, metric,
-            allow_different, taxonomy, kit_file, kit_reference, kit_name1, kit_name2, verbose):
+            allow_different, taxonomy, ci, junit_out, kit_file, kit_reference, kit_name1, kit_name2, verbose):
     """Is the candidate faster than the baseline? speedup = baseline / candidate, with its CI and a verdict.
 
     \b
@@ -267,7 +286,7 @@ def compare(inputs, baseline, candidate, run_dir, baseline_name, candidate_name,
         echo_json(result)
     else:
         terminal.print_compare(result)
-    _gate(result, fail_on)
+    _gate(result, fail_on, ci, junit_out, as_json)
 
 
 @main.command(context_settings=CONTEXT)

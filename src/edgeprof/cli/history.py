@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..options import HISTORY_STORE
-from ._base import (CONTEXT, echo_json, fail_on_errors, main, options_of, run_guarded, say, taxonomy_option,
-                    warn)
+from ._base import (CONTEXT, ci_options, echo_json, fail_on_errors, main, on_github, options_of, run_guarded, say,
+                    taxonomy_option, warn)
 
 STORE_HELP = HISTORY_STORE.help
 LOCK_HELP = "Seconds to wait for another ingest holding the store before giving up."
@@ -83,9 +83,10 @@ def ingest_cmd(inputs, store, commit, branch, model, device, experiment, threads
 @click.option("--last", type=click.IntRange(1, 10**6), default=15, show_default=True, help="Commits shown per series.")
 @click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help=LOCK_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print every point and change as JSON on stdout.")
+@ci_options
 @run_guarded
 def history_cmd(store, model, experiment, device, threads, branch, metric, threshold, eager, launch_cv, since, fail_on,
-                html_out, md_out, last, lock_timeout, as_json):
+                html_out, md_out, last, lock_timeout, as_json, ci, junit_out):
     """A metric per commit from a history store, its change points and what moved at each.
 
     One series per model × experiment × device × thread count; one point per commit (time order) with a
@@ -99,7 +100,6 @@ def history_cmd(store, model, experiment, device, threads, branch, metric, thres
     edgeprof history --store history.duckdb --fail-on regression --since $BASE_SHA     (CI gate)
     """
     from .. import api
-    from ..errors import CheckFailed
     from ..render import history as render
     from ..writer import write_text
 
@@ -116,10 +116,20 @@ def history_cmd(store, model, experiment, device, threads, branch, metric, thres
         echo_json(result)
     else:
         render.print_history(d, last=last)
-    if fail_on == "regression" and d["regressions"]:
-        raise CheckFailed("regression: " + "; ".join(d["regressions"]))
-    if fail_on == "fallback" and d["fallbacks"]:
-        raise CheckFailed("fallback: " + "; ".join(d["fallbacks"]))
+    if not (fail_on or junit_out or on_github(ci)):
+        return
+    from ..render.ci import Check, history_summary
+    from .ci import finish
+
+    checks = []
+    if fail_on:
+        found = d["regressions"] if fail_on == "regression" else d["fallbacks"]
+        since_ = f" since {d['since']}" if d.get("since") else ""
+        checks.append(Check(fail_on, f"{fail_on}: " + "; ".join(found) if found else None,
+                            "; ".join(found) if found else
+                            f"no confirmed {fail_on}{since_} in {len(d['series'])} series"))
+    finish("history", checks, history_summary(d, checks), ci=ci, junit_out=junit_out,
+           as_json=as_json)
 
 
 @main.command("export", context_settings=CONTEXT)
