@@ -6,11 +6,11 @@ PY ?= .venv/bin/python
 test:
 	$(PY) -m pytest
 
-# every mutant of the core modules; writes docs/mutation.md (about 80 min on 2 cores)
+# every mutant of the core modules; writes docs/develop/mutation.md (about 80 min on 2 cores)
 mutation:
 	$(PY) tools/mutation/run.py
 
-# only the previous run's survivors again (after adding tests), merged into docs/mutation.md
+# only the previous run's survivors again (after adding tests), merged into docs/develop/mutation.md
 mutation-survivors:
 	$(PY) tools/mutation/run.py --survivors
 

@@ -1,7 +1,7 @@
-"""The README's figures that come from running edgeprof on the bundled example, regenerated: each lives in the
-README between ``<!-- figure:NAME -->`` and ``<!-- /figure -->`` and is produced here by the command the README
-shows. ``python tools/readme_figures.py`` prints them; ``--write`` puts them into the README;
-tests/core/test_readme_figures.py fails when the README and this script disagree."""
+"""The documentation's figures that come from running edgeprof on the bundled example, regenerated: each lives in a
+page (the README or docs/: tools/docs_pages.py) between ``<!-- figure:NAME -->`` and ``<!-- /figure -->`` and is
+produced here by the command the page shows. ``python tools/readme_figures.py`` prints them; ``--write`` puts them
+into the pages; tests/core/test_readme_figures.py fails when the pages and this script disagree."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_pages import ROOT, pages  # noqa: E402
 MARK = re.compile(r"<!-- figure:(?P<name>[a-z_]+) -->(?P<body>.*?)<!-- /figure -->", re.S)
 
 
@@ -46,21 +46,33 @@ def in_readme(text: str) -> dict[str, str]:
     return {m["name"]: m["body"] for m in MARK.finditer(text)}
 
 
+def in_docs() -> dict[str, list[str]]:
+    """name → the text each page shows for it (a figure shown twice is shown the same everywhere)."""
+    out: dict[str, list[str]] = {}
+    for page in pages():
+        for name, body in in_readme(page.read_text()).items():
+            out.setdefault(name, []).append(body)
+    return out
+
+
 def write(text: str, figs: dict[str, str]) -> str:
     return MARK.sub(lambda m: f"<!-- figure:{m['name']} -->{figs.get(m['name'], m['body'])}<!-- /figure -->", text)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="put the figures into README.md")
+    ap.add_argument("--write", action="store_true", help="put the figures into the pages that show them")
     a = ap.parse_args()
     figs = figures()
-    text = README.read_text()
     if a.write:
-        README.write_text(write(text, figs))
+        for page in pages():
+            text = page.read_text()
+            if MARK.search(text):
+                page.write_text(write(text, figs))
+    shown = in_docs()
     for k, v in figs.items():
-        same = in_readme(text).get(k) == v
-        print(f"{k}: {v}" + ("" if same else "   (README differs)"))
+        same = shown.get(k) and all(b == v for b in shown[k])
+        print(f"{k}: {v}" + ("" if same else "   (a page differs)"))
     return 0
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testdata import documentation
 import scipy.optimize as so
 import scipy.stats as ss
 
@@ -23,7 +24,7 @@ from edgeprof.analysis.launches import (
     reml_tau2,
 )
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = documentation()  # the README and docs/, in reading order
 
 
 def test_documented_allowance_and_floor():

@@ -1,4 +1,4 @@
-"""Every `edgeprof …` command the README documents runs here, and what the README says it does is checked.
+"""Every `edgeprof …` command the documentation (README and docs/) shows runs here, and what it says it does is checked.
 
 The commands run in one folder that holds what they name: the README's own first commands make
 `edgeprof-example` (its fenced blocks run in order, as written); the files its examples name (`off_1.etdp`,
@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fake_device import install
-from readme_lines import README, block_commands, blocks, inline_commands, stated_outputs
+from readme_lines import block_commands, doc_blocks, inline_commands, stated_outputs
 from testdata import DATA
 
 from edgeprof.cli import main
@@ -129,8 +129,9 @@ def _invoke(args: list[str]):
 
 
 def _readme_blocks():
-    """The README's fenced shell blocks, each as its `edgeprof` commands (installs left out)."""
-    return [block_commands(b) for lang, b in blocks(README.read_text(), ("bash", ""))]
+    """The documentation's fenced shell blocks (the README's first), each as its `edgeprof` commands (installs left
+    out)."""
+    return [block_commands(b) for _, lang, b in doc_blocks(("bash", ""))]
 
 
 def _gunzip(src: Path, dest: Path) -> None:

@@ -1,4 +1,4 @@
-"""The README's figures from the bundled example are what the commands it shows print now
+"""The documentation's figures from the bundled example (README and docs/) are what the commands it shows print now
 (tools/readme_figures.py regenerates them: `python tools/readme_figures.py --write`)."""
 
 from __future__ import annotations
@@ -11,12 +11,21 @@ sys.path.insert(0, str(ROOT / "tools"))
 import readme_figures as rf  # noqa: E402
 
 
-def test_the_readme_figures_are_current():
-    shown = rf.in_readme(rf.README.read_text())
+def test_the_documented_figures_are_current():
+    shown = rf.in_docs()
     now = rf.figures()
-    assert set(shown) == set(now), "every figure marker in the README has a producer, and every producer a marker"
-    stale = {k: (shown[k], now[k]) for k in now if shown[k] != now[k]}
-    assert not stale, f"README figures differ from the commands' output (python tools/readme_figures.py --write): {stale}"
+    assert set(shown) == set(now), "every figure marker in the pages has a producer, and every producer a marker"
+    stale = {k: (shown[k], now[k]) for k in now if any(b != now[k] for b in shown[k])}
+    assert not stale, f"documented figures differ from the commands' output (python tools/readme_figures.py --write): {stale}"
+
+
+def test_the_readme_opens_with_its_two_commands_and_no_figure():
+    """The README's first screen: the two set-up commands, each said in one line, and no generated figure."""
+    text = rf.ROOT.joinpath("README.md").read_text()
+    assert text.startswith("```bash\npython3 -m venv .venv")
+    assert len(text.splitlines()) <= 200
+    head = text[:text.index("\n# edgeprof\n")]
+    assert head.count("```bash") == 2 and "<!--" not in head
 
 
 def test_the_writer_replaces_only_the_marked_text():

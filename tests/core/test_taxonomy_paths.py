@@ -9,11 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
+from testdata import documentation
 
 from edgeprof.errors import InputError
 from edgeprof.taxonomy import CATEGORIES, DEFAULT, TAXONOMY_VERSION, classify, from_document
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = documentation()  # the README and docs/, in reading order
 
 # XNNPACK's operator-object string: "<op> (<layout>, <dtypes>) <microkernel type> #<n>"; the microkernel types
 # XNNPACK prints (src/operator-type strings and xnn_microkernel_type_to_string at the pinned commit)

@@ -1,15 +1,21 @@
-"""The `edgeprof …` command lines the README and the shipped skills document: the shell code blocks fence by
-fence, and the README prose's inline code spans that are whole commands (not synopses with [ ] | …). One
-extraction serves the test that parses every line and the test that runs them."""
+"""The `edgeprof …` command lines the documentation (the README and the site's pages, in reading order:
+tools/docs_pages.py) and the shipped skills show: the shell code blocks fence by fence, and the prose's inline
+code spans that are whole commands (not synopses with [ ] | …). One extraction serves the test that parses every
+line and the test that runs them."""
 
 from __future__ import annotations
 
 import re
+import sys
 
 from testdata import ROOT
 
+sys.path.insert(0, str(ROOT / "tools"))
+import docs_pages  # noqa: E402
+
 SHELL = ("bash", "sh", "console", "")
 README = ROOT / "README.md"
+DOC_PAGES = docs_pages.pages()
 SKILL_DOCS = sorted((ROOT / "src" / "edgeprof" / "skills").glob("*/SKILL.md"))
 INLINE = re.compile(r"(?<!`)`(edgeprof [^`]+)`(?!`)")
 
@@ -43,19 +49,26 @@ def block_commands(block: str) -> list[str]:
     return out
 
 
+def doc_blocks(langs=SHELL):
+    """(page, info string, text) of every fenced block of the documentation, in reading order."""
+    for page in DOC_PAGES:
+        for lang, block in blocks(page.read_text(), langs):
+            yield page, lang, block
+
+
 def command_lines():
     """(document label, block language, command) for every command of every shell block."""
-    for doc in [README, *SKILL_DOCS]:
-        label = doc.parent.name if doc.name == "SKILL.md" else "README"
+    for doc in [*DOC_PAGES, *SKILL_DOCS]:
+        label = doc.parent.name if doc.name == "SKILL.md" else str(doc.relative_to(ROOT))
         for lang, block in blocks(doc.read_text()):
             for part in block_commands(block):
                 yield label, lang, part
 
 
 def inline_commands() -> list[str]:
-    """`edgeprof …` code spans in the README's prose (a span broken over two lines is joined)."""
+    """`edgeprof …` code spans in the documentation's prose (a span broken over two lines is joined)."""
     seen: list[str] = []
-    for span in INLINE.findall(README.read_text()):
+    for span in INLINE.findall(docs_pages.text()):
         for part in re.split(r"&&|;", " ".join(span.split())):
             part = part.strip()
             if not part.startswith("edgeprof ") or any(m in part for m in ("[", "|", "…", "...", "<", "{")) \

@@ -53,3 +53,13 @@ def need_core() -> None:
         if os.environ.get("EDGEPROF_REQUIRE_CORE"):
             pytest.fail("edgeprof's compiled core is not built in this install (EDGEPROF_REQUIRE_CORE is set)")
         pytest.skip("edgeprof's compiled core is not built in this install (it needs a C compiler at pip install)")
+
+
+def documentation() -> str:
+    """What the documentation says: the README and every page of docs/, in reading order (tools/docs_pages.py)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import docs_pages
+
+    return docs_pages.text()

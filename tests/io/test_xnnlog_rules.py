@@ -8,12 +8,13 @@ import gzip
 from pathlib import Path
 
 import pytest
+from testdata import documentation
 
 from edgeprof.errors import InputError
 from edgeprof.io import sniff
 from edgeprof.io import xnnlog as xl
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = documentation()  # the README and docs/, in reading order
 KERNEL = b"Debug (XNNPACK): Using gemm microkernel 'xnn_f32_gemm_minmax_ukernel_4x8__avx2_broadcast'.\n"
 
 
@@ -21,8 +22,8 @@ def test_limits_are_the_documented_ones():
     logs = README[README.index("* **Logs**"):]
     logs = " ".join(logs[:logs.index("\n* **")].split())
     assert f"lines over {xl.MAX_LINE >> 20} MiB are refused" in logs and xl.MAX_LINE == 1 << 20
-    rule = README[README.index("## Reliability"):]
-    rule = " ".join(rule[:rule.index("\n## ", 5)].split())
+    rule = README[README.index("# Reliability"):]
+    rule = " ".join(rule[:rule.index("\n# ", 5)].split())
     assert f"more than {sniff.MAX_RATIO}× past {sniff.RATIO_FLOOR >> 20} MB" in rule  # the one decompression rule
     assert sniff.RATIO_FLOOR == 64 << 20 and sniff.MAX_RATIO == 200
     assert f"a log over {xl.MAX_LOG_BYTES >> 30} GB is refused" in logs and xl.MAX_LOG_BYTES == 16 << 30

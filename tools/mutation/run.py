@@ -6,7 +6,7 @@
    files except the mutated one) that comes first on the path, and the tests reaching its lines (the module's own
    test file first, then the fastest) run in a forked child that imports the package and the tests afresh
    (the parent holds only third-party imports), stopping at the first failure. A failure or a timeout kills it.
-3. docs/mutation.md gets the kill rate per module and every surviving mutant, with the reason from
+3. docs/develop/mutation.md gets the kill rate per module and every surviving mutant, with the reason from
    tools/mutation/equivalent.tsv when it is listed as equivalent.
 
 Why not mutmut: mutmut 3 runs the tests inside its own process against a trampolined copy of the code, so the tests
@@ -336,7 +336,7 @@ def main(argv=None) -> int:
                          "next run (results accumulate)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--min-kill", type=float, default=0.85, help="fail when a kill rate is below this")
-    ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/mutation.md for a "
+    ap.add_argument("--report", type=Path, help="write the Markdown report here (default: docs/develop/mutation.md for a "
                     "full run, nothing for a sample)")
     ap.add_argument("--survivors", action="store_true", help="run only the previous run's survivors again")
     ap.add_argument("--equivalents", action="store_true",
@@ -369,7 +369,7 @@ def main(argv=None) -> int:
         add_core_modules(allm, sources)
         rows = summarize(CORE, allm, results, equivalent, sample=False)
         print_table(rows)
-        write_report(args.report or ROOT / "docs" / "mutation.md", rows, allm, results, equivalent, CORE, 0.0)
+        write_report(args.report or ROOT / "docs" / "develop" / "mutation.md", rows, allm, results, equivalent, CORE, 0.0)
         return 0
     done: dict[str, dict] = {}
     if args.resume and (WORK / "partial.json").exists():
@@ -474,7 +474,7 @@ def main(argv=None) -> int:
     rows = summarize(modules, allm, results, equivalent, sample=bool(args.sample))
     print_table(rows)
     if args.report or not args.sample:
-        write_report(args.report or ROOT / "docs" / "mutation.md", rows, allm, results, equivalent, modules,
+        write_report(args.report or ROOT / "docs" / "develop" / "mutation.md", rows, allm, results, equivalent, modules,
                      time.perf_counter() - t_start, survivors=not args.equivalents)
     low = [r for r in rows if r["score"] is not None and r["score"] < args.min_kill  # equivalents cannot be killed
            and not args.equivalents  # (a run of the equivalents alone has no kill rate to hold)
