@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -66,6 +67,58 @@ def _skip_missing_extra(outcome):
         pytest.skip(f"the {e.extra} extra is not installed")
 
 
+_EXTRA_NAMED = re.compile(r"install edgeprof\[(\w+)\]|pip install 'edgeprof\[(\w+)\]'")
+
+
+def _missing_extra_said(text) -> str | None:
+    """The extra an edgeprof error in ``text`` asks for, when this environment really lacks it."""
+    from edgeprof.extras import missing
+
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    for m in _EXTRA_NAMED.finditer(text or ""):
+        extra = m.group(1) or m.group(2)
+        if missing(extra):
+            return extra
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _cli_missing_extra(request, monkeypatch):
+    """The same skip rule for the CLI a test starts — a child process (subprocess.run) or click's runner: a command
+    that fails saying which extra to install, in an environment that lacks that extra, raises MissingExtraError in
+    the test (which then skips, or fails where EDGEPROF_REQUIRE_<EXTRA> is set). A test that checks that message
+    itself, with the extra hidden, says so: @pytest.mark.missing_extra_expected."""
+    if request.node.get_closest_marker("missing_extra_expected"):
+        return
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from edgeprof.errors import MissingExtraError
+
+    real_run, real_invoke = subprocess.run, CliRunner.invoke
+
+    def check(code, *texts):
+        extra = _missing_extra_said("\n".join(t if isinstance(t, str) else (t or b"").decode("utf-8", "replace")
+                                              for t in texts)) if code else None
+        if extra:
+            raise MissingExtraError(extra, "this test's edgeprof command")
+
+    def run(*args, **kwargs):
+        r = real_run(*args, **kwargs)
+        check(r.returncode, r.stdout, r.stderr)
+        return r
+
+    def invoke(self, *args, **kwargs):
+        r = real_invoke(self, *args, **kwargs)
+        check(r.exit_code, r.output, getattr(r, "stderr", ""))
+        return r
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(CliRunner, "invoke", invoke)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
     return (yield from _skip_missing_extra(None))
@@ -77,6 +130,8 @@ def pytest_runtest_call(item):
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "missing_extra_expected: the test checks edgeprof's message for a missing extra "
+                                       "itself (the skip rule leaves it alone)")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_ModulesOnOneWorker(), "edgeprof-modules-on-one-worker")
 

@@ -215,6 +215,7 @@ def test_openvino_same_graph_two_launches_pass_both_gates():
 def test_the_session_assignment_of_an_onnx_model(tmp_path):
     """ONNX Runtime's own assignment (record_ep_graph_assignment_info), made in a child process: every node of the
     model, by the model's names; a provider this build lacks is one line, exit 2; a file that is no model too."""
+    needs("onnx", "ort")
     d = api.placement(ORT / "cnn.onnx").data
     import onnx
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from ort_truth import CATEGORY, events, run_of
 from ort_truth import runs as model_runs
-from testdata import DATA
+from testdata import needs, DATA
 
 ORT = DATA / "ort"
 
@@ -134,6 +134,7 @@ def test_every_key_has_a_check(case):
 
 def test_the_program_key_against_the_onnx_model(tmp_path):
     """`breakdown --program model.onnx`: the `program` key, against the model read with onnx and the profile."""
+    needs("onnx", "ort")
     import onnx
 
     name = "cnn_cpu_t1_l1.ort.json"

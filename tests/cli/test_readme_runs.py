@@ -34,6 +34,8 @@ from readme_lines import block_commands, doc_blocks, inline_commands, stated_out
 from testdata import DATA
 
 from edgeprof.cli import main
+from edgeprof.errors import MissingExtraError
+from edgeprof.extras import missing
 
 EX = "edgeprof-example"
 X_PORT = f"{EX}/runs/linux/portable/toycnn_portable_t1.etdump"
@@ -78,6 +80,8 @@ DRY = {"edgeprof run toycnn_portable.pte toycnn_xnn.pte --runs 20 --warmup 2 --t
        # a debug recording (`numerics` then reads the bundled recordings of the same programs): planned here, recorded
        # for real in tests/cli/test_numerics_run.py
        "edgeprof run tel_xnn.pte tel_xnnq8.pte --runs 1 --warmup 0 --launches 1 --debug-buffer 2MB"}
+# the sandbox's files made by `edgeprof coreml --as-anemll` (with the coreml extra only)
+FROM_COREML = {"before.json", "after.json", "estimate.json"}
 HAS_RUN = importlib.util.find_spec("executorch") is not None
 HAS_ORT = importlib.util.find_spec("onnxruntime") is not None
 HAS_LITERT = importlib.util.find_spec("ai_edge_litert") is not None
@@ -219,7 +223,7 @@ def sandbox(tmp_path_factory):
         shutil.copytree(CM / "conv_relu_linear_ios18.mlpackage", sb / "coreml_models" / "a.mlpackage")
         shutil.copytree(CM / "sdpa_block_ios18.mlpackage", sb / "coreml_models" / "b.mlpackage")
         for src, out in (("before.mlpackage", "before.json"), ("after.mlpackage", "after.json"),
-                         ("model.mlpackage", "estimate.json")):
+                         ("model.mlpackage", "estimate.json")) if not missing("coreml") else ():
             assert _invoke(["coreml", src, "--as-anemll", out]).exit_code == 0
         # a collection with a manifest and metrics (the fake runner), for `validate --require manifest …`
         r = _invoke(["run", "model.pte", "--runner", "executorch/cmake-out/mac-arm64/executor_runner", "--runs", "5",
@@ -277,6 +281,8 @@ def test_readme_command_runs(line, sandbox):
             if os.environ.get(f"EDGEPROF_REQUIRE_{extra}"):
                 raise RuntimeError(f"EDGEPROF_REQUIRE_{extra} is set but its runtime is not installed")
             pytest.skip(f"the collection needs the {extra.lower()} extra")
+    if missing("coreml") and FROM_COREML & set(_bind(line)):
+        raise MissingExtraError("coreml", "the estimates this line reads (made by `edgeprof coreml --as-anemll`)")
     sb, args, r = _run_line(line, sandbox)
     assert r.exit_code == 0, (line, args, r.output)
     _check_writes(args, sb, r)

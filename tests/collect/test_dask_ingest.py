@@ -115,6 +115,7 @@ def test_unreachable_scheduler_is_one_line(files, tmp_path):
     assert res.stderr.count("\n") == 1 and not (tmp_path / "x.duckdb").exists()
 
 
+@pytest.mark.missing_extra_expected
 def test_missing_extra_names_it(files, tmp_path, monkeypatch):
     good, _ = files
     monkeypatch.setitem(sys.modules, "distributed", None)

@@ -74,7 +74,7 @@ def test_history_takes_auto_for_the_measured_launch_sd(tmp_path):
 
     from click.testing import CliRunner
 
-    from tests.helpers import history_truth as ht
+    import history_truth as ht
 
     store = tmp_path / "h.duckdb"
     ht.write_store(store, ht.build(ht.Truth("step", 1.5, 6, 10, "c_quiet", "tel_xnn"), seed=1, name="m"))

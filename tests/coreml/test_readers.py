@@ -190,6 +190,7 @@ def test_the_package_reader_does_not_import_coremltools():
     assert r.stdout.split() == ["26", "False", "False"] and r.stderr == ""
 
 
+@pytest.mark.missing_extra_expected
 def test_missing_coreml_extra_is_one_line(monkeypatch):
     import importlib.util
 
