@@ -64,7 +64,7 @@ def _skip_missing_extra(outcome):
     except MissingExtraError as e:
         if os.environ.get(f"EDGEPROF_REQUIRE_{e.extra.upper()}"):
             raise
-        pytest.skip(f"the {e.extra} extra is not installed")
+        pytest.skip(f"the {e.extra} extra is not installed (pip install 'edgeprof[{e.extra}]' runs this test)")
 
 
 _EXTRA_NAMED = re.compile(r"install edgeprof\[(\w+)\]|pip install 'edgeprof\[(\w+)\]'")
@@ -83,40 +83,54 @@ def _missing_extra_said(text) -> str | None:
     return None
 
 
-@pytest.fixture(autouse=True)
-def _cli_missing_extra(request, monkeypatch):
-    """The same skip rule for the CLI a test starts — a child process (subprocess.run) or click's runner: a command
-    that fails saying which extra to install, in an environment that lacks that extra, raises MissingExtraError in
-    the test (which then skips, or fails where EDGEPROF_REQUIRE_<EXTRA> is set). A test that checks that message
-    itself, with the extra hidden, says so: @pytest.mark.missing_extra_expected."""
-    if request.node.get_closest_marker("missing_extra_expected"):
+_current: list = [None]  # the test item running (its fixtures' setup included)
+
+
+def _said_missing(code, *texts) -> None:
+    """Raise MissingExtraError when a CLI run that failed (``code``) said which extra to install and this environment
+    lacks it — unless the running test checks that message itself (@pytest.mark.missing_extra_expected)."""
+    item = _current[0]
+    if not code or (item is not None and item.get_closest_marker("missing_extra_expected")):
         return
+    extra = _missing_extra_said("\n".join(t if isinstance(t, str) else (t or b"").decode("utf-8", "replace")
+                                          for t in texts))
+    if extra:
+        from edgeprof.errors import MissingExtraError
+
+        raise MissingExtraError(extra, "this test's edgeprof command")
+
+
+def _watch_the_cli() -> None:
+    """The same skip rule for the CLI a test (or its fixture) starts — a child process (subprocess.run) or click's
+    runner: a command that fails saying which extra to install, where that extra is missing, raises
+    MissingExtraError in the test, which then skips (or fails where EDGEPROF_REQUIRE_<EXTRA> is set)."""
     import subprocess
 
     from click.testing import CliRunner
 
-    from edgeprof.errors import MissingExtraError
-
     real_run, real_invoke = subprocess.run, CliRunner.invoke
-
-    def check(code, *texts):
-        extra = _missing_extra_said("\n".join(t if isinstance(t, str) else (t or b"").decode("utf-8", "replace")
-                                              for t in texts)) if code else None
-        if extra:
-            raise MissingExtraError(extra, "this test's edgeprof command")
 
     def run(*args, **kwargs):
         r = real_run(*args, **kwargs)
-        check(r.returncode, r.stdout, r.stderr)
+        _said_missing(r.returncode, r.stdout, r.stderr)
         return r
 
     def invoke(self, *args, **kwargs):
         r = real_invoke(self, *args, **kwargs)
-        check(r.exit_code, r.output, getattr(r, "stderr", ""))
+        _said_missing(r.exit_code, r.output, r.stderr if getattr(r, "stderr_bytes", None) is not None else "")
         return r
 
-    monkeypatch.setattr(subprocess, "run", run)
-    monkeypatch.setattr(CliRunner, "invoke", invoke)
+    subprocess.run = run
+    CliRunner.invoke = invoke
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current[0] = item
+    try:
+        return (yield)
+    finally:
+        _current[0] = None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -130,6 +144,7 @@ def pytest_runtest_call(item):
 
 
 def pytest_configure(config):
+    _watch_the_cli()
     config.addinivalue_line("markers", "missing_extra_expected: the test checks edgeprof's message for a missing extra "
                                        "itself (the skip rule leaves it alone)")
     if config.pluginmanager.hasplugin("xdist"):

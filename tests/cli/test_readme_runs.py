@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import importlib.util
 import json
 import os
 import re
@@ -82,9 +81,6 @@ DRY = {"edgeprof run toycnn_portable.pte toycnn_xnn.pte --runs 20 --warmup 2 --t
        "edgeprof run tel_xnn.pte tel_xnnq8.pte --runs 1 --warmup 0 --launches 1 --debug-buffer 2MB"}
 # the sandbox's files made by `edgeprof coreml --as-anemll` (with the coreml extra only)
 FROM_COREML = {"before.json", "after.json", "estimate.json"}
-HAS_RUN = importlib.util.find_spec("executorch") is not None
-HAS_ORT = importlib.util.find_spec("onnxruntime") is not None
-HAS_LITERT = importlib.util.find_spec("ai_edge_litert") is not None
 
 
 def _command_path(args: list[str]) -> str:
@@ -272,15 +268,31 @@ def _run_line(line: str, sandbox):
     return sb, args, r
 
 
+def _collection_extra(line: str) -> str | None:
+    """The extra a documented collection through a Python runtime needs (None: a runner, a config, a dry run)."""
+    if _command_path(shlex.split(line)[1:]) != "run" or "--runner" in line or "--config" in line \
+            or "--dry-run" in line or line in DRY:
+        return None
+    return "ort" if ".onnx" in line else "litert" if ".tflite" in line else "run"
+
+
+def _reads_a_collection_of(line: str) -> str | None:
+    """The missing extra of an earlier documented collection whose --out folder ``line`` reads."""
+    for other in ALL:
+        extra = _collection_extra(other)
+        args = shlex.split(other)
+        if other != line and extra and missing(extra) and "--out" in args:
+            out = args[args.index("--out") + 1]
+            if re.search(rf"(^|\s){re.escape(out)}(/|\s|$)", line):
+                return extra
+    return None
+
+
 @pytest.mark.parametrize("line", LINES)
 def test_readme_command_runs(line, sandbox):
-    if _command_path(shlex.split(line)[1:]) == "run" and "--runner" not in line and "--config" not in line \
-            and "--dry-run" not in line and line not in DRY:
-        extra = "ORT" if ".onnx" in line else "LITERT" if ".tflite" in line else "RUN"
-        if not {"ORT": HAS_ORT, "LITERT": HAS_LITERT, "RUN": HAS_RUN}[extra]:
-            if os.environ.get(f"EDGEPROF_REQUIRE_{extra}"):
-                raise RuntimeError(f"EDGEPROF_REQUIRE_{extra} is set but its runtime is not installed")
-            pytest.skip(f"the collection needs the {extra.lower()} extra")
+    extra = _collection_extra(line) or _reads_a_collection_of(line)
+    if extra and missing(extra):
+        raise MissingExtraError(extra, "this documented collection (or what it wrote)")
     if missing("coreml") and FROM_COREML & set(_bind(line)):
         raise MissingExtraError("coreml", "the estimates this line reads (made by `edgeprof coreml --as-anemll`)")
     sb, args, r = _run_line(line, sandbox)

@@ -102,9 +102,11 @@ def run_guarded(fn):
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
 def main(ctx, debug):
-    """Profile analysis for on-device inference: ExecuTorch ETDumps, XNNPACK kernels, Apple Neural Engine.
+    """Profile analysis for on-device inference: ExecuTorch ETDumps, ONNX Runtime and LiteRT profiles, XNNPACK
+    kernel logs, Core ML models and Apple Neural Engine reports.
 
-    Start with `edgeprof example DIR` to get a small real run folder, then `edgeprof analyze DIR`.
+    Start with `edgeprof example DIR` to get a small real run folder, then `edgeprof analyze DIR`. Each command's
+    page: docs/commands/ (built as the documentation site: mkdocs serve).
     """
     ctx.obj = Ctx(debug)
     for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints as U+FFFD, never a crash

@@ -148,10 +148,11 @@ def breakdown(inputs, run_dir, threads, etrecord, strict_etrecord, taxonomy, top
 @click.option("--json", "as_json", is_flag=True, help="Print what was exported as JSON on stdout.")
 @run_guarded
 def trace(etdump, runs, no_init, out_file, etrecord, fmt, op_types, as_json):
-    """Export an ETDump (or timeline CSV) as a Chrome trace-event JSON for ui.perfetto.dev / trace_processor.
+    """Export a profile as a Chrome trace-event JSON for ui.perfetto.dev / trace_processor: an ETDump, a timeline
+    CSV, an ONNX Runtime profile or a LiteRT op profile.
 
-    One track per run, strictly nested slices (kernels in OPERATOR_CALL, XNNPACK ops in DELEGATE_CALL),
-    args with kind, category, instruction id and op types. Open the file at https://ui.perfetto.dev.
+    One track per run, strictly nested slices (kernels in OPERATOR_CALL, XNNPACK ops in DELEGATE_CALL), args with
+    kind, category, instruction id and op types. Open the file at https://ui.perfetto.dev.
     """
     from .. import api
 
