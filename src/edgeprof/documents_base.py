@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 
 class _Absent:
@@ -164,7 +165,7 @@ def _check(cls: type, given: Mapping, spec: _Spec) -> None:
                                                     missing and f"missing field(s) {', '.join(missing)}") if x))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _spec(cls: type) -> _Spec:
     """The fields of a document type: its annotations and its bases' (ClassVars left out), in declaration order,
     those with a class-level default optional."""

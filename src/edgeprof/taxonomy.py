@@ -316,9 +316,9 @@ class Taxonomy:
             body = name[len("native_call_"):]
             base = body.split(".", 1)[0]
             return self._table(_normalize_aten(base), name, "portable")
-        if "::" in name or name.count(".") >= 1 and name.split(".", 1)[0] in (
+        if "::" in name or (name.count(".") >= 1 and name.split(".", 1)[0] in (
                 "aten", "dim_order_ops", "quantized_decomposed", "torchao", "llama", "executorch_prim", "et_copy",
-                "edge", "quantized", "cortex_m", "prims", "torch"):
+                "edge", "quantized", "cortex_m", "prims", "torch")):
             ns, _, rest = name.replace("::", ".").partition(".")
             base = rest.split(".", 1)[0]
             return self._table(_normalize_aten(base), name, "aten")

@@ -269,9 +269,8 @@ def atomic_path(path, *, again: bool = False, folder=None):
 
 
 def write_bytes(path, data: bytes, *, again: bool = False) -> None:
-    with atomic_path(path, again=again) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
+    with atomic_path(path, again=again) as tmp, open(tmp, "wb") as f:
+        f.write(data)
 
 
 def write_text(path, text: str, *, again: bool = False) -> None:

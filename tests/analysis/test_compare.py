@@ -135,7 +135,7 @@ def test_cli_kit_spelling_and_timeline_csvs(tmp_path, etdump):
 def test_cli_run_dir_experiments_with_several_launches(tmp_path, etdump):
     run_dir = tmp_path / "out_m" / "runs" / "linux"
     for i, src in enumerate(("toycnn_xnn.N20", "toycnn_xnn.N3.debug")):
-        _copy(etdump(src), run_dir / "fp32" / "launch{}".format(i) / "m_fp32_t1.etdump")
+        _copy(etdump(src), run_dir / "fp32" / f"launch{i}" / "m_fp32_t1.etdump")
     for i, src in enumerate(("toycnn_xnnq8.N20", "toycnn_xnnq8.N20")):
         _copy(etdump(src), run_dir / "int8" / f"launch{i}" / "m_int8_t1.etdump")
     res = CliRunner().invoke(main, ["compare", str(run_dir / "fp32"), str(run_dir / "int8"), "--json", "--no-write"])

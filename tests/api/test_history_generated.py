@@ -37,7 +37,7 @@ def generated(tmp_path_factory):
 
 def test_launch_noise_is_the_real_one(generated):
     _, _, sds = generated[0]
-    assert 0.015 <= min(sds.values()) and max(sds.values()) <= 0.06  # the real recordings' launch SDs
+    assert min(sds.values()) >= 0.015 and max(sds.values()) <= 0.06  # the real recordings' launch SDs
 
 
 def test_detection_precision_recall_and_attribution(generated):

@@ -231,7 +231,7 @@ def test_timeline_csv_cells(world, tmp_path):
             if cmd[0] == "latency" and res.exit_code == 0:
                 rep = json.loads(res.stdout)["reports"][0]
                 assert rep["median_ms"] is not None and rep["median_ms"] > 0, name
-        if name.startswith("duration_") and name.endswith(("_exec", "_all")) or name == "header_only":
+        if (name.startswith("duration_") and name.endswith(("_exec", "_all"))) or name == "header_only":
             assert run("latency", p, "--no-write").exit_code == 2, name
 
 

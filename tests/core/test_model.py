@@ -178,7 +178,7 @@ def test_op_type_groups_follow_a_run_selection_without_hashing_the_lists(monkeyp
         ids, first, groups = sel.op_type_groups()
         kept = sel.events["op_types"].to_list()
         assert [groups[i] for i in ids] == kept
-        assert all(f == -1 or ids[f] == g and f == kept.index(groups[g]) for g, f in enumerate(first))
+        assert all(f == -1 or (ids[f] == g and f == kept.index(groups[g])) for g, f in enumerate(first))
         assert sorted(groups[g] for g, f in enumerate(first) if f >= 0) == sorted(map(list, {tuple(x) for x in kept}))
     assert "op_types" not in calls
     assert p.without_leading_runs(2).op_type_groups()[1].tolist().count(-1) == 2  # conv and add/relu: none left

@@ -58,8 +58,8 @@ def _summary(launch, scale_all: float = 1.0, op: str | None = None, op_scale: fl
         cats[NEW_OP] = classify(NEW_OP).category
         lines[cats[NEW_OP]] = lines.get(cats[NEW_OP], 0.0) + extra
         e2e = e2e + extra
-    return LaunchSummary(e2e, list(range(e2e.size)), lines, ops, cats, {o: 1.0 for o in ops},
-                         {o: "portable" for o in ops})
+    return LaunchSummary(e2e, list(range(e2e.size)), lines, ops, cats, dict.fromkeys(ops, 1.0),
+                         dict.fromkeys(ops, "portable"))
 
 
 def concentrated_operator(program: str, session: str = "c_quiet") -> str | None:

@@ -16,7 +16,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -37,7 +37,7 @@ class Launch:
     cache: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=None)
+@cache
 def session(name: str) -> dict[str, list[Launch]]:
     import polars as pl
 

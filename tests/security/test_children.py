@@ -89,11 +89,10 @@ def _serve(root: Path, calls, *extra: str, env: dict | None = None):
     from mcp_client import _answer, server_params
 
     async def go():
-        async with stdio_client(server_params(root, *extra, env=env)) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                answers = [_answer(await asyncio.wait_for(s.call_tool(n, a), 300)) for n, a in calls]
-                return answers, worker_environments(root)
+        async with stdio_client(server_params(root, *extra, env=env)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            answers = [_answer(await asyncio.wait_for(s.call_tool(n, a), 300)) for n, a in calls]
+            return answers, worker_environments(root)
     return asyncio.run(go())
 
 

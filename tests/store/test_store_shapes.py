@@ -8,7 +8,6 @@ import csv
 import gzip
 import hashlib
 import json
-import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 

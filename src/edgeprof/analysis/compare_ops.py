@@ -377,4 +377,4 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
     }
 
 
-__all__ = ["compare_categories", "bottleneck_shift", "compare_operators", "CATEGORIES"]
+__all__ = ["CATEGORIES", "bottleneck_shift", "compare_categories", "compare_operators"]

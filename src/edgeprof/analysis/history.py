@@ -271,7 +271,7 @@ def commits_to_confirm(estimate: float, s2: float, before: int, after: int, *, a
                        limit: int = POSSIBLE_LIMIT) -> int | None:
     """How many more commits at the new level would make a step of ``estimate`` (log) pass the gate (t test at
     ``alpha`` with point variance ``s2`` against ``before`` points) and be confirmed; None beyond ``limit``."""
-    for more in range(0, limit + 1):
+    for more in range(limit + 1):
         na = after + more
         if na - 1 < CONFIRM_AFTER or na < 2:
             continue

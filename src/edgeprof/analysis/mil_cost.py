@@ -314,7 +314,7 @@ def totals(prog: MilProgram, rows: list[OpCost]) -> dict:
         "weight_stored_per_use": sum(r.weight_stored for r in rows if r.type != "const" and not r.type.startswith("constexpr_")),
         "weight_stored_unique": sum(seen.values()),
         "weight_dense": sum(sum((ty.nbytes or 0) for _, ty in op.outputs) for op in prog.all_ops()
-                            if op.type == "const" and op.attrs.get("val") is not None and op.attrs["val"].blob is not None
+                            if (op.type == "const" and op.attrs.get("val") is not None and op.attrs["val"].blob is not None)
                             or op.type.startswith("constexpr_")),
         "weight_files": dict(prog.weight_files),
         "blobs": len(seen),

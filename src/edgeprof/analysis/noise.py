@@ -53,7 +53,7 @@ class LaunchNoise:
     def to_json(self) -> dict:
         return asdict(self)
 
-    def for_metric(self, metric: str) -> "LaunchNoise":
+    def for_metric(self, metric: str) -> LaunchNoise:
         """The SD for another metric than the median: measured when the evidence measured it, else scaled by
         :data:`METRIC_FACTOR` (and then no longer a measurement)."""
         if metric == "median":
@@ -241,9 +241,9 @@ def pilot_noise(sd: float, df: int, launches: int, evidence: LaunchNoise, config
                                      f"upper {100 * CONFIDENCE:g} % bound", sd, df, launches)
 
 
-def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: "LaunchNoise", level: float = LEVEL,
+def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: LaunchNoise, level: float = LEVEL,
                 power: float = 0.80, threshold: float = 0.0,
-                floor_sd: float = LAUNCH_SD_DEFAULT) -> tuple[dict, "LaunchNoise", dict]:
+                floor_sd: float = LAUNCH_SD_DEFAULT) -> tuple[dict, LaunchNoise, dict]:
     """The design ``plan`` recommends from a pilot (per configuration its launches' steady runs): the run noise
     within launches counted at its effective size (lag-1 autocorrelation ρ: a run counts (1 − ρ)/(1 + ρ)), the
     launch SD measured on the pilot at its upper bound — or ``fallback`` (the evidence a single launch needs)

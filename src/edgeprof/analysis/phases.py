@@ -151,7 +151,7 @@ SPIKE_MAX_SHARE = 0.2
 SPIKE_NEAR = 0.75  # runs between 0.75×SPIKE and SPIKE are "near": as many as there are spikes, and they are noise
 
 
-def spike_ratios(lat) -> "np.ndarray":
+def spike_ratios(lat) -> np.ndarray:
     """Each run's time over the median of the ``SPIKE_NEIGHBOURS`` runs after it and (the smaller of the two) over
     the median of those before it; the first run against the runs after it only; NaN for the last run. Whole
     windows at once (a median of an odd window is its middle value, the same as one run at a time), the few

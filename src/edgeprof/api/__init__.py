@@ -136,12 +136,14 @@ def preload(command: str) -> None:
         importlib.import_module(name)
 
 __all__ = [
-    "numerics", "Workspace", "ReadOptions", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
-    "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
-    "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
-    "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
-    "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
-    "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
-    "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport", "compare_phases", "PhaseComparison",
-    "memory", "MemoryReport", "placement", "placement_diff", "placement_gate", "load_placement", "PlacementInfo", "PlacementDiff",
+    "AnalyzeResult", "AneAnalysis", "AneDiff", "AneFolder", "Breakdown", "Collection", "Comparison", "CoreMLDiff",
+    "CoreMLStatic", "ExecutedEvidence", "ExportResult", "HistoryResult", "IngestResult", "Interval", "KernelTable",
+    "KernelView", "LatencyReport", "MemoryReport", "PhaseComparison", "PhaseReport", "PlacementDiff", "PlacementInfo",
+    "PlanResult", "ProgramDiff", "ProgramInfo", "ReadOptions", "Report", "Result", "Roles", "Speedup", "TraceResult",
+    "Validation", "Workspace", "analyze", "ane", "ane_diff", "ane_folder", "assign_roles", "breakdown", "breakdowns",
+    "compare", "compare_phases", "coreml", "coreml_as_anemll", "coreml_diff", "coreml_plan", "coreml_profile",
+    "example", "executed_evidence", "explicit_roles", "export", "history", "ingest", "is_model_bundle",
+    "kernel_evidence", "kernel_view", "kernels", "kit_roles", "latency", "load_ane_report", "load_etdump",
+    "load_placement", "load_profile", "memory", "numerics", "phases", "placement", "placement_diff", "placement_gate",
+    "plan", "preload", "program", "program_diff", "report", "run", "trace", "validate",
 ]

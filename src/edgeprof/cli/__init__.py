@@ -40,6 +40,6 @@ if "numpy" not in _sys.modules and _is_the_program():
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import ane, collect, compare, coreml, history, kernels, memory, misc, numerics, phases, placement, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
-from ._base import main  # noqa: F401 - the console script
+from ._base import main  # the console script
 
 __all__ = ["main"]

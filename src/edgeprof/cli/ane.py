@@ -78,7 +78,7 @@ def findings(inputs, costplan, boundary_ms, model, as_json, markdown_out):
     from ..errors import UsageError
     from ..render import markdown, terminal
 
-    if len(inputs) == 1 and not Path(inputs[0]).is_dir() or api.is_model_bundle(inputs[0]):
+    if (len(inputs) == 1 and not Path(inputs[0]).is_dir()) or api.is_model_bundle(inputs[0]):
         result = api.ane(inputs[0], costplan=costplan, boundary_ms=boundary_ms, model=model)
         md, show = markdown.ane_findings, terminal.print_ane
     else:

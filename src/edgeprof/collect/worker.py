@@ -176,7 +176,7 @@ def versions_of(*dists: str) -> dict:
     for dist in dists:
         try:
             out[dist] = version(dist)
-        except Exception:  # noqa: BLE001 - a version we cannot read is not a failure
+        except Exception:  # a version we cannot read is not a failure
             out[dist] = None
     return out
 

@@ -34,7 +34,7 @@ _HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, size=_SHORT // 
 class FlatBuffer:
     """A read-only byte buffer with vectorized, bounds-checked accessors."""
 
-    __slots__ = ("u8", "size", "path", "base")
+    __slots__ = ("base", "path", "size", "u8")
 
     def __init__(self, data, path, base: int = 0):
         self.u8 = np.frombuffer(data, dtype=np.uint8)
@@ -123,7 +123,7 @@ class FlatBuffer:
         return self.read(pos, dtype)
 
     # -- tables -------------------------------------------------------------------------------------
-    def tables(self, pos: np.ndarray, what: str) -> "Tables":
+    def tables(self, pos: np.ndarray, what: str) -> Tables:
         """Many tables of one type. Their vtables are read once per distinct vtable (writers share them)."""
         pos = np.asarray(pos, dtype=_I64)
         soff = self.read_checked(pos, np.int32, f"{what} table header").astype(_I64)
@@ -211,7 +211,7 @@ class FlatBuffer:
         return self.read(pos, dtype), offsets
 
     # -- strings ------------------------------------------------------------------------------------
-    def strings(self, ref: np.ndarray, what: str, interner: "Interner | None" = None) -> tuple[np.ndarray, list[str], int]:
+    def strings(self, ref: np.ndarray, what: str, interner: Interner | None = None) -> tuple[np.ndarray, list[str], int]:
         """Decode the strings at ``ref`` (``-1`` = absent) into (codes, uniques, n_invalid_utf8).
 
         ``codes[i]`` indexes ``uniques``; absent strings get code -1. Identical byte strings are found
@@ -305,7 +305,7 @@ class FlatBuffer:
 class Interner:
     """Distinct decoded strings and their codes, shared across :meth:`FlatBuffer.strings` calls."""
 
-    __slots__ = ("table", "uniques", "invalid", "seen")
+    __slots__ = ("invalid", "seen", "table", "uniques")
 
     def __init__(self):
         self.table: dict[str, int] = {}
@@ -356,7 +356,7 @@ def _few_unique(v: np.ndarray, limit: int = 32) -> tuple[np.ndarray, np.ndarray]
 class Tables:
     """Many tables of one type, read field by field (vtable data is per distinct vtable)."""
 
-    __slots__ = ("fb", "pos", "uvt", "vinv", "vtsize", "tsize", "what")
+    __slots__ = ("fb", "pos", "tsize", "uvt", "vinv", "vtsize", "what")
 
     def __init__(self, fb: FlatBuffer, pos, uvt, vinv, vtsize, tsize, what):
         self.fb, self.pos, self.uvt, self.vinv, self.vtsize, self.tsize, self.what = fb, pos, uvt, vinv, vtsize, tsize, what

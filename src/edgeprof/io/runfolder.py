@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conventions import ETDUMP_SUFFIXES, fit_name, profile_stem
+from ..conventions import ETDUMP_SUFFIXES, fit_name, profile_stem  # noqa: F401 - ETDUMP_SUFFIXES re-exported: readers and workspace name it
 from .. import access
 from .discovery import etrecord_folders, find_etrecord, find_program  # noqa: F401  (re-exported)
 from .traces import trace_stem

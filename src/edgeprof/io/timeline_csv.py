@@ -209,7 +209,7 @@ def _checked(data: bytes, path, what: str) -> bytes:
     return plain(data, path, MAX_CSV_BYTES, what)
 
 
-def execute_latency_ms(path) -> "np.ndarray":
+def execute_latency_ms(path) -> np.ndarray:
     """Per-run ``Method::execute`` time (ms, run order) of a timeline table (CSV or Parquet) without building a
     profile; empty when it has no ``Method::execute`` rows. A CSV is read once and checked like every timeline CSV
     (:func:`_checked`: Polars never sees compressed bytes), then only the columns needed are parsed; a Parquet

@@ -75,7 +75,7 @@ class LatencySeries:
     from; ``profile`` is the profile of those runs (for category comparisons)."""
 
     path: Path
-    values_ms: "np.ndarray"
+    values_ms: np.ndarray
     run_indices: list[int]
     source: str  # method_execute | top_level_events
     experiment: str | None = None
@@ -375,4 +375,4 @@ def specs_of(inputs) -> list[str]:
     return out
 
 
-__all__ = ["Workspace", "LatencySeries", "specs_of", "display"]
+__all__ = ["LatencySeries", "Workspace", "display", "specs_of"]

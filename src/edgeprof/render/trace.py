@@ -139,7 +139,7 @@ class TraceParts:
         rows = np.flatnonzero(mask & ev["duration_ns"].is_not_null().to_numpy())
         if rows.size:
             lo = int(start[rows].min())
-            if self.base is not None and lo < self.base or (
+            if (self.base is not None and lo < self.base) or (
                     self.last_run is not None and int(run_idx[rows].min()) <= self.last_run):
                 raise ReadWhole  # its slices would sort before those written, or start before the time origin
             self.base = lo if self.base is None else self.base

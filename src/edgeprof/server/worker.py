@@ -246,7 +246,7 @@ def _serve_one(out, roots: list[str], allow_write: bool, memory: int) -> None:
         answer = {"error": "input nested too deeply: refused"}
     except OSError as e:
         answer = {"error": f"{e.filename or ''}: {e.strerror or e}".strip(": ")}
-    except Exception as e:  # noqa: BLE001 - a bug: the agent gets one line, the traceback goes to stderr
+    except Exception as e:  # a bug: the agent gets one line, the traceback goes to stderr
         import traceback
 
         traceback.print_exc()
@@ -313,7 +313,7 @@ def _load_lazy() -> None:
                 con = mod.connect()  # its threads and buffers come with the first connection
                 con.execute("SELECT 1").fetchall()
                 con.close()
-        except Exception:  # noqa: BLE001 - not installed, or broken: the tool that needs it says so itself
+        except Exception:  # not installed, or broken: the tool that needs it says so itself
             continue
 
 
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> None:
                  "error": f"--memory-limit {_mb(a.memory)} is below the minimum of {need >> 20}MB a tool-call worker "
                           f"needs here ({_mb(e.held)} of address space after its imports, plus {_mb(WORK_MARGIN)} to "
                           f"work)"}
-    except BaseException as e:  # noqa: BLE001 - the server gets one line, never a traceback
+    except BaseException as e:  # the server gets one line, never a traceback
         ready = {"ready": False, "error": f"the worker could not start: {type(e).__name__}: {_first_line(e)}"[:300]}
     out.write(json.dumps(ready).encode() + b"\n")
     out.flush()

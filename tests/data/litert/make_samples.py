@@ -8,7 +8,6 @@ for cnn.tflite and tfm.tflite. The times are invented (fixed numbers, below).
 
     python make_samples.py    # needs ai-edge-litert (the models' op lists)
 """
-import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
 W = {"type": 24, "start": 17, "first": 9, "avg": 9, "pct": 8, "cdf": 8, "mem": 10, "times": 9}

@@ -1,5 +1,6 @@
 """Build small ONNX models (random weights) for profiling fixtures."""
-import numpy as np, onnx
+import numpy as np
+import onnx
 from onnx import helper as h, TensorProto as T, numpy_helper as nh
 rng = np.random.default_rng(0)
 def init(name, shape, scale=0.1):

@@ -7,7 +7,11 @@ Each launch is a fresh process (a new session) with SessionOptions.enable_profil
 launches of all models and thread counts interleaved. The models come from make_models.py (random weights; the
 *_mixed models replace one op by Hardmax, which the OpenVINO provider leaves to the CPU provider).
 """
-import gzip, json, os, shutil, subprocess, sys
+import gzip
+import os
+import shutil
+import subprocess
+import sys
 
 CODE = r'''
 import sys, numpy as np, onnxruntime as ort

@@ -42,7 +42,12 @@ allocation events -- none of these programs allocates from either allocator whil
 allocations occur; every block re-lists the allocators. Timings (ProfileEvent start/end ticks, ns) are whatever
 this machine produced.
 """
-import gzip, json, re, subprocess, sys, tempfile
+import gzip
+import json
+import re
+import subprocess
+import sys
+import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -114,7 +119,7 @@ def truth(raw: bytes, name: str, pte: Path, driver_log: list) -> dict:
             tmp.flush()
             ins = Inspector(etdump_path=tmp.name)
             inspector = {"opens": True, "event_blocks": [b.name for b in ins.event_blocks]}
-    except Exception as exc:  # noqa: BLE001 -- recorded, not hidden
+    except Exception as exc:  # recorded, not hidden
         inspector = {"opens": False, "error": f"{type(exc).__name__}: {exc}"}
     return OrderedDict([
         ("etdump", f"{name}.alloc.N{N}.etdp.gz"), ("program", str(pte.relative_to(DATA.parents[1]))),

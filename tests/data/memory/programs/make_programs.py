@@ -154,7 +154,8 @@ def build():
     import torch
     from executorch.exir import to_edge_transform_and_lower
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    import executorch, onnx
+    import executorch
+    import onnx
 
     model = make_model()
     wb = weight_bytes(model)
