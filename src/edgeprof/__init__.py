@@ -20,8 +20,8 @@ from .conventions import TOOL_VERSION as __version__
 _os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
 _API = ("load_etdump", "load_profile", "analyze", "latency", "compare", "breakdown", "breakdowns", "kernels",
         "kernel_evidence", "executed_evidence", "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "report",
-        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "numerics", "Workspace",
-        "ReadOptions")
+        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "numerics",
+        "Workspace", "ReadOptions")
 __all__ = [*_API, "Profile", "__version__"]
 
 

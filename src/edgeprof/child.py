@@ -39,6 +39,7 @@ every child (tool-call workers of ``edgeprof mcp``, collection workers of ``edge
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -113,7 +114,7 @@ def location() -> str:
     that copy)."""
     import edgeprof
 
-    return os.path.dirname(os.path.abspath(list(edgeprof.__path__)[0]))
+    return os.path.dirname(os.path.abspath(next(iter(edgeprof.__path__))))
 
 
 def python_argv(module: str, *args, python: str | None = None) -> list[str]:
@@ -155,10 +156,8 @@ class Child(subprocess.Popen):
 
     def release(self) -> None:
         if self.returncode is None:
-            try:
+            with contextlib.suppress(OSError):
                 self.kill()
-            except OSError:
-                pass
             self.wait()
         remove_folder(self.own_folder)
         self.own_folder = None

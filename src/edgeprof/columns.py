@@ -10,7 +10,7 @@ the two writers are held to the same bytes by tests/render/test_csv_text.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -61,7 +61,7 @@ class Numbers:
         return s
 
 
-Column = Union[Text, Numbers]
+Column = Text | Numbers
 
 
 def numbers(values: np.ndarray, nan_is_null: bool = False) -> Numbers:

@@ -169,10 +169,12 @@ def _check(cls: type, given: Mapping, spec: _Spec) -> None:
 def _spec(cls: type) -> _Spec:
     """The fields of a document type: its annotations and its bases' (ClassVars left out), in declaration order,
     those with a class-level default optional."""
+    import inspect
+
     hints = typing.get_type_hints(cls)
     names: list[str] = []
     for klass in reversed(cls.__mro__):
-        for name in klass.__dict__.get("__annotations__", {}):
+        for name in inspect.get_annotations(klass):
             if name not in names and typing.get_origin(hints.get(name)) is not ClassVar:
                 names.append(name)
     defaults = {n: getattr(cls, n) for n in names if hasattr(cls, n)}

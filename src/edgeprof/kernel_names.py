@@ -18,7 +18,8 @@ from functools import lru_cache
 from importlib import resources
 
 # ISA families, in the order a report lists them (accelerated first)
-FAMILIES = ("SME2", "SME", "NEON", "Arm-scalar", "AVX-512", "AVX2-FMA", "AVX", "SSE", "WebAssembly", "RISC-V", "Hexagon", "scalar")
+FAMILIES = ("SME2", "SME", "NEON", "Arm-scalar", "AVX-512", "AVX2-FMA", "AVX", "SSE", "WebAssembly", "RISC-V", "Hexagon",
+            "scalar")
 UNKNOWN = "unknown"
 
 # ISA token → family. Most tokens name their family by their prefix (``neon…``, ``avx512…``, ``sse…``, ``wasm…``,

@@ -22,7 +22,8 @@ Categories: CONV (subtypes depthwise, pointwise, transposed, igemm), GEMM (fully
 matmul), ATTENTION, ELEMENTWISE, ACTIVATION, NORM, POOL, REDUCTION, DATA_MOVEMENT (transpose, copy, concat,
 slice, pad, layout, …), RESHAPE (view-only), QUANT (quantize, dequantize, convert, weight decompression),
 EMBEDDING (embedding and gather), RESIZE, OTHER. Users extend or override the rules with a TOML file
-(:func:`from_document`, read by :func:`edgeprof.io.taxonomy_file.read_taxonomy`). ``TAXONOMY_VERSION`` changes whenever a rule changes.
+(:func:`from_document`, read by :func:`edgeprof.io.taxonomy_file.read_taxonomy`). ``TAXONOMY_VERSION`` changes
+whenever a rule changes.
 
 XNNPACK runs 1×1 convolutions as ``Fully Connected`` (GEMM): a CONV → GEMM shift between a portable and an
 XNNPACK profile can be that rewrite, not a change in the model (:data:`FC_NOTE`).
@@ -254,8 +255,8 @@ _KEYWORDS: list[tuple[str, str]] = [
      "NORM/norm"),
     (r"pool", "POOL/pool"),
     (r"softmax", "ACTIVATION/softmax"),
-    (r"hard[_ ]?swish|\bswish\b|\bgelu\b|\bsilu\b|\brelu6?\b|sigmoid|\btanh\b|\belu\b|leaky|\bprelu\b|hardtanh|\bmish\b|\bclamp\b|\bclip\b",
-     "ACTIVATION/activation"),
+    (r"hard[_ ]?swish|\bswish\b|\bgelu\b|\bsilu\b|\brelu6?\b|sigmoid|\btanh\b|\belu\b|leaky|\bprelu\b|hardtanh|\bmish\b"
+     r"|\bclamp\b|\bclip\b", "ACTIVATION/activation"),
     (r"embedding|\bgather\b|index[_ ]?select", "EMBEDDING/gather"),
     (r"concat|\bcat\b|\bstack\b", "DATA_MOVEMENT/concat"),
     (r"transpose|permute", "DATA_MOVEMENT/transpose"),
@@ -319,7 +320,7 @@ class Taxonomy:
         if "::" in name or (name.count(".") >= 1 and name.split(".", 1)[0] in (
                 "aten", "dim_order_ops", "quantized_decomposed", "torchao", "llama", "executorch_prim", "et_copy",
                 "edge", "quantized", "cortex_m", "prims", "torch")):
-            ns, _, rest = name.replace("::", ".").partition(".")
+            _ns, _, rest = name.replace("::", ".").partition(".")
             base = rest.split(".", 1)[0]
             return self._table(_normalize_aten(base), name, "aten")
         mil = re.sub(r"^ios\d+\.", "", name)
@@ -374,7 +375,8 @@ def from_document(doc: dict, path) -> Taxonomy:
 
     def check(spec, where):
         if not isinstance(spec, str) or _t(spec)[0] not in CATEGORIES:
-            raise InputError(path, f"{where}: category must be one of {', '.join(CATEGORIES)} (optionally /subtype), got {spec!r}")
+            raise InputError(path, f"{where}: category must be one of {', '.join(CATEGORIES)} (optionally /subtype), "
+                                   f"got {spec!r}")
         return spec
 
     ops = doc.get("ops", {})

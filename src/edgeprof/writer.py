@@ -35,7 +35,7 @@ import errno
 import os
 import stat
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import OutputError, output_error
@@ -111,7 +111,7 @@ class _Out:
             raise output_error(self.target, e) from None
         self.path = files.fd_path(self.fd) if PROC else str(self.target)
         if stat.S_ISREG(os.fstat(self.fd).st_mode):  # a descriptor's name standing for a regular file: staged
-            self.stage = tempfile.TemporaryFile()
+            self.stage = tempfile.TemporaryFile()  # noqa: SIM115 - held open until commit or discard
             self.path = files.fd_path(self.stage)
 
     def recheck_held(self) -> None:
@@ -337,10 +337,8 @@ class Batch:
                 out.put_in_place()
         except (OSError, OutputError) as e:
             for out in reversed(done):  # put back what was already replaced
-                try:
+                with suppress(OSError):
                     out.put_back()
-                except OSError:
-                    pass
             self.discard()
             if isinstance(e, OutputError):
                 raise
@@ -369,10 +367,8 @@ class Batch:
         self._outs = []
         if access.roots() is None:
             for d in sorted(set(made), key=lambda d: len(d.parts), reverse=True):
-                try:
+                with suppress(OSError):
                     os.rmdir(d)
-                except OSError:
-                    pass
 
     def __enter__(self):
         return self

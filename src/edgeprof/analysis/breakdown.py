@@ -16,6 +16,8 @@ be slightly negative; it is reported as measured.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 
@@ -138,7 +140,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     # categories + overhead lines
     lcode = lines.line[leaf]
     n_leaf = np.bincount(lcode, minlength=len(LINES)) if lcode.size else np.zeros(len(LINES), np.int64)
-    type_ids = np.array([t for t in lines.types], dtype=object)
+    type_ids = np.array(list(lines.types), dtype=object)
     distinct = {}
     for code, tid in set(zip(lcode.tolist(), lines.name_ids[leaf].tolist())):
         distinct.setdefault(code, set()).add(type_ids[tid])
@@ -206,7 +208,7 @@ def _operator_table(ev: pl.DataFrame, op_groups: tuple, lines: EventLines, leaf:
         return []
     type_code = {t: i for i, t in enumerate(dict.fromkeys(lines.types))}
     tid = np.array([type_code[t] for t in lines.types], dtype=np.int64)[lines.name_ids[rows]]
-    bid, bfirst = distinct_ids(ev["delegate_backend"].gather(rows))
+    bid, _bfirst = distinct_ids(ev["delegate_backend"].gather(rows))
     gid = dense_rows(tid, bid)
     first = rows[first_index(gid)]
     dur = ev["duration_ns"].fill_null(0).to_numpy()[rows]
@@ -300,7 +302,7 @@ def graph_breaks(profile: Profile) -> dict:
             "op_names": ops, "mean_ms": ms(float(np.mean(t_runs))), "run0_ms": ms(float(dur[sel0].sum())),
         })
     islands = sum(1 for s in segs if s["kind"] == HOST_BACKEND)
-    transitions = sum(1 for a, b in zip(segs, segs[1:]) if a["kind"] != b["kind"])
+    transitions = sum(1 for a, b in itertools.pairwise(segs) if a["kind"] != b["kind"])
     between = sum(1 for i, s in enumerate(segs) if s["kind"] == HOST_BACKEND
                   and any(x["kind"] == "delegated" for x in segs[:i]) and any(x["kind"] == "delegated" for x in segs[i + 1:]))
     return {"segments": segs, "portable_islands": islands, "portable_islands_between_delegates": between,

@@ -32,8 +32,6 @@ from .launches import contrast, design, log_median_stats, metric_stats
 from .noise import TAIL, LaunchNoise
 from ..comparison import MetricContrast, SlowRuns
 from .selection import RunSelection, select_runs
-
-TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
 from .stats import (
     BOOTSTRAP_MAX_N,
@@ -43,6 +41,7 @@ from .stats import (
     trimmed_mean,
 )
 
+TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
 POWER = 0.80
 
 

@@ -192,15 +192,15 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
                   else LineStatus.UNTESTED if ct is None else None)  # None: tested below
         if status is None:
             tests.append(len(rows))
-        rows.append(dict(
-            line=ln, kind="overhead" if ln in OVERHEADS else "category",
-            baseline_ms=ms(b_mean), candidate_ms=ms(c_mean),
-            change_percent=(c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
-            speedup=Speedup.of(ct, b_mean, c_mean), test=Test(ct["p_value"] if ct else None, None, False, status),
-            regime=ct["regime"] if ct else None,
-            baseline_share=b_share, candidate_share=c_share,
-            baseline_share_ci=tuple(b_share_ci), candidate_share_ci=tuple(c_share_ci),
-            share_change_ci=sh))
+        rows.append({
+            "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
+            "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
+            "change_percent": (c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
+            "speedup": Speedup.of(ct, b_mean, c_mean), "test": Test(ct["p_value"] if ct else None, None, False, status),
+            "regime": ct["regime"] if ct else None,
+            "baseline_share": b_share, "candidate_share": c_share,
+            "baseline_share_ci": tuple(b_share_ci), "candidate_share_ci": tuple(c_share_ci),
+            "share_change_ci": sh})
     _test_lines([rows[i] for i in tests], threshold, alpha)
     cats = [CategoryLine(**{k: v for k, v in r.items() if k not in ("speedup", "test")},
                          **line_fields(r["speedup"], r["test"])) for r in rows]

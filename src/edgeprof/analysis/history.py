@@ -113,7 +113,7 @@ def trimmed_spread(y: np.ndarray) -> tuple[float, int]:
     d = np.abs(np.diff(np.asarray(y, dtype=float)))
     if d.size == 0:
         return 0.0, 0
-    k = int(math.floor(TRIM * d.size))
+    k = math.floor(TRIM * d.size)
     keep = np.sort(d)[: d.size - k]
     factor = 1.0
     if k:
@@ -238,7 +238,7 @@ def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = Fa
             if c > max(cps, default=0):
                 test = level_change(y, var, *_windows(c, cps, n, window), level=level)
                 if test["p_value"] < alpha and abs(test["estimate"]) >= math.log1p(threshold):
-                    cps = sorted(cps + [c])
+                    cps = sorted([*cps, c])
                     break
     d = math.log1p(threshold)
 

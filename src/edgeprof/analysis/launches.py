@@ -124,7 +124,7 @@ def trimmed_stats(columns: list[np.ndarray], trim: float = TRIM) -> tuple[np.nda
     for x in columns:
         x = np.sort(np.asarray(x, dtype=float))
         n = x.size
-        g = int(math.floor(trim * n))  # < n/2: the core keeps at least one run
+        g = math.floor(trim * n)  # < n/2: the core keeps at least one run
         core = x[g:n - g]
         m = float(core.mean())
         if m <= 0 or np.count_nonzero(x) * 2 < n:

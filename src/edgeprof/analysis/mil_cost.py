@@ -89,7 +89,7 @@ class _Symbols:
     """Per function: each variable's type and whether it is a constant (and its stored bytes)."""
 
     def __init__(self, prog: MilProgram, fn):
-        self.types: dict[str, MilType] = {n: t for n, t in fn.inputs}
+        self.types: dict[str, MilType] = dict(fn.inputs)
         self.const: dict[str, Op] = {}
         self.stored: dict[str, int] = {}
 
@@ -130,7 +130,7 @@ def _prod(xs) -> int:
 
 def _own_stored(op: Op) -> int:
     """Bytes on disk of a const / constexpr op's own operands (attributes and inline values)."""
-    vals = [v for v in op.attrs.values()] + [a.value for args in op.inputs.values() for a in args if a.value is not None]
+    vals = list(op.attrs.values()) + [a.value for args in op.inputs.values() for a in args if a.value is not None]
     # blobs, and inline tensors too large to be parameters (a shape or an axis is not a weight)
     return sum(v.stored_bytes for v in vals if v.blob is not None or (v.type.nbytes or 0) > PARAM_BYTES)
 

@@ -254,10 +254,7 @@ def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback
     within, rho = prof["within_sd"] or 0.0, max(0.0, min(prof["lag1_autocorrelation"] or 0.0, 0.95))
     within_eff = within * math.sqrt((1 + rho) / (1 - rho))
     est = estimate([log_median_stats(runs) for runs in configs.values() if len(runs) >= 2])
-    if est is not None:
-        noise = pilot_noise(*est, fallback, sum(len(r) >= 2 for r in configs.values()))
-    else:
-        noise = fallback
+    noise = pilot_noise(*est, fallback, sum(len(r) >= 2 for r in configs.values())) if est is not None else fallback
     d = design(within_eff, noise.sd, effect, level=level, power=power, threshold=threshold, floor_sd=floor_sd)
     d["within_sd_effective"] = within_eff
     return d, noise, prof

@@ -72,7 +72,7 @@ def node_cost(node: dict) -> dict:
             macs = prod(x["shape"]) * w["shape"][1] * prod(w["shape"][2:])
             out.update(macs=macs, flops=2 * macs)
         elif op in _GEMM:
-            a = ins[0]["shape"] if op == "Gemm" else ins[0]["shape"]
+            a = ins[0]["shape"]
             k = a[0] if node["attrs"].get("transA", 0) else a[1]
             macs = n_out * k
             has_c = len(ins) > (2 if op == "Gemm" else 6) and ins[2 if op == "Gemm" else 6] is not None

@@ -94,7 +94,8 @@ def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set, pending:
         _check(out, "fail", "etdump", e.path, f"cannot be read: {e.error}")
         return
     _check(out, "pass", "etdump", e.path, f"parses: {e.runs} run(s), {e.events:,} events"
-           + (f", mean latency {fmt_ms(e.mean_ms, 3, fixed=True)} ms" if e.mean_ms is not None and math.isfinite(e.mean_ms) else ""))
+           + (f", mean latency {fmt_ms(e.mean_ms, 3, fixed=True)} ms"
+              if e.mean_ms is not None and math.isfinite(e.mean_ms) else ""))
     for o in e.outputs:
         label = OUTPUT_LABELS[o.key]
         if o.key == "robust_stats" and "robust-stats" not in require:
@@ -144,7 +145,8 @@ def _summary_checks(out: list, s: SummaryFacts, etdumps: list[EtdumpFacts], tol:
         elif entry.get("runs") != e.runs:
             problems.append(f"{e.path}: summary says {entry.get('runs')} run(s), the ETDump {e.runs}")
         elif e.mean_ms is not None and not _close(entry.get("mean_ms"), e.mean_ms, tol):
-            problems.append(f"{e.path}: summary says mean {entry.get('mean_ms')} ms, the ETDump {fmt_ms(e.mean_ms, 3, fixed=True)} ms")
+            problems.append(f"{e.path}: summary says mean {entry.get('mean_ms')} ms, "
+                            f"the ETDump {fmt_ms(e.mean_ms, 3, fixed=True)} ms")
     if s.newer is False:
         problems.insert(0, "older than an ETDump (stale: re-run edgeprof analyze)")
     if problems:

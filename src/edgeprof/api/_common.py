@@ -137,7 +137,7 @@ def shared_name(paths) -> str:
     from ..conventions import profile_stem
 
     stems = [LAUNCH_NUMBER.sub("", profile_stem(p)) for p in paths]
-    return os.path.commonprefix(stems).rstrip("._-") or stems[0]
+    return os.path.commonprefix(stems).rstrip("._-") or stems[0]  # noqa: RUF071 - stems are names: their common leading text
 
 
 def launch_facts_of(ws: Workspace, f: Path) -> dict:

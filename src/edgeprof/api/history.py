@@ -359,7 +359,8 @@ def _change(c: dict, att: dict, order: list, points: list, kind: str, name: str 
         statement = (f"possible change: {statement}; not established by the {c['commits_after'] + 1} commit(s) "
                      f"measured from it — about {c['commits_needed']} more at this level would confirm it")
     if lead and lead["share_of_change_pct"] is not None:
-        statement += f"; largest mover {lead['name']} ({lead['delta_ms']:+.3g} ms, {lead['share_of_change_pct']:.0f} % of the change)"
+        statement += (f"; largest mover {lead['name']} ({lead['delta_ms']:+.3g} ms, "
+                      f"{lead['share_of_change_pct']:.0f} % of the change)")
     for key, verb in (("operators_appeared", "appeared"), ("operators_disappeared", "disappeared")):
         if att.get(key):
             statement += f"; {verb}: {', '.join(att[key][:4])}" + (" …" if len(att[key]) > 4 else "")

@@ -39,7 +39,7 @@ def _plan_for(ws: Workspace, model: str | None, run_dir: Path, first_etdump: Pat
 def _collection(ws: Workspace, folder: Path) -> list[dict]:
     from ..analysis.memory import gap, phase_table
 
-    manifest, mpath, problem = ws.manifest(folder)
+    manifest, mpath, _problem = ws.manifest(folder)
     if not isinstance(manifest, dict) or not isinstance(manifest.get("results"), list):
         return []
     root = mpath.parent if mpath is not None else folder
@@ -91,7 +91,7 @@ def _ort_rows(profile) -> list[dict]:
                                    ev["delegate_backend"].cast(pl.String).to_list()):
         a = json.loads(args) if isinstance(args, str) else {}
 
-        def size(k):
+        def size(k, a=a):
             v = a.get(k)
             return int(v) if isinstance(v, (int, str)) and str(v).isdigit() else None
 

@@ -70,7 +70,7 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     rf = ws.describe(first)
     if not name:
         name = rf.experiment or (profile_stem(first) if len(files) == 1
-                                  else os.path.commonprefix([profile_stem(f) for f in files]))
+                                  else os.path.commonprefix([profile_stem(f) for f in files]))  # noqa: RUF071 - names, not paths
     # every table and chart of the report uses the same runs: each launch's steady runs after its detected warm-up,
     # the launches one after the other — the runs the comparison uses
     profs = [ws.valid_profile(f) for f in files]

@@ -215,7 +215,8 @@ def _experiment_doc(e) -> dict:
             "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None,
             "graph_optimization": (e.graph_optimization or "all") if e.runtime == "onnxruntime" else None,
             "memory_arena": (e.memory_arena or "on") if e.runtime == "onnxruntime" else None,
-            "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
+            "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None,
+            "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
             "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),
             "cpu_affinity": e.cpu_affinity}

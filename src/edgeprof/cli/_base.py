@@ -107,10 +107,8 @@ def main(ctx, debug):
     """
     ctx.obj = Ctx(debug)
     for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints as U+FFFD, never a crash
-        try:
+        with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="replace")
-        except (AttributeError, ValueError):
-            pass
 
 
 def echo_json(doc) -> None:

@@ -80,7 +80,7 @@ class Experiment:
     @property
     def session_providers(self) -> tuple[str, ...]:
         """The providers an ONNX Runtime session is given: the experiment's, then the CPU provider."""
-        return tuple(p for p in self.providers if p != CPU_PROVIDER) + (CPU_PROVIDER,)
+        return (*(p for p in self.providers if p != CPU_PROVIDER), CPU_PROVIDER)
 
 
 @dataclass

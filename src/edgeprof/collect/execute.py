@@ -5,6 +5,7 @@ here, in the launch's staging folder, never through a link) or captured, with a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -82,10 +83,8 @@ class Shell:
             _stop(proc)
             captured, timed_out = b"", True
             if out is None:
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     captured = proc.stdout.read() if proc.stdout else b""
-                except (OSError, ValueError):
-                    pass
         except BaseException:  # Ctrl-C: the command's whole group goes with us
             _stop(proc, 1.0)
             raise
@@ -94,10 +93,7 @@ class Shell:
                 fh.close()
             proc.release()
         seconds = time.perf_counter() - t0
-        if out is not None:
-            text = _file_tail(out)
-        else:
-            text = (captured or b"").decode("utf-8", "replace")
+        text = _file_tail(out) if out is not None else (captured or b"").decode("utf-8", "replace")
         return Outcome(argv, None if timed_out else proc.returncode, seconds, timed_out, text)
 
 

@@ -183,7 +183,7 @@ def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_
         cmd = (f"{{ {cmd} & p=$!; m=; while kill -0 $p 2>/dev/null; do s=$(grep -E '^Vm(HWM|RSS):' /proc/$p/status "
                f"2>/dev/null) && m=$s; sleep {MEMORY_SAMPLE_S:g}; done; wait $p; rc=$?; echo \"edgeprof-memory: "
                f"$(echo $m)\"; exit $rc; }}")
-    return " && ".join(parts + [cmd])
+    return " && ".join([*parts, cmd])
 
 
 def device_memory(output: str) -> dict | None:

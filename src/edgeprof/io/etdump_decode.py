@@ -87,7 +87,8 @@ def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
     if data[8:12] == IDENTIFIER:  # size-prefixed, as the ExecuTorch runtime writes it
         declared = int.from_bytes(data[0:4], "little")
         if declared > n - 4:
-            raise CorruptETDumpError(path, f"size prefix says {declared} bytes follow but only {n - 4} do: truncated ETDump", offset=0)
+            raise CorruptETDumpError(path, f"size prefix says {declared} bytes follow but only {n - 4} do: truncated ETDump",
+                                     offset=0)
         return FlatBuffer(memoryview(data)[4: 4 + declared], path, base=4), 4
     return FlatBuffer(memoryview(data), path, base=0), 0  # plain (not size-prefixed) buffer
 

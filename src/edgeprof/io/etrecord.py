@@ -165,8 +165,8 @@ def read_etrecord(path, method: str | None = None) -> ETRecord:
         try:
             return _read_etrecord(path, method, f)
         except _NotAHandle as e:  # a value where a debug handle belongs that is none: the ETRecord cannot be used
-            raise ETRecordError(path, f"{e.where}: {json.dumps(e.value, default=str)[:40]} is not a debug handle (an integer): the ETRecord "
-                                      "cannot tie events to operators") from None
+            raise ETRecordError(path, f"{e.where}: {json.dumps(e.value, default=str)[:40]} is not a debug handle (an "
+                                      "integer): the ETRecord cannot tie events to operators") from None
         except (TypeError, AttributeError, KeyError, OverflowError, RecursionError, ValueError) as e:  # defensive
             raise ETRecordError(path, f"unusable ETRecord ({type(e).__name__}: {str(e)[:120]})") from None
 
@@ -367,7 +367,7 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False, by_reference: bool =
             raise ETRecordError(rec.path, f"does not match {profile.source}: {why}")
         info = ETRecordInfo(path=rec.path, status="mismatch", message=why, method=rec.method)
         return dataclasses.replace(profile, etrecord=info,
-                                   warnings=profile.warnings + [f"ETRecord {rec.path} ignored: {why}"])
+                                   warnings=[*profile.warnings, f"ETRecord {rec.path} ignored: {why}"])
     op_types: list = [None] * first.size
     module: list = [None] * first.size
     backend_new: list = [None] * first.size

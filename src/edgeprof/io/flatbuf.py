@@ -28,7 +28,8 @@ _SHORT = 96  # strings up to this many bytes are deduplicated vectorized; longer
 _CHUNK = 65536  # rows per vectorized string block
 
 # Random odd multipliers for the row hash used to deduplicate strings (verified exactly afterwards).
-_HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, size=_SHORT // 4 + 2, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+_HASH_WEIGHTS = (np.random.default_rng(0x5EED).integers(1, 2**62, size=_SHORT // 4 + 2, dtype=np.uint64) * np.uint64(2)
+                 + np.uint64(1))
 
 
 class FlatBuffer:
@@ -280,10 +281,7 @@ class FlatBuffer:
         v32 = np.frombuffer(self.u8, dtype="<u4", count=self.size // 4) if aligned else None
         q = ss >> 2
         for c in range(nw):
-            if aligned:
-                col = v32[q + c]
-            else:
-                col = self.read(ss + 4 * c, np.uint32)
+            col = v32[q + c] if aligned else self.read(ss + 4 * c, np.uint32)
             keep = sl - 4 * c  # bytes of this word that belong to the string
             partial = (keep < 4)
             if partial.any():

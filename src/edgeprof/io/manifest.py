@@ -223,7 +223,7 @@ def recorded_revision(manifest: dict | None) -> dict:
         return out
     git = manifest.get("git") if isinstance(manifest.get("git"), dict) else {}
     # top level: the commit keys only (a bare "sha" there is ExecuTorch's in the kit's manifest); git: also "sha"
-    for holder, commit_keys in ((manifest, _COMMIT_KEYS), (git, _COMMIT_KEYS + ("sha",))):
+    for holder, commit_keys in ((manifest, _COMMIT_KEYS), (git, (*_COMMIT_KEYS, "sha"))):
         for k in commit_keys:
             v = holder.get(k)
             if out["commit"] is None and isinstance(v, (str, int)) and str(v).strip():

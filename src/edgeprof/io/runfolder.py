@@ -117,7 +117,7 @@ def _pipeline_stems(folder: Path) -> list[str]:
 
 
 PLATFORMS = ("mac", "android", "linux")  # the kit's platforms: its experiments are named ``<platform>_<name>``
-_KIT_EXPERIMENT = re.compile(r"^(.+)_((%s)_[^/]+)$" % "|".join(PLATFORMS))
+_KIT_EXPERIMENT = re.compile(r"^(.+)_(({})_[^/]+)$".format("|".join(PLATFORMS)))
 
 
 def name_base(path: Path) -> str:

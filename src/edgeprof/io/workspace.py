@@ -316,7 +316,7 @@ class Workspace:
             if self.strict_etrecord:
                 raise
             info = ETRecordInfo(path=str(rec_path), status="unreadable", message=e.message)
-            return dataclasses.replace(prof, etrecord=info, warnings=prof.warnings + [f"{e}; continuing without it"])
+            return dataclasses.replace(prof, etrecord=info, warnings=[*prof.warnings, f"{e}; continuing without it"])
         return enrich(prof, rec, strict=self.strict_etrecord, by_reference=by_reference)
 
     def series(self, path) -> LatencySeries:

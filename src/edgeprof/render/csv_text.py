@@ -32,10 +32,7 @@ def write_csv(table: pl.DataFrame | Columns, f, *, header: bool, scratch: bytear
     from ..compiled import module
 
     core = module()
-    if core is None or not table.width:
-        cols = None
-    else:
-        cols = plain_columns(table) if isinstance(table, Columns) else columns(table)
+    cols = None if core is None or not table.width else plain_columns(table) if isinstance(table, Columns) else columns(table)
     if cols is None:
         df = table.to_polars() if isinstance(table, Columns) else table
         guarded_text(df).write_csv(f, include_header=header, null_value="")

@@ -364,7 +364,7 @@ def timeline(segments: list[dict], title: str, lane_names: dict | None = None) -
     cats = list(dict.fromkeys(s["category"] for s in segments if s["lane"] != "delegated"))
     if cats:
         body += _legend([(c.replace("_", " ").lower(), color_for(c)) for c in cats], left, axis_y + 48, pw)
-        h += 10 + legend_height([c for c in cats], pw)
+        h += 10 + legend_height(list(cats), pw)
     host = names.get("portable", "portable")
     return _svg(w, h, title, f"one inference: {host} kernels, delegate calls and the delegate's operators", body,
                 "timeline")

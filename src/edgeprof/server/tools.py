@@ -245,7 +245,8 @@ TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate,
 # the document kinds each tool's ``result`` can be (its published output schema: edgeprof.render.json_schema)
 OUTPUT_KINDS = {"latency": ("latency",), "compare": ("comparison",), "breakdown": ("breakdown",),
                 "kernels": ("kernels",), "validate": ("validation",), "ane": ("ane_analysis", "ane_plan", "ane_folder"),
-                "program": ("program",), "placement": ("placement", "placement_diff"), "memory": ("memory",), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
+                "program": ("program",), "placement": ("placement", "placement_diff"), "memory": ("memory",),
+                "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
                 "history": ("history",), "analyze": ("analysis_summary",), "report": ("report",)}
 
 

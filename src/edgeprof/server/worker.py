@@ -16,6 +16,7 @@ kept started, so a call does not wait for the imports; the first one is waited f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -111,20 +112,16 @@ class Worker:
                 return buf
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.proc.wait()
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.kill()
         for f in (self.proc.stdin, self.proc.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 f.close()
-            except OSError:
-                pass
         child.remove_folder(self.scratch)
 
 

@@ -132,7 +132,7 @@ class DuckStore(Base):
                                      "WHERE NOT temporary").fetchall()
         except _duckdb().Error as e:
             raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
-        return {name: kind for name, kind in rows}
+        return dict(rows)
 
     def _check(self, objs: dict[str, str] | None = None) -> None:
         """The database holds edgeprof's tables, as base tables with edgeprof's columns, and nothing else
@@ -144,7 +144,7 @@ class DuckStore(Base):
         lacking: tuple[str, ...] = ()
         older = self._older(objs, want)
         if older is not None:
-            version, lacking = older
+            _version, lacking = older
             if self.write_mode:
                 with self.writing():
                     for t in lacking:
