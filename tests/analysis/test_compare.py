@@ -109,7 +109,8 @@ def test_cli_roles_by_sme2_names_and_fail_on_regression(tmp_path, etdump):
     # off is the baseline although given second; the kit's grammar names it: model m, experiment mac_sme2_off
     assert doc["config1"]["name"] == "mac_sme2_off" and doc["config2"]["name"] == "mac_sme2_on"
     assert doc["verdict"] == "slower" and res.exit_code == 1
-    written = tmp_path / "m_mac_sme2_off_t1_exec_all_runs_timeline_vs_m_mac_sme2_on_t1_exec_all_runs_timeline_robust_comparison.json"
+    written = tmp_path / ("m_mac_sme2_off_t1_exec_all_runs_timeline_vs_m_mac_sme2_on_t1_exec_all_runs_timeline"
+                          "_robust_comparison.json")
     assert json.loads(written.read_text())["verdict"] == "slower"
     ok = CliRunner().invoke(main, ["compare", "-b", str(on), "-c", str(off), "--fail-on", "regression", "--no-write"])
     assert ok.exit_code == 0 and "faster" in ok.output

@@ -75,7 +75,7 @@ def test_a_planted_sign_error_is_caught(generated, monkeypatch):
 
 
 def test_json_has_a_point_per_commit_in_time_order_and_every_change(generated):
-    path, steps, _ = generated[0]
+    path, _steps, _ = generated[0]
     res = CliRunner().invoke(main, ["history", "--store", str(path), "--json", "--device", "board-b"])
     assert res.exit_code == 0, res.stderr
     d = json.loads(res.stdout)

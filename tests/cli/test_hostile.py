@@ -306,7 +306,7 @@ def test_unwritable_folder_as_a_regular_user(world):
         env = dict(os.environ, HOME=str(base))
         cmd = [str(BIN / "edgeprof"), "analyze", str(base / "good.etdp"), "--output-dir", str(locked), "--no-progress"]
         # can another user run this installation at all? (not when it sits in root's home or in a 0700 folder)
-        runnable = not prefix or subprocess.run(prefix + [str(BIN / "python"), "-c", "import edgeprof.cli"],
+        runnable = not prefix or subprocess.run([*prefix, str(BIN / "python"), "-c", "import edgeprof.cli"],
                                                 capture_output=True, env=env, cwd=base, timeout=120).returncode == 0
         r = subprocess.run(prefix + cmd, capture_output=True, text=True, env=env, cwd=base, timeout=120)
         reason = "permission denied"

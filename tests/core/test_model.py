@@ -23,7 +23,7 @@ def make(run_index, parent=None, runs=None, names=None):
     })
     if runs is None:
         ids = sorted({r for r in run_index if r >= 0})
-        runs = {"run_index": [-1] + ids, "e2e_ns": [None] + [1000 * (r + 1) for r in ids],
+        runs = {"run_index": [-1, *ids], "e2e_ns": [None] + [1000 * (r + 1) for r in ids],
                 "e2e_source": [None] + ["method_execute"] * len(ids)}
     return Profile("t", ev, pl.DataFrame(runs, schema_overrides={"run_index": pl.Int32, "e2e_ns": pl.Int64}),
                    EMPTY, EMPTY)

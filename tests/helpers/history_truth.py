@@ -185,7 +185,7 @@ def suite(*, reps: int = 2, factors=(1.1, 1.5, 2.3), afters=(1, 3, 10), before: 
     flat = {"histories": 0, "false": 0, "commits": 0, "possible": 0}
     for s in sessions:
         for p in programs:
-            for r in range(reps):
+            for _ in range(reps):
                 k += 1
                 truth = Truth("flat", 1.0, None, flat_commits, s, p)
                 y, v = points(truth, seed + k)

@@ -108,7 +108,7 @@ def test_files_named_like_temporaries_are_never_removed(tmp_path):
     write_text(tmp_path / "out.csv", "new")
     with Batch() as batch:
         batch.path(tmp_path / "b.csv").write_text("b")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names + ["b.csv", "out.csv"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*names, "b.csv", "out.csv"])
 
 
 def test_a_discarded_batch_removes_the_folders_it_made_while_empty(tmp_path):

@@ -17,7 +17,8 @@ CODE = r'''
 import sys, numpy as np, onnxruntime as ort
 model, threads, runs, prefix, provider = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 so = ort.SessionOptions(); so.enable_profiling = True; so.profile_file_prefix = prefix; so.intra_op_num_threads = threads
-s = ort.InferenceSession(model, so, providers=[provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider" else []))
+s = ort.InferenceSession(model, so,
+                         providers=[provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider" else []))
 inp = s.get_inputs()[0]
 x = np.random.default_rng(1).standard_normal([d if isinstance(d, int) else 1 for d in inp.shape]).astype(np.float32)
 for _ in range(runs):
