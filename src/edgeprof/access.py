@@ -160,6 +160,7 @@ def open_beneath(path, flags: int = os.O_RDONLY, mode: int = 0o666, *, make_pare
     stack: list[int] = [base]  # the folders walked into, the root first (all owned here)
     pending.reverse()  # components still to walk, the next one last
     hops = 0
+    err: OSError | None  # the open's own error, for a name that turns out to be no link
     try:
         if not pending:  # the root itself
             return os.open(".", flags | _CLOEXEC, mode, dir_fd=base)

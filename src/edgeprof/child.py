@@ -43,6 +43,10 @@ import contextlib
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # (shutil and tempfile are imported where used: they load zlib, bz2 and lzma, whose libraries the loader finds by
 # its search path — this module is imported before a program with an unsafe one has started again)
@@ -70,7 +74,7 @@ def absolute_search_path(name: str, value: str) -> str | None:
     return ":".join(kept) if kept else None
 
 
-def without_relative_libraries(env: dict) -> dict:
+def without_relative_libraries(env: Mapping[str, str]) -> dict:
     """``env`` with every :data:`LOADER_PATHS` variable holding only absolute folders (dropped when none is left)."""
     out = dict(env)
     for name in LOADER_PATHS:

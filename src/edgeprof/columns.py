@@ -24,7 +24,7 @@ class Text:
 
     codes: np.ndarray
     values: list
-    dtype: object = None
+    dtype: pl.DataType | type[pl.DataType] | None = None
 
     def __len__(self) -> int:
         return len(self.codes)

@@ -110,7 +110,7 @@ class Verdict(str, Enum):
     NOT_COMPARABLE = "not_comparable"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # str's formatting: mypy checks it against Enum's signature
 
 
 VERDICTS = tuple(v.value for v in Verdict)
@@ -127,7 +127,7 @@ class LineStatus(str, Enum):
     NEW = "new in candidate"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # str's formatting: mypy checks it against Enum's signature
 
 
 def line_status(low: float, high: float, q: float, threshold: float, alpha: float) -> LineStatus:

@@ -34,6 +34,10 @@ import itertools
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 POINTS = ("speedup", "estimate")  # the point an interval of the same object belongs to, first found
 _QUOTED = re.compile(r"is (\d+(?:\.\d+)?)x (faster|slower) than")
@@ -50,7 +54,7 @@ class Violation:
         return f"{self.path or '(top)'}: {self.rule}: {self.detail}"
 
 
-def _num(x) -> bool:
+def _num(x) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

@@ -292,7 +292,7 @@ class Taxonomy:
         return {"overrides": self.overrides, "op_overrides": self.op_overrides, "version": self.version}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)
+        type(self).__init__(self, **state)
 
     def _classify(self, name: str) -> OpClass:
         name = (name or "").strip()
@@ -325,9 +325,9 @@ class Taxonomy:
             return self._table(_normalize_aten(base), name, "aten")
         mil = re.sub(r"^ios\d+\.", "", name)
         if mil in _MIL or name.startswith("ios"):
-            spec = self.op_overrides.get(mil) or _MIL.get(mil)
-            if spec:
-                return OpClass(*_t(spec), op=mil, source="mil", rule=f"MIL {mil}")
+            mil_spec = self.op_overrides.get(mil) or _MIL.get(mil)
+            if mil_spec:
+                return OpClass(*_t(mil_spec), op=mil, source="mil", rule=f"MIL {mil}")
         base = _normalize_aten(name.split(".", 1)[0])
         if base in self.op_overrides or base in _ATEN:
             return self._table(base, name, "aten")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from typing import TYPE_CHECKING
 
 # name → the module that defines it (relative to this package): each is imported on first use, so a command
 # loads only the API modules it calls (tests/core/test_imports.py counts them)
@@ -96,6 +97,37 @@ _WHERE = {
     "trace": ".trace",
     "validate": ".validate",
 }
+
+
+if TYPE_CHECKING:  # the names __getattr__ binds on first use, for type checkers
+    from ..io.workspace import ReadOptions, Workspace
+    from .analyze import analyze
+    from .ane import ane, ane_diff, ane_folder, is_model_bundle, load_ane_report
+    from .breakdown import breakdown, breakdowns, load_profile
+    from .compare import Roles, assign_roles, compare, explicit_roles, kit_roles
+    from .coreml import coreml, coreml_as_anemll, coreml_diff, coreml_plan, coreml_profile
+    from .example import example
+    from .history import export, history
+    from .ingest import ingest
+    from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
+    from .latency import latency
+    from .load import load_etdump
+    from .memory import memory
+    from .numerics import numerics
+    from .phases import compare_phases, phases
+    from .placement import load_placement, placement, placement_diff, placement_gate
+    from .plan import plan
+    from .program import program, program_diff
+    from .report import report
+    from .results import (AnalyzeResult, AneAnalysis, AneDiff, AneFolder, Breakdown, Collection, Comparison, CoreMLDiff,
+                          CoreMLStatic, ExecutedEvidence, Interval, KernelTable, KernelView, LatencyReport, PhaseComparison,
+                          PhaseReport, PlanResult, ProgramDiff, ProgramInfo, Report, Result, Speedup, TraceResult, Validation)
+    from .results_history import ExportResult, HistoryResult, IngestResult
+    from .results_memory import MemoryReport
+    from .results_placement import PlacementDiff, PlacementInfo
+    from .run import run
+    from .trace import trace
+    from .validate import validate
 
 
 class _API(types.ModuleType):

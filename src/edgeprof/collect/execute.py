@@ -68,12 +68,12 @@ class Shell:
         if self.echo:
             self.echo(command_line(argv, env))
         t0 = time.perf_counter()
-        fh = _open_output(out, append) if out is not None else subprocess.PIPE
+        fh = _open_output(out, append) if out is not None else None
         try:
-            proc = child.start(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
-                               start_new_session=True)
+            proc = child.start(argv, stdout=subprocess.PIPE if fh is None else fh, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
         except OSError as e:
-            if out is not None:
+            if fh is not None:
                 fh.close()
             return Outcome(argv, 127, time.perf_counter() - t0, output=f"cannot start {argv[0]}: {e.strerror or e}")
         try:
@@ -89,7 +89,7 @@ class Shell:
             _stop(proc, 1.0)
             raise
         finally:
-            if out is not None:
+            if fh is not None:
                 fh.close()
             proc.release()
         seconds = time.perf_counter() - t0

@@ -65,7 +65,7 @@ def _sysctl(*names: str) -> dict:
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for dist in ("executorch", "torch", "edgeprof"):
         try:
             out[dist] = version(dist)
@@ -76,7 +76,7 @@ def _versions() -> dict:
 
 def host_facts() -> dict:
     """What does not change during a collection."""
-    facts = {"system": platform.system(), "machine": platform.machine(), "release": platform.release(),
+    facts: dict[str, object] = {"system": platform.system(), "machine": platform.machine(), "release": platform.release(),
              "cores": os.cpu_count(), "versions": _versions(), "python_executable": sys.executable}
     if platform.system() == "Darwin":
         s = _sysctl("machdep.cpu.brand_string", "hw.model", "hw.optional.arm.FEAT_SME", "hw.optional.arm.FEAT_SME2",

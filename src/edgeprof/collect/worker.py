@@ -172,7 +172,7 @@ def import_runtime(module: str, what: str, extra: str):
 def versions_of(*dists: str) -> dict:
     from importlib.metadata import version
 
-    out = {}
+    out: dict[str, str | None] = {}
     for dist in dists:
         try:
             out[dist] = version(dist)

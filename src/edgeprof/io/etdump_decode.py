@@ -11,6 +11,7 @@ Python object per event. :mod:`edgeprof.io.etdump` turns the columns into a :cla
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -307,7 +308,7 @@ def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
     """Decode ``Value`` tables (debug entries) into per-event columns."""
     n = ref.size
     has = ref >= 0
-    cols = {
+    cols: dict[str, Any] = {
         "value_type": np.full(n, -1, dtype=np.int16),
         "is_output": np.zeros(n, dtype=bool),
         "int_value": np.full(n, np.nan),

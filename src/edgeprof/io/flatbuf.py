@@ -281,7 +281,7 @@ class FlatBuffer:
         v32 = np.frombuffer(self.u8, dtype="<u4", count=self.size // 4) if aligned else None
         q = ss >> 2
         for c in range(nw):
-            col = v32[q + c] if aligned else self.read(ss + 4 * c, np.uint32)
+            col = v32[q + c] if aligned else self.read(ss + 4 * c, np.uint32)  # type: ignore[index]  # v32 when aligned
             keep = sl - 4 * c  # bytes of this word that belong to the string
             partial = (keep < 4)
             if partial.any():
@@ -338,7 +338,7 @@ def _few_unique(v: np.ndarray, limit: int = 32) -> tuple[np.ndarray, np.ndarray]
         return v[:0], inv
     if (v == v[0]).all():
         return v[:1], inv
-    uniq = []
+    uniq: list = []
     rem = np.arange(v.size)
     while rem.size and len(uniq) < limit:
         m = v[rem] == v[rem[0]]

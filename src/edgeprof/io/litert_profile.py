@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -89,7 +90,7 @@ def parse_tables(text: str, path) -> dict:
     """``{"init": [rows], "runs": [rows], "delegate": [rows], "subgraphs": k, "timings": {...}, "inference_us"}``:
     the Run Order rows of the initialization, of the primary graph's runs and of the delegate's internal ops."""
     section, graph = "runs", "primary"
-    out = {"init": [], "runs": [], "delegate": [], "subgraphs": 0, "timings": {}, "inference_us": None}
+    out: dict[str, Any] = {"init": [], "runs": [], "delegate": [], "subgraphs": 0, "timings": {}, "inference_us": None}
     lines = text.splitlines()
     i = 0
     while i < len(lines):

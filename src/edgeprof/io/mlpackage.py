@@ -44,6 +44,7 @@ def proto_modules():
     d = os.path.join(next(iter(spec.submodule_search_locations)), "proto")
     pspec = importlib.util.spec_from_file_location(_PROTO_NAME, os.path.join(d, "__init__.py"),
                                                    submodule_search_locations=[d])
+    assert pspec is not None and pspec.loader is not None  # a .py file has both
     mod = importlib.util.module_from_spec(pspec)
     sys.modules[_PROTO_NAME] = mod
     try:

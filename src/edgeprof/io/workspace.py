@@ -179,8 +179,9 @@ class Workspace:
         if found is None:
             return None, None
         doc, problem = self.json_doc(found)
-        ok = problem is None and isinstance(doc, dict) and doc.get("kind") == "noise_profile"
-        return (doc if ok else None), found
+        if problem is None and isinstance(doc, dict) and doc.get("kind") == "noise_profile":
+            return doc, found
+        return None, found
 
     def resolve(self, spec, run_dir=None, threads: int | None = None) -> list[Path]:
         """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an

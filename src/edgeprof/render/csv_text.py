@@ -63,7 +63,7 @@ def columns(df: pl.DataFrame) -> list | None:
     return plain_columns(Columns({s.name: from_series(s) for s in df.get_columns()}))
 
 
-def plain_columns(table: Columns) -> list:
+def plain_columns(table: Columns) -> list | None:
     """The core's (kind, values, null mask, cells) of plain columns (:mod:`edgeprof.columns`): integers widened to
     int64, float64 and booleans as they are, text as its codes and a cell per distinct value; None when a column is
     of another type."""
@@ -71,7 +71,8 @@ def plain_columns(table: Columns) -> list:
 
     from ..columns import Text
 
-    out = []
+    out: list[tuple] = []
+    dtype: type[np.number]
     for c in table.columns.values():
         if isinstance(c, Text):
             out.append((_CODES, np.ascontiguousarray(c.codes, dtype=np.uint32), None, cells(c.values)))

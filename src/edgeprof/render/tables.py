@@ -37,7 +37,7 @@ def write_table(table: pl.DataFrame | Columns | Iterable[pl.DataFrame | Columns]
     from .csv_text import write_csv
 
     whole = isinstance(table, (pl.DataFrame, Columns))
-    chunks = [table] if whole else table
+    chunks = [table] if isinstance(table, (pl.DataFrame, Columns)) else table
     rows = 0
     if fmt == "csv":
         scratch = bytearray()  # the core's text, one buffer for every chunk

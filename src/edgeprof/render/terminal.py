@@ -32,7 +32,7 @@ class _NoBar:
 class _RichBar:
     def __init__(self, label: str = "analyze", eta: bool = False):
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
 
         columns = [TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
@@ -40,7 +40,7 @@ class _RichBar:
             columns += [TextColumn("eta"), TimeRemainingColumn()]
         self._progress = Progress(*columns, TextColumn("{task.description}"), console=Console(stderr=True),
                                   transient=True)
-        self._task = None
+        self._task: TaskID | None = None
 
     def __enter__(self):
         self._progress.__enter__()
@@ -63,11 +63,10 @@ def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False
 
 
 def console(stderr: bool = False):
-    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables. Text from
-    data reaches it through :func:`escape`; whatever string did not is still shown by
-    :func:`edgeprof.conventions.shown` before rich reads it (rich would drop a BEL silently and pass an ESC), and
-    every segment is checked again on its way out: rich's own styling and cursor control pass, a control character
-    in a name does not. Emoji codes in names stay text."""
+    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables. Text from data reaches it
+    through :func:`escape`; whatever string did not is still shown by :func:`edgeprof.conventions.shown` before rich reads it
+    (rich would drop a BEL silently and pass an ESC), and every segment is checked again on its way out: rich's own styling
+    and cursor control pass, a control character in a name does not. Emoji codes in names stay text."""
     from rich.console import Console
     from rich.segment import Segment
 
@@ -84,14 +83,17 @@ def console(stderr: bool = False):
 
 
 def print_analyze(result) -> None:
+    from typing import Any
+
     from rich.table import Table
 
     out = console()
     s = result.summary
     t = Table(title=f"edgeprof analyze: {s['analysed_count']} of {s['etdump_count']} profiles", title_justify="left")
-    for col, kw in (("experiment", {}), ("profile", {"overflow": "fold"}), ("runs", {"justify": "right"}),
-                    ("events", {"justify": "right"}), ("median ms", {"justify": "right"}),
-                    ("p90 ms", {"justify": "right"}), ("ETRecord", {})):
+    cols: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("experiment", {}), ("profile", {"overflow": "fold"}), ("runs", {"justify": "right"}),
+        ("events", {"justify": "right"}), ("median ms", {"justify": "right"}), ("p90 ms", {"justify": "right"}), ("ETRecord", {}))
+    for col, kw in cols:
         t.add_column(col, **kw)
     for e in s["per_etdump"]:
         lat = e["latency_ms"]
@@ -252,8 +254,7 @@ def print_breakdown(bd) -> None:
         t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
     for o in result.operators:
         t.add_row(escape(o["operator"]), escape(host_name(o["backend"], rt)), escape(f"{o['category']}/{o['subtype']}"),
-                  f"{fmt_ms(o['avg_ms'])}",
-                  fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
+                  f"{fmt_ms(o['avg_ms'])}", fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
     out.print(t)
     if result.other_top:
         out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(

@@ -96,6 +96,7 @@ class Worker:
     def _readline(self, deadline: float) -> bytes | None:
         """One line from the worker, b'' at EOF, None when the deadline passed."""
         buf = b""
+        assert self.proc.stdout is not None  # started with pipes
         fd = self.proc.stdout.fileno()
         while True:
             left = deadline - time.monotonic()
@@ -120,6 +121,7 @@ class Worker:
         if self.proc.poll() is None:
             self.kill()
         for f in (self.proc.stdin, self.proc.stdout):
+            assert f is not None  # started with pipes
             with contextlib.suppress(OSError):
                 f.close()
         child.remove_folder(self.scratch)
@@ -184,6 +186,7 @@ class Pool:
                 print(f"edgeprof mcp: calls run confined to {', '.join(self.roots)} (kernel: {w.landlock}); budget "
                       f"{self.timeout:g} s and {_mb(self.memory)} per call", file=sys.stderr)
             self.landlock = w.landlock
+            assert w.proc.stdin is not None  # started with pipes
             try:
                 w.proc.stdin.write(json.dumps({"tool": tool, "args": args}).encode() + b"\n")
                 w.proc.stdin.flush()
@@ -234,7 +237,7 @@ def _serve_one(out, roots: list[str], allow_write: bool, memory: int) -> None:
         name, args = req["tool"], req["args"]
         if name in tools.WRITE_TOOLS and not allow_write:
             raise EdgeprofError(f"{name} writes files: start the server with --allow-write")
-        answer = {"ok": tools.call(name, args)}
+        answer: dict[str, object] = {"ok": tools.call(name, args)}
     except EdgeprofError as e:
         answer = {"error": _first_line(e)}
     except MemoryError:
