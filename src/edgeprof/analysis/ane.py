@@ -23,7 +23,7 @@ LUT_SHARE_PCT = 10.0             # constexpr_lut_to_dense time that means LUT ex
 KV_OPS_MIN = 4                   # this many slice_update / slice_by_index / read_state ops = a KV-cache pattern
 FEW_FALLBACKS = 3                # at most this many CPU fallback ops (with no interruption) = "mostly on ANE"
 KV_TYPES = ("slice_update", "slice_by_index", "read_state", "write_state")
-_MEASURED = {
+_MEASURED: dict[str | None, tuple[str, ...]] = {  # by the measured prediction's status (None: none recorded)
     "ok": ("info", "measured"),
     "not_run": ("warning", "the prediction was not measured (the tool skips it when no cost-model entries were "
                            "captured or the log was masked)"),
@@ -219,8 +219,8 @@ def _type_counts(p: AneProfile) -> dict[str, dict]:
     for m, off in ((p.ane_op_types, 0), (p.cpu_op_types, 1)):
         for t, n in m.items():
             add("ane_op_types/cpu_op_types", short_type(t), n, n * off)
-    for t in p.op_types:
-        add("op_type_breakdown", t["short_type"], t["count"], 0)
+    for row in p.op_types:
+        add("op_type_breakdown", row["short_type"], row["count"], 0)
     out: dict[str, dict] = {}
     for src, types in sources.items():
         for t, e in types.items():

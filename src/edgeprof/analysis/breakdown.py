@@ -17,6 +17,7 @@ be slightly negative; it is reported as measured.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -141,7 +142,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     lcode = lines.line[leaf]
     n_leaf = np.bincount(lcode, minlength=len(LINES)) if lcode.size else np.zeros(len(LINES), np.int64)
     type_ids = np.array(list(lines.types), dtype=object)
-    distinct = {}
+    distinct: dict[int, set] = {}
     for code, tid in set(zip(lcode.tolist(), lines.name_ids[leaf].tolist())):
         distinct.setdefault(code, set()).add(type_ids[tid])
     cat_rows = []
@@ -162,7 +163,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     other = [o for o in ops if o["category"] == OTHER][:top]
 
     # portable vs delegated
-    by_backend = {}
+    by_backend: dict[str, dict] = {}
     for o in ops:
         b = by_backend.setdefault(o["backend"], {"avg_ms": 0.0, "pct_of_e2e": 0.0 if e2e_mean else None})
         b["avg_ms"] += o["avg_ms"]
@@ -170,7 +171,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
             b["pct_of_e2e"] += o["pct_of_e2e"]
     n_dcalls = int(((ev["kind"] == "delegate_call").to_numpy() & (run >= 0)).sum())
     hotspots = [o for o in ops if o["backend"] == HOST_BACKEND][:top]
-    result = {
+    result: dict[str, Any] = {
         "name": name,
         "runtime": profile.runtime or EXECUTORCH.name,
         "taxonomy_version": taxonomy.version,
@@ -291,7 +292,7 @@ def graph_breaks(profile: Profile) -> dict:
         delegated = bool(is_del[sel0][0])
         t_all = np.bincount(r[same & (seg_in_run == k)], weights=dur[same & (seg_in_run == k)])
         t_runs = t_all[sorted(matching)] if len(matching) else np.array([dur[sel0].sum()])
-        ops = []
+        ops: list[str] = []
         for i in idx0.tolist():
             kids = children.get(i, [])
             ops.extend(kids if kids else ([] if delegated else [name_list[name_ids[i]]]))

@@ -28,6 +28,7 @@ ranks the cause. Lines are listed largest |Δ| first, with their own interval.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 from .special import ndtr, stdtr, stdtrit
@@ -348,8 +349,8 @@ def attribute(change: dict, e2e_mean_ms: np.ndarray, cats: tuple[list[str], np.n
     for key, (names, mat) in (("categories", cats), ("operators", ops)):
         rows = []
         if names:
-            present_before = (mat[before] > 0).any(axis=0)
-            present_after = (mat[after] > 0).any(axis=0)
+            present_before = cast("np.ndarray", (mat[before] > 0).any(axis=0))  # one per column of the 2-D mat
+            present_after = cast("np.ndarray", (mat[after] > 0).any(axis=0))
             for j, (name, r) in enumerate(zip(names, _lines_change(mat, before, after))):
                 r.update(name=name, share_of_change_pct=100.0 * r["delta_ms"] / total if total else None,
                          significant=bool(r["low_ms"] > 0 or r["high_ms"] < 0),

@@ -304,7 +304,7 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
             "critical": float(ndtri(1 - a)), "allowance": 0.0, "method": method}
 
 
-def bh(p: list[float]) -> list[float]:
+def bh(p: list[float] | np.ndarray) -> list[float]:
     """Benjamini–Hochberg adjusted p-values (q-values)."""
     p = np.asarray(p, dtype=float)
     n = p.size

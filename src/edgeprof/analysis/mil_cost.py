@@ -170,7 +170,7 @@ def _macs_flops(op: Op, syms: _Symbols, out: MilType | None) -> tuple[int | None
         return n_out * k, 2 * n_out * k, f"K={k}"
     if t == "scaled_dot_product_attention":
         q, k, v = (_arg_type(op, syms, p) for p in ("query", "key", "value"))
-        if any(a is None or not a.is_static or len(a.shape) < 2 for a in (q, k, v)):
+        if q is None or k is None or v is None or any(not a.is_static or len(a.shape) < 2 for a in (q, k, v)):
             return None, None, ""
         bh, L, E = _prod(q.shape[:-2]), q.shape[-2], q.shape[-1]
         S, Ev = k.shape[-2], v.shape[-1]
@@ -195,6 +195,8 @@ def _macs_flops(op: Op, syms: _Symbols, out: MilType | None) -> tuple[int | None
 
 def _bytes(op: Op, syms: _Symbols, t: str) -> tuple[int | None, int, int, str]:
     """(activation bytes read, dense weight bytes read, stored weight bytes, note)."""
+    act: int | None  # None once an input's size is not known
+    nb: int | None
     act, wread, wstored, note = 0, 0, 0, ""
     for param, args in op.inputs.items():
         for a in args:
@@ -231,6 +233,8 @@ def _bytes(op: Op, syms: _Symbols, t: str) -> tuple[int | None, int, int, str]:
 def op_costs(prog: MilProgram) -> list[OpCost]:
     """One row per operation (consts included, cost 0), functions in program order."""
     rows: list[OpCost] = []
+    act: int | None  # unknown for a flexible shape
+    written: int | None
     for fn in prog.functions.values():
         syms = _Symbols(prog, fn)
         for op in fn.ops:
@@ -258,7 +262,7 @@ def op_costs(prog: MilProgram) -> list[OpCost]:
                     if ut is not None and ut.nbytes is not None:
                         note = "; ".join(x for x in (note, f"in-place slice {ut.nbytes} B") if x)
             syms.add(op, stored)
-            ins = " ".join(f"{p}={(_arg_type(op, syms, p).text() if _arg_type(op, syms, p) else '?')}"
+            ins = " ".join(f"{p}={(at.text() if (at := _arg_type(op, syms, p)) else '?')}"
                            f"{'*' if (args[0].value is not None or args[0].name in syms.const) else ''}"
                            for p, args in op.inputs.items() if len(args) == 1)
             rows.append(OpCost(fn.name, op.index, op.type, op.name, classify(op.type).category,

@@ -30,6 +30,8 @@ Roofline: per op ``max(FLOPs / peak, bytes / bandwidth)`` against the chip figur
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..mil_model import short_type as _short
 from ..mil_model import MilProgram
 from .ane import KV_OPS_MIN, KV_TYPES, LUT_SHARE_PCT
@@ -54,7 +56,7 @@ RULES = {
 }
 # Public peak figures. ``ane_tops`` as Apple states it; ``tops_precision`` says in which precision (from A17 Pro /
 # M4 on, Apple quotes INT8 TOPS, which this estimate halves for fp16 work). ``dram_gbps``: unified memory bandwidth.
-CHIPS = {
+CHIPS: dict[str, dict[str, Any]] = {
     "M1": {"ane_tops": 11.0, "tops_precision": "fp16", "dram_gbps": 68.25,
            "source": "Apple Newsroom 2020-11-10 (11 trillion ops/s); bandwidth: LPDDR4X-4266 × 128 bit"},
     "M2": {"ane_tops": 15.8, "tops_precision": "fp16", "dram_gbps": 100.0,

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..conventions import PENDING, fmt_ms
 from .kernels import registered_vs_executed, summarize_kernels
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence, Set
 
 OUTPUT_LABELS = {"timeline_all": "all-runs timeline", "timeline_run0": "run-0 timeline", "ops_stats": "operator stats",
                  "robust_stats": "robust latency stats"}
@@ -243,14 +247,15 @@ def _trace_checks(out: list, traces: list[TraceFacts], etdumps: list[EtdumpFacts
         runs = [e for e in etdumps if e.role == role and not e.error and e.evidence]
         if not regs or not runs:
             continue
-        mismatch = registered_vs_executed([summarize_kernels(t.rows) for t in regs], [e.evidence for e in runs])
+        mismatch = registered_vs_executed([summarize_kernels(t.rows or []) for t in regs],
+                                          [e.evidence for e in runs if e.evidence])
         if mismatch:
             _check(out, "warn", "registered_vs_executed", " and ".join(x.path for x in regs + runs)[:400], mismatch)
 
 
 def run_checks(etdumps: list[EtdumpFacts], summary: SummaryFacts, manifest: JsonFacts, metrics: JsonFacts,
-               traces: list[TraceFacts], *, require: set[str] = frozenset(), require_sme2_kernels: bool = False,
-               tolerance: float = 0.01, searched: list[str] = (), collected: bool = False) -> dict:
+               traces: list[TraceFacts], *, require: Set[str] = frozenset(), require_sme2_kernels: bool = False,
+               tolerance: float = 0.01, searched: Sequence[str] = (), collected: bool = False) -> dict:
     checks: list[dict] = []
     if not etdumps and not traces:
         _check(checks, "fail", "etdump", "", "no .etdump or .etdp files in the run folder")

@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import overload
 
 from ..conventions import OP_TYPES_REF
 from ..errors import UsageError
 from ..io.workspace import ReadOptions, Workspace
 
 
+@overload
+def rel(p: None, base: Path) -> None: ...
+@overload
+def rel(p: str | os.PathLike, base: Path) -> str: ...
 def rel(p, base: Path) -> str | None:
     """``p`` relative to ``base`` (POSIX), or absolute when it lies elsewhere."""
     if p is None:

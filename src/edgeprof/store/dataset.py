@@ -278,7 +278,7 @@ def dataset_parts(root: Path, frames: dict, batch: str) -> list[tuple[Path, pl.D
     return out
 
 
-def stage_parts(parts: list[tuple[Path, object]]) -> list[tuple[Path, Path]]:
+def stage_parts(parts: list[tuple[Path, pl.DataFrame]]) -> list[tuple[Path, Path]]:
     """Write every part under a hidden temporary name beside its final place: [(temporary, final)]. On a failure
     the temporaries written so far are removed and an output error names the file."""
     from ..errors import output_error
