@@ -181,7 +181,7 @@ def etrecord():
 def ground_truth():
     import polars as pl
 
-    def read(name: str, kind: str = "inspector") -> "pl.DataFrame":
+    def read(name: str, kind: str = "inspector") -> pl.DataFrame:
         return pl.read_csv(DATA / "ground_truth" / f"{name}.{kind}.csv.gz",
                            schema_overrides={"delegate_debug_identifier": pl.String})
 

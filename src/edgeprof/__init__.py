@@ -11,8 +11,20 @@ The Python API is :mod:`edgeprof.api`; its functions are also here, imported on 
 from __future__ import annotations
 
 import os as _os
+from typing import TYPE_CHECKING
 
 from .conventions import TOOL_VERSION as __version__
+
+if TYPE_CHECKING:  # the names __getattr__ imports on first use, re-exported for type checkers
+    from .api import (ReadOptions as ReadOptions, Workspace as Workspace, analyze as analyze, ane as ane,
+                      ane_diff as ane_diff, ane_folder as ane_folder, breakdown as breakdown, breakdowns as breakdowns,
+                      compare as compare, coreml as coreml, coreml_diff as coreml_diff, example as example,
+                      executed_evidence as executed_evidence, export as export, history as history, ingest as ingest,
+                      kernel_evidence as kernel_evidence, kernel_view as kernel_view, kernels as kernels,
+                      latency as latency, load_etdump as load_etdump, load_profile as load_profile,
+                      numerics as numerics, plan as plan, program as program, report as report, run as run,
+                      trace as trace, validate as validate)
+    from .model import Profile as Profile
 
 # Polars' allocator (jemalloc) keeps freed pages for seconds by default, so every stage of reading a large profile
 # added its temporaries to the process's peak memory (~85 MB at a million events). Freed pages go back at once
@@ -20,8 +32,8 @@ from .conventions import TOOL_VERSION as __version__
 _os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
 _API = ("load_etdump", "load_profile", "analyze", "latency", "compare", "breakdown", "breakdowns", "kernels",
         "kernel_evidence", "executed_evidence", "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "report",
-        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "numerics", "Workspace",
-        "ReadOptions")
+        "trace", "example", "run", "plan", "ingest", "history", "export", "coreml", "coreml_diff", "program", "numerics",
+        "Workspace", "ReadOptions")
 __all__ = [*_API, "Profile", "__version__"]
 
 

@@ -10,6 +10,6 @@ if sys.path and not sys.flags.isolated and not getattr(sys.flags, "safe_path", F
     except OSError:
         pass
 
-from .cli import main  # noqa: E402 - (restarts the program first when a library search path names the working folder)
+from .cli import main  # (restarts the program first when a library search path names the working folder)
 
 main()

@@ -9,8 +9,13 @@ costs a few milliseconds and does nothing outside Linux/glibc.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-_trim = None
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Literal
+
+_trim: Callable[[int], object] | Literal[False] | None = None
 
 
 def release_free_memory() -> None:

@@ -19,6 +19,7 @@ discovery climbs to); it is never what makes a read or a write safe.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -114,10 +115,8 @@ class Outside(Exception):
 
 
 def _close(fd) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.close(fd)
-    except OSError:
-        pass
 
 
 def _parts(rel: str) -> list[str]:
@@ -161,6 +160,7 @@ def open_beneath(path, flags: int = os.O_RDONLY, mode: int = 0o666, *, make_pare
     stack: list[int] = [base]  # the folders walked into, the root first (all owned here)
     pending.reverse()  # components still to walk, the next one last
     hops = 0
+    err: OSError | None  # the open's own error, for a name that turns out to be no link
     try:
         if not pending:  # the root itself
             return os.open(".", flags | _CLOEXEC, mode, dir_fd=base)
@@ -181,10 +181,8 @@ def open_beneath(path, flags: int = os.O_RDONLY, mode: int = 0o666, *, make_pare
             except FileNotFoundError:
                 if not (make_parents and (not last or flags & getattr(os, "O_DIRECTORY", 0))):
                     raise
-                try:
+                with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=cur)
-                except FileExistsError:
-                    pass
                 pending.append(name)  # opened (no-follow) on the next turn, whatever is there now
                 continue
             except OSError as e:

@@ -39,9 +39,14 @@ every child (tool-call workers of ``edgeprof mcp``, collection workers of ``edge
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # (shutil and tempfile are imported where used: they load zlib, bz2 and lzma, whose libraries the loader finds by
 # its search path — this module is imported before a program with an unsafe one has started again)
@@ -69,7 +74,7 @@ def absolute_search_path(name: str, value: str) -> str | None:
     return ":".join(kept) if kept else None
 
 
-def without_relative_libraries(env: dict) -> dict:
+def without_relative_libraries(env: Mapping[str, str]) -> dict:
     """``env`` with every :data:`LOADER_PATHS` variable holding only absolute folders (dropped when none is left)."""
     out = dict(env)
     for name in LOADER_PATHS:
@@ -113,7 +118,7 @@ def location() -> str:
     that copy)."""
     import edgeprof
 
-    return os.path.dirname(os.path.abspath(list(edgeprof.__path__)[0]))
+    return os.path.dirname(os.path.abspath(next(iter(edgeprof.__path__))))
 
 
 def python_argv(module: str, *args, python: str | None = None) -> list[str]:
@@ -155,10 +160,8 @@ class Child(subprocess.Popen):
 
     def release(self) -> None:
         if self.returncode is None:
-            try:
+            with contextlib.suppress(OSError):
                 self.kill()
-            except OSError:
-                pass
             self.wait()
         remove_folder(self.own_folder)
         self.own_folder = None

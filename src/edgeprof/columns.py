@@ -10,7 +10,7 @@ the two writers are held to the same bytes by tests/render/test_csv_text.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -22,17 +22,17 @@ class Text:
     """A text column: ``codes[i]`` (≥ 0) indexes ``values`` (str, or None for a null); ``dtype`` is its Polars type
     (Categorical, an Enum, or String). A value may repeat in ``values`` (two codes can show the same text)."""
 
-    codes: "np.ndarray"
+    codes: np.ndarray
     values: list
-    dtype: object = None
+    dtype: pl.DataType | type[pl.DataType] | None = None
 
     def __len__(self) -> int:
         return len(self.codes)
 
-    def take(self, rows: "slice | np.ndarray") -> "Text":
+    def take(self, rows: slice | np.ndarray) -> Text:
         return Text(self.codes[rows], self.values, self.dtype)
 
-    def series(self, name: str) -> "pl.Series":
+    def series(self, name: str) -> pl.Series:
         import polars as pl
 
         return pl.Series(name, self.values, dtype=self.dtype or pl.Categorical).gather(self.codes)
@@ -42,16 +42,16 @@ class Text:
 class Numbers:
     """A numeric column: ``values`` (numpy; its dtype is the column's) and ``nulls`` (bool per row, or None)."""
 
-    values: "np.ndarray"
-    nulls: "np.ndarray | None" = None
+    values: np.ndarray
+    nulls: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.values)
 
-    def take(self, rows: "slice | np.ndarray") -> "Numbers":
+    def take(self, rows: slice | np.ndarray) -> Numbers:
         return Numbers(self.values[rows], None if self.nulls is None else self.nulls[rows])
 
-    def series(self, name: str) -> "pl.Series":
+    def series(self, name: str) -> pl.Series:
         import numpy as np
         import polars as pl
 
@@ -61,17 +61,17 @@ class Numbers:
         return s
 
 
-Column = Union[Text, Numbers]
+Column = Text | Numbers
 
 
-def numbers(values: "np.ndarray", nan_is_null: bool = False) -> Numbers:
+def numbers(values: np.ndarray, nan_is_null: bool = False) -> Numbers:
     """A numeric column of ``values``; with ``nan_is_null`` its NaNs are nulls (an empty CSV cell, not ``NaN``)."""
     import numpy as np
 
     return Numbers(values, np.isnan(values) if nan_is_null else None)
 
 
-def from_series(s: "pl.Series") -> Column:
+def from_series(s: pl.Series) -> Column:
     """A Polars column as a plain column: text as codes into its distinct values (found in one pass); anything else
     as numpy values and a null mask (a column of type Null: int8 zeros, every row null)."""
     import numpy as np
@@ -106,7 +106,7 @@ class Columns:
     def width(self) -> int:
         return len(self.columns)
 
-    def to_polars(self) -> "pl.DataFrame":
+    def to_polars(self) -> pl.DataFrame:
         import polars as pl
 
         return pl.DataFrame([c.series(name) for name, c in self.columns.items()])

@@ -9,6 +9,7 @@ Pure and dependency-free: every layer may import it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -35,8 +36,8 @@ CORE_ENV = "EDGEPROF_CORE"
 # the ``kind`` every command's JSON carries (one per result type)
 KINDS = ("analysis_summary", "latency", "comparison", "breakdown", "kernels", "executed_kernels", "kernel_view",
          "validation", "ane_analysis", "ane_plan", "ane_diff", "ane_folder", "report", "trace", "example", "collection", "plan",
-         "ingest", "history", "export", "coreml_static", "coreml_diff", "program", "program_diff", "skills", "phases", "phase_comparison",
-         "numerics", "placement", "placement_diff", "memory")
+         "ingest", "history", "export", "coreml_static", "coreml_diff", "program", "program_diff", "skills", "phases",
+         "phase_comparison", "numerics", "placement", "placement_diff", "memory")
 
 # numerical debugging (edgeprof numerics): SQNR above NUMERICS_NOISE_FLOOR_DB is float noise (float32 rounds at 2⁻²⁴,
 # ≈ 144 dB for one rounding; operators run in another order stay well above 100 dB); accuracy is lost where SQNR falls
@@ -109,7 +110,7 @@ class Verdict(str, Enum):
     NOT_COMPARABLE = "not_comparable"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # str's formatting: mypy checks it against Enum's signature
 
 
 VERDICTS = tuple(v.value for v in Verdict)
@@ -126,7 +127,7 @@ class LineStatus(str, Enum):
     NEW = "new in candidate"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # str's formatting: mypy checks it against Enum's signature
 
 
 def line_status(low: float, high: float, q: float, threshold: float, alpha: float) -> LineStatus:
@@ -230,7 +231,7 @@ LOAD_METHOD = "Program::load_method"
 FRAMEWORK_EVENTS = (METHOD_EXECUTE, METHOD_INIT, LOAD_METHOD)
 OPERATOR_CALL = "OPERATOR_CALL"
 DELEGATE_CALL = "DELEGATE_CALL"
-WRAPPER_EVENTS = (OPERATOR_CALL, DELEGATE_CALL) + FRAMEWORK_EVENTS
+WRAPPER_EVENTS = (OPERATOR_CALL, DELEGATE_CALL, *FRAMEWORK_EVENTS)
 INSTANCE_SUFFIX = re.compile(r" #\d+$")  # XNNPACK numbers each operator within one delegate call: ``… #3``
 
 
@@ -249,7 +250,7 @@ NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file system
 ETDUMP_SUFFIXES = (".etdump", ".etdp")  # an ETDump's names (io/formats: they decide its format)
 LITERT_LAUNCH_TAIL = ".litert.csv"
 LAUNCH_TAILS = (".ort.json.gz", ".ort.json", LITERT_LAUNCH_TAIL)
-PROFILE_TAILS = LAUNCH_TAILS + (".json.gz", ".json")  # names whose format suffix is more than the last dot
+PROFILE_TAILS = (*LAUNCH_TAILS, ".json.gz", ".json")  # names whose format suffix is more than the last dot
 
 
 def profile_stem(path) -> str:
@@ -321,10 +322,8 @@ def display(path) -> str:
     s = s if isinstance(s, str) else str(s)
     if s.isascii():
         return s
-    try:
+    with contextlib.suppress(UnicodeEncodeError):  # a surrogate that is no escaped byte (a broken escape in a JSON profile)
         s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # a surrogate that is no escaped byte (a broken escape in a JSON profile)
-        pass
     return _SURROGATE.sub("\ufffd", s)
 
 

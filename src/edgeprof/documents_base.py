@@ -13,7 +13,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeGuard
 
 
 class _Absent:
@@ -91,9 +96,9 @@ class Document:
             v = given.get(name)
             if isinstance(v, list):
                 given[name] = [sub.from_json(x) if isinstance(x, Mapping) else x for x in v]
-        doc = cls.__new__(cls)  # checked above: filled without checking again
-        doc._fill(given, spec)
-        return doc
+        new = cls.__new__(cls)  # checked above: filled without checking again
+        new._fill(given, spec)
+        return new
 
     def fields(self) -> dict[str, Any]:
         """The document's fields as a new dict (absent ones left out; nested documents as their bodies)."""
@@ -151,11 +156,11 @@ class _Spec(typing.NamedTuple):
     names: tuple[str, ...]
     required: tuple[str, ...]
     defaults: dict[str, Any]
-    nested: dict[str, type]
-    nested_lists: dict[str, type]
+    nested: dict[str, type[Document]]
+    nested_lists: dict[str, type[Document]]
 
 
-def _check(cls: type, given: Mapping, spec: _Spec) -> None:
+def _check(cls: type[Document], given: Mapping, spec: _Spec) -> None:
     unknown = sorted(set(given) - set(spec.names))
     missing = sorted(set(spec.required) - set(given))
     if unknown or missing:
@@ -164,14 +169,15 @@ def _check(cls: type, given: Mapping, spec: _Spec) -> None:
                                                     missing and f"missing field(s) {', '.join(missing)}") if x))
 
 
-@functools.lru_cache(maxsize=None)
-def _spec(cls: type) -> _Spec:
+def _spec_of(cls: type) -> _Spec:
     """The fields of a document type: its annotations and its bases' (ClassVars left out), in declaration order,
     those with a class-level default optional."""
+    import inspect
+
     hints = typing.get_type_hints(cls)
     names: list[str] = []
     for klass in reversed(cls.__mro__):
-        for name in klass.__dict__.get("__annotations__", {}):
+        for name in inspect.get_annotations(klass):
             if name not in names and typing.get_origin(hints.get(name)) is not ClassVar:
                 names.append(name)
     defaults = {n: getattr(cls, n) for n in names if hasattr(cls, n)}
@@ -185,13 +191,17 @@ def _spec(cls: type) -> _Spec:
     return _Spec(tuple(names), tuple(n for n in names if n not in defaults), defaults, nested, lists)
 
 
+# typed as a plain callable: a document type is hashable (as any class), though its instances are not
+_spec: Callable[[type], _Spec] = functools.cache(_spec_of)
+
+
 def _members(t) -> tuple:
     import types
 
     return typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
 
 
-def _is_document(t) -> bool:
+def _is_document(t) -> TypeGuard[type[Document]]:
     return isinstance(t, type) and issubclass(t, Document)
 
 

@@ -80,7 +80,7 @@ def _reason(e: BaseException) -> str:
     return text.splitlines()[0][:200].lower() if text else type(e).__name__
 
 
-def output_error(path, e: BaseException) -> "OutputError":
+def output_error(path, e: BaseException) -> OutputError:
     """The one-line :class:`OutputError` for an exception met while writing ``path``."""
     return OutputError(path, f"cannot write ({_reason(e)})")
 

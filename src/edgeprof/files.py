@@ -344,5 +344,6 @@ def note_store(path, st: os.stat_result, *, folder: bool = False, sidecars=()) -
                 s.trees[(st.st_dev, st.st_ino)] = shown
             else:
                 s.inputs[(st.st_dev, st.st_ino)] = shown
-            for tail in sidecars if parent is not None else ():
-                s.names[(parent.st_dev, parent.st_ino, os.path.basename(shown) + tail)] = shown
+            if parent is not None:
+                for tail in sidecars:
+                    s.names[(parent.st_dev, parent.st_ino, os.path.basename(shown) + tail)] = shown

@@ -30,9 +30,14 @@ when ``EDGEPROF_CHECK`` is set (:data:`edgeprof.conventions.CHECK_ENV`), and the
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 POINTS = ("speedup", "estimate")  # the point an interval of the same object belongs to, first found
 _QUOTED = re.compile(r"is (\d+(?:\.\d+)?)x (faster|slower) than")
@@ -49,7 +54,7 @@ class Violation:
         return f"{self.path or '(top)'}: {self.rule}: {self.detail}"
 
 
-def _num(x) -> bool:
+def _num(x) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
@@ -175,7 +180,7 @@ def _placement(d: dict, path: str, out: list) -> None:
     parts, ops = d["partitions"], d["operators"]
     if sum(p.get("ops", 0) for p in parts) != len(ops):
         out.append(Violation(f"{path}/partitions", "placement", "the partitions do not cover the operators"))
-    for x, y in zip(parts, parts[1:]):
+    for x, y in itertools.pairwise(parts):
         if x.get("placement") == y.get("placement"):
             out.append(Violation(f"{path}/partitions", "placement",
                                  f"partitions {x.get('index')} and {y.get('index')} are one placement side by side"))
@@ -224,7 +229,7 @@ def _tail(d: dict, path: str, out: list) -> None:
 def _share_range(path: str, key: str, base: str, values: list, out: list) -> None:
     if base.startswith("share_change") or base.endswith("share_change"):
         lo_ok, hi_ok = -100.0, 100.0
-    elif base.endswith("share") or base.endswith("share_pct") or base.endswith("share_percent"):
+    elif base.endswith(("share", "share_pct", "share_percent")):
         lo_ok, hi_ok = 0.0, 100.0
     else:
         return

@@ -18,7 +18,8 @@ from functools import lru_cache
 from importlib import resources
 
 # ISA families, in the order a report lists them (accelerated first)
-FAMILIES = ("SME2", "SME", "NEON", "Arm-scalar", "AVX-512", "AVX2-FMA", "AVX", "SSE", "WebAssembly", "RISC-V", "Hexagon", "scalar")
+FAMILIES = ("SME2", "SME", "NEON", "Arm-scalar", "AVX-512", "AVX2-FMA", "AVX", "SSE", "WebAssembly", "RISC-V", "Hexagon",
+            "scalar")
 UNKNOWN = "unknown"
 
 # ISA token → family. Most tokens name their family by their prefix (``neon…``, ``avx512…``, ``sse…``, ``wasm…``,
@@ -173,8 +174,8 @@ def parse(name: str) -> KernelName:
             fam = isa_family(t)
             if fam != UNKNOWN:
                 isa, family = t, fam
-    if not isa and arch and _ARCH.get(arch):
-        isa, family = arch, _ARCH[arch]  # e.g. an aarch64-only kernel that names no further extension
+    if not isa and arch and (arch_family := _ARCH.get(arch)):
+        isa, family = arch, arch_family  # e.g. an aarch64-only kernel that names no further extension
     mr, nr, kr = _parse_tile(tile)
     return KernelName(name=name, dtype="_".join(dtypes), op=op, variant=variant, tile=tile, target=target,
                       isa=isa, isa_family=family, arch=arch, asm=asm, uarch=uarch, tile_mr=mr, tile_nr=nr,

@@ -33,10 +33,10 @@ class MilType:
     kind: str
     dtype: str = ""
     shape: tuple = ()     # ints; a str for a flexible/symbolic dimension
-    inner: "MilType | None" = None  # state<tensor<…>>: the tensor
+    inner: MilType | None = None  # state<tensor<…>>: the tensor
 
     @property
-    def tensor(self) -> "MilType":
+    def tensor(self) -> MilType:
         return self.inner if self.kind == "state" and self.inner is not None else self
 
     @property
@@ -114,7 +114,7 @@ class Op:
     outputs: list[tuple[str, MilType]]
     inputs: dict[str, list[Arg]]   # a tuple argument ``(a, b)`` is a list of several bindings
     attrs: dict[str, Value] = field(default_factory=dict)  # const ``val``, iOS16 constexpr operands, …
-    blocks: list["Block"] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
     line: int | None = None         # in model.mil text
 
     def arg(self, param: str) -> Arg | None:

@@ -66,10 +66,10 @@ class ETRecordInfo:
 class Profile:
     """A decoded, normalized ETDump (see module docstring for the ``events`` columns)."""
     source: str
-    events: "pl.DataFrame"
-    runs: "pl.DataFrame"
-    allocations: "pl.DataFrame"
-    debug_events: "pl.DataFrame"
+    events: pl.DataFrame
+    runs: pl.DataFrame
+    allocations: pl.DataFrame
+    debug_events: pl.DataFrame
     allocators: list[tuple[int, str]] = field(default_factory=list)  # (run_data_index, allocator name)
     version: int = 0
     file_size: int = 0
@@ -95,7 +95,7 @@ class Profile:
         return self.runs.filter(pl.col("run_index") >= 0).height
 
     # -- convenient access ----------------------------------------------------------------------------
-    def execute_events(self) -> "pl.DataFrame":
+    def execute_events(self) -> pl.DataFrame:
         """Events of execute runs only (load/init block excluded); a zero-copy slice when they are contiguous."""
         import numpy as np
         import polars as pl
@@ -105,12 +105,12 @@ class Profile:
             return self.events.slice(int(rows[0]), int(rows.size))
         return self.events.filter(pl.col("run_index") >= 0)
 
-    def run(self, run_index: int) -> "pl.DataFrame":
+    def run(self, run_index: int) -> pl.DataFrame:
         import polars as pl
 
         return self.events.filter(pl.col("run_index") == run_index)
 
-    def latency_ns(self) -> "np.ndarray":
+    def latency_ns(self) -> np.ndarray:
         """End-to-end latency per execute run: the sum of that run's ``Method::execute`` durations.
 
         Runs without ``Method::execute`` use the sum of their top-level events instead;
@@ -122,7 +122,7 @@ class Profile:
         r = self.runs.filter(pl.col("run_index") >= 0).sort("run_index")
         return r["e2e_ns"].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
-    def latency_ms(self) -> "np.ndarray":
+    def latency_ms(self) -> np.ndarray:
         return ms(self.latency_ns())
 
     @property
@@ -133,7 +133,7 @@ class Profile:
         sources = set(self.runs.filter(pl.col("run_index") >= 0)["e2e_source"].drop_nulls().to_list())
         return "method_execute" if sources <= {"method_execute"} else "top_level_events"
 
-    def select_runs(self, keep) -> "Profile":
+    def select_runs(self, keep) -> Profile:
         """The same profile with only the execute runs where ``keep`` (a bool per run, in run order) is true,
         renumbered from 0. The load/init block stays; ``parent`` links are remapped to the kept rows."""
         import dataclasses
@@ -146,7 +146,7 @@ class Profile:
             return self
         new_index = np.cumsum(keep) - 1  # run → its index among the kept runs (read for kept runs only)
 
-        def kept(r: "np.ndarray") -> "np.ndarray":  # rows of the load/init block (−1) and of kept runs
+        def kept(r: np.ndarray) -> np.ndarray:  # rows of the load/init block (−1) and of kept runs
             return (r < 0) | keep[np.clip(r, 0, keep.size - 1)]
 
         ev = self.events
@@ -157,7 +157,7 @@ class Profile:
         new_parent = pl.Series("parent", pv - removed_before[pv] if pv.size else pv, dtype=pl.Int64).set(
             parent.is_null(), None)
 
-        def renumber(df: "pl.DataFrame", mask: "np.ndarray | None" = None) -> "pl.DataFrame":
+        def renumber(df: pl.DataFrame, mask: np.ndarray | None = None) -> pl.DataFrame:
             """The rows of the kept runs, execute runs renumbered. They are a few contiguous ranges (the load block,
             the runs after a warm-up): slices of the table then, not a filtered copy of every column."""
             if mask is None:
@@ -184,7 +184,7 @@ class Profile:
             out.__dict__["_op_type_groups"] = (ids, first_rows(ids, len(groups[2])), groups[2], out.events)
         return out
 
-    def without_leading_runs(self, k: int) -> "Profile":
+    def without_leading_runs(self, k: int) -> Profile:
         """The same profile without its first ``k`` execute runs (warm-up), execute runs renumbered from 0;
         :attr:`runs_dropped` counts them so reports can name runs as recorded."""
         import numpy as np
@@ -196,7 +196,7 @@ class Profile:
         out.runs_dropped = self.runs_dropped + k
         return out
 
-    def valid_runs(self) -> "Profile":
+    def valid_runs(self) -> Profile:
         """Only the runs with a valid end-to-end time (``runs.e2e_problem`` empty); :attr:`runs_invalid` counts
         the others. Statistics use this; event dumps (timelines, traces) keep every run."""
         import numpy as np
@@ -260,7 +260,7 @@ class Profile:
             cached = self.__dict__["_op_type_groups"]
         return cached[:3]
 
-    def remember_op_type_groups(self, ids: "np.ndarray", first: "np.ndarray") -> None:
+    def remember_op_type_groups(self, ids: np.ndarray, first: np.ndarray) -> None:
         """Record exact op-type group ids (dense, 0..k-1) of the current event table, with each id's first row."""
         s = self.events["op_types"].gather(first)
         self.__dict__["_op_type_groups"] = (ids, first, s.to_list(), self.events)
@@ -287,7 +287,7 @@ def concat_runs(profiles: list[Profile]) -> Profile:
 
     cat, cat_list = pl.Categorical, pl.List(pl.Categorical)
 
-    def strings(df: "pl.DataFrame") -> "pl.DataFrame":  # categoricals of different files cannot be stacked as such
+    def strings(df: pl.DataFrame) -> pl.DataFrame:  # categoricals of different files cannot be stacked as such
         return df.with_columns([pl.col(c).cast(pl.String if t == cat else pl.List(pl.String))
                                 for c, t in df.schema.items() if t in (cat, cat_list)])
 
@@ -379,7 +379,7 @@ class BlockStack:
             op_type_lists=list(self._lists))
 
 
-def to_pandas(df: "pl.DataFrame"):
+def to_pandas(df: pl.DataFrame):
     """Polars → pandas without requiring pyarrow: list columns become Python lists."""
     try:
         import pandas as pd

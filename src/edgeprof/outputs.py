@@ -5,6 +5,7 @@ already wrote for another input (:func:`conflict`, against the scopes :mod:`edge
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -34,10 +35,8 @@ def key_of(st: os.stat_result) -> tuple[int, int]:
 
 def close_fd(fd) -> None:
     if fd is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 def open_folder(target: Path, made: list | None = None) -> int:
@@ -121,10 +120,8 @@ def folder_beneath(top, folder, *, make: bool = True, refuse=None) -> tuple[int,
                 except FileNotFoundError:
                     if not make:
                         return None
-                    try:
+                    with contextlib.suppress(FileExistsError):
                         os.mkdir(part, 0o777, dir_fd=fd)
-                    except FileExistsError:
-                        pass
                 except OSError as e:
                     if e.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
                         raise output_error(cur, e) from None

@@ -22,7 +22,8 @@ Categories: CONV (subtypes depthwise, pointwise, transposed, igemm), GEMM (fully
 matmul), ATTENTION, ELEMENTWISE, ACTIVATION, NORM, POOL, REDUCTION, DATA_MOVEMENT (transpose, copy, concat,
 slice, pad, layout, …), RESHAPE (view-only), QUANT (quantize, dequantize, convert, weight decompression),
 EMBEDDING (embedding and gather), RESIZE, OTHER. Users extend or override the rules with a TOML file
-(:func:`from_document`, read by :func:`edgeprof.io.taxonomy_file.read_taxonomy`). ``TAXONOMY_VERSION`` changes whenever a rule changes.
+(:func:`from_document`, read by :func:`edgeprof.io.taxonomy_file.read_taxonomy`). ``TAXONOMY_VERSION`` changes
+whenever a rule changes.
 
 XNNPACK runs 1×1 convolutions as ``Fully Connected`` (GEMM): a CONV → GEMM shift between a portable and an
 XNNPACK profile can be that rewrite, not a change in the model (:data:`FC_NOTE`).
@@ -254,8 +255,8 @@ _KEYWORDS: list[tuple[str, str]] = [
      "NORM/norm"),
     (r"pool", "POOL/pool"),
     (r"softmax", "ACTIVATION/softmax"),
-    (r"hard[_ ]?swish|\bswish\b|\bgelu\b|\bsilu\b|\brelu6?\b|sigmoid|\btanh\b|\belu\b|leaky|\bprelu\b|hardtanh|\bmish\b|\bclamp\b|\bclip\b",
-     "ACTIVATION/activation"),
+    (r"hard[_ ]?swish|\bswish\b|\bgelu\b|\bsilu\b|\brelu6?\b|sigmoid|\btanh\b|\belu\b|leaky|\bprelu\b|hardtanh|\bmish\b"
+     r"|\bclamp\b|\bclip\b", "ACTIVATION/activation"),
     (r"embedding|\bgather\b|index[_ ]?select", "EMBEDDING/gather"),
     (r"concat|\bcat\b|\bstack\b", "DATA_MOVEMENT/concat"),
     (r"transpose|permute", "DATA_MOVEMENT/transpose"),
@@ -291,7 +292,7 @@ class Taxonomy:
         return {"overrides": self.overrides, "op_overrides": self.op_overrides, "version": self.version}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)
+        type(self).__init__(self, **state)
 
     def _classify(self, name: str) -> OpClass:
         name = (name or "").strip()
@@ -316,17 +317,17 @@ class Taxonomy:
             body = name[len("native_call_"):]
             base = body.split(".", 1)[0]
             return self._table(_normalize_aten(base), name, "portable")
-        if "::" in name or name.count(".") >= 1 and name.split(".", 1)[0] in (
+        if "::" in name or (name.count(".") >= 1 and name.split(".", 1)[0] in (
                 "aten", "dim_order_ops", "quantized_decomposed", "torchao", "llama", "executorch_prim", "et_copy",
-                "edge", "quantized", "cortex_m", "prims", "torch"):
-            ns, _, rest = name.replace("::", ".").partition(".")
+                "edge", "quantized", "cortex_m", "prims", "torch")):
+            _ns, _, rest = name.replace("::", ".").partition(".")
             base = rest.split(".", 1)[0]
             return self._table(_normalize_aten(base), name, "aten")
         mil = re.sub(r"^ios\d+\.", "", name)
         if mil in _MIL or name.startswith("ios"):
-            spec = self.op_overrides.get(mil) or _MIL.get(mil)
-            if spec:
-                return OpClass(*_t(spec), op=mil, source="mil", rule=f"MIL {mil}")
+            mil_spec = self.op_overrides.get(mil) or _MIL.get(mil)
+            if mil_spec:
+                return OpClass(*_t(mil_spec), op=mil, source="mil", rule=f"MIL {mil}")
         base = _normalize_aten(name.split(".", 1)[0])
         if base in self.op_overrides or base in _ATEN:
             return self._table(base, name, "aten")
@@ -374,7 +375,8 @@ def from_document(doc: dict, path) -> Taxonomy:
 
     def check(spec, where):
         if not isinstance(spec, str) or _t(spec)[0] not in CATEGORIES:
-            raise InputError(path, f"{where}: category must be one of {', '.join(CATEGORIES)} (optionally /subtype), got {spec!r}")
+            raise InputError(path, f"{where}: category must be one of {', '.join(CATEGORIES)} (optionally /subtype), "
+                                   f"got {spec!r}")
         return spec
 
     ops = doc.get("ops", {})

@@ -35,13 +35,17 @@ import errno
 import os
 import stat
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import OutputError, output_error
 from . import access, files
 from .outputs import (CLOEXEC, MODE, NO_TMPFILE, PROC, TMPFILE, close_fd, conflict, key_of, names_a_descriptor,
                       open_folder, tmp_name)
+
+if TYPE_CHECKING:
+    from typing import IO
 
 
 class _Out:
@@ -50,11 +54,12 @@ class _Out:
     def __init__(self, target, *, again: bool = False, store=None, folder=None):
         self.target, self.again, self.store = Path(target), again, store
         self.folder = folder  # (dev, ino) the target's folder must be (checked by the caller, no link on the way)
-        self.dir_fd = self.fd = None
+        self.dir_fd: int | None = None  # the folder's descriptor, and the new content's (None once closed)
+        self.fd: int | None = None
         self.tmp: str | None = None  # the new content's name in the folder, once it has one
         self.aside: tuple[str, tuple[int, int]] | None = None  # the old target set aside by a batch
         self.direct = False
-        self.stage = None  # a direct target that is a regular file: its content, poured in at commit
+        self.stage: IO[bytes] | None = None  # a direct target that is a regular file: its content, poured in at commit
         self.name = self.target.name
         if self.name in ("", ".", ".."):
             raise OutputError(self.target, "cannot write: it is a folder")
@@ -111,11 +116,12 @@ class _Out:
             raise output_error(self.target, e) from None
         self.path = files.fd_path(self.fd) if PROC else str(self.target)
         if stat.S_ISREG(os.fstat(self.fd).st_mode):  # a descriptor's name standing for a regular file: staged
-            self.stage = tempfile.TemporaryFile()
+            self.stage = tempfile.TemporaryFile()  # noqa: SIM115 - held open until commit or discard
             self.path = files.fd_path(self.stage)
 
     def recheck_held(self) -> None:
         """(A target written in place) the rules once more on the file held, right before its first byte."""
+        assert self.fd is not None  # held until closed
         why = conflict(self, os.fstat(self.fd))
         if why:
             raise OutputError(self.target, why)
@@ -123,6 +129,7 @@ class _Out:
     def pour(self) -> None:
         """The staged content into the held target, from its start (the target cut to it, as opening it for
         writing does)."""
+        assert self.fd is not None and self.stage is not None  # a held target with its content staged
         src = self.stage.fileno()
         size, done = os.fstat(src).st_size, 0
         os.ftruncate(self.fd, 0)
@@ -199,12 +206,14 @@ class _Out:
             os.replace(self.aside[0], self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
             self.aside = None
         else:
+            assert self.fd is not None  # held until closed
             self._remove(self.name, key_of(os.fstat(self.fd)))
 
     def record(self) -> None:
         """What was put in place is this command's output (never written twice)."""
         if self.direct:
             return
+        assert self.fd is not None  # held until closed
         key, shown = key_of(os.fstat(self.fd)), os.fspath(self.target)
         for s in files.scopes():
             with s.lock:
@@ -269,9 +278,8 @@ def atomic_path(path, *, again: bool = False, folder=None):
 
 
 def write_bytes(path, data: bytes, *, again: bool = False) -> None:
-    with atomic_path(path, again=again) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
+    with atomic_path(path, again=again) as tmp, open(tmp, "wb") as f:
+        f.write(data)
 
 
 def write_text(path, text: str, *, again: bool = False) -> None:
@@ -342,6 +350,7 @@ class Batch:
     def path(self, target, *, again: bool = False) -> Path:
         out = _Out(target, again=again, store=self.store)
         if not out.direct:
+            assert out.dir_fd is not None  # held from the start
             here = (*key_of(os.fstat(out.dir_fd)), out.name)
             if any(o.dir_fd is not None and (*key_of(os.fstat(o.dir_fd)), o.name) == here for o in self._outs):
                 out.close()
@@ -369,10 +378,8 @@ class Batch:
                 out.put_in_place()
         except (OSError, OutputError) as e:
             for out in reversed(done):  # put back what was already replaced
-                try:
+                with suppress(OSError):
                     out.put_back()
-                except OSError:
-                    pass
             self.discard()
             if isinstance(e, OutputError):
                 raise
@@ -401,10 +408,8 @@ class Batch:
         self._outs = []
         if access.roots() is None:
             for d in sorted(set(made), key=lambda d: len(d.parts), reverse=True):
-                try:
+                with suppress(OSError):
                     os.rmdir(d)
-                except OSError:
-                    pass
 
     def __enter__(self):
         return self

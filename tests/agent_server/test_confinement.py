@@ -51,7 +51,7 @@ def _chain(n: int) -> str:
     for i in range(n):
         lines.append(f'            tensor<fp32, [1, 64]> y{i} = relu(x = {prev})[name = string("y{i}")];')
         prev = f"y{i}"
-    return "\n".join(lines + [f"        }} -> ({prev});", "}"]) + "\n"
+    return "\n".join([*lines, f"        }} -> ({prev});", "}"]) + "\n"
 
 
 def test_arguments_found_files_manifests_and_stores_stay_inside(t):

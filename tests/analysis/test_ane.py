@@ -95,7 +95,8 @@ def test_json_written_after_a_failed_analysis(tmp_path):
 
 
 def test_neither_report_and_bad_values(tmp_path):
-    with pytest.raises(InputError, match=r"x.json: neither an anemll-profile nor an ane-costplan JSON report: the document is an array"):
+    with pytest.raises(InputError,
+                       match=r"x.json: neither an anemll-profile nor an ane-costplan JSON report: the document is an array"):
         read_report(_write(tmp_path, "x.json", "[1, 2]"))
     with pytest.raises(InputError, match=r"its tool is 'something-else'"):
         read_report(_write(tmp_path, "y.json", '{"tool": "something-else"}'))
@@ -186,8 +187,8 @@ def _signal_ids(doc) -> list[str]:
 
 
 def test_signals_fire_on_evidence_and_stay_silent_otherwise():
-    base = dict(op_types=[op_type("conv", 90, 9.0), op_type("constexpr_lut_to_dense", 5, 0.5)],
-                interruptions=[island(1, "main", 5, 5, 0.1)])
+    base = {"op_types": [op_type("conv", 90, 9.0), op_type("constexpr_lut_to_dense", 5, 0.5)],
+            "interruptions": [island(1, "main", 5, 5, 0.1)]}
     assert _signal_ids(profile(**base)) == []
     # int32 in a reason
     assert _signal_ids(profile(**base, reasons={"ios18.gather": ["Unsupported tensor data type: int32"]})) == ["signal_int32"]
@@ -200,7 +201,7 @@ def test_signals_fire_on_evidence_and_stay_silent_otherwise():
     s = signals(profile_from_doc(profile(**lut), "l.json"))
     assert [x["id"] for x in s] == ["signal_lut"] and s[0]["evidence"]["share_pct"] == 30
     # mostly on ANE: no interruption and few fallbacks
-    quiet = dict(op_types=base["op_types"])
+    quiet = {"op_types": base["op_types"]}
     assert _signal_ids(profile(**quiet, fallback_ops=[fallback("m", 1, "a", "cast", "x")] * 2)) == ["signal_mostly_ane"]
     assert _signal_ids(profile(**quiet, fallback_ops=[fallback("m", 1, "a", "cast", "x")] * 5)) == []
 
@@ -279,7 +280,8 @@ def test_diff_of_cost_plans_total_cost_devices_and_shares(tmp_path):
     after = costplan([(1, "conv", 0.3), (2, "matmul", 0.3), (3, "add", 0.1), (4, "add", 0.1)], no_device=1)  # total 0.8
     d = api.ane_diff(_write(tmp_path, "b.json", before), _write(tmp_path, "a.json", after))
     rows = {r["type"]: r for r in d["op_types"]}
-    assert rows["conv"]["plan_share_before_pct"] == pytest.approx(60) and rows["conv"]["plan_share_after_pct"] == pytest.approx(37.5)
+    assert rows["conv"]["plan_share_before_pct"] == pytest.approx(60)
+    assert rows["conv"]["plan_share_after_pct"] == pytest.approx(37.5)
     assert rows["add"]["count_before"] == 1 and rows["add"]["count_after"] == 2
     assert rows["add"]["delta_pp"] == pytest.approx(25 - 10)
     # the seed diffs total_cost ("drops indicate the compiler agrees with your change"), with its caveat
@@ -298,8 +300,9 @@ def test_diff_of_cost_plans_total_cost_devices_and_shares(tmp_path):
 
 def test_diff_of_profiles(tmp_path):
     ops = [op_type("conv", 80, 8.0), op_type("slice_update", 20, 2.0)]
-    before = profile(op_types=ops, interruptions=[island(1, "main", 40, 41, 0.05, reason="Cannot support standalone slice_update"),
-                                                 island(2, "main", 80, 81, 0.05, reason="Cannot support standalone slice_update")])
+    why = "Cannot support standalone slice_update"
+    before = profile(op_types=ops, interruptions=[island(1, "main", 40, 41, 0.05, reason=why),
+                                                 island(2, "main", 80, 81, 0.05, reason=why)])
     after = profile(op_types=[op_type("conv", 95, 8.0), op_type("slice_update", 5, 0.4)],
                     interruptions=[island(1, "main", 120, 120, 0.02, first_type="ios18.cast", reason="int32")],
                     measured={"status": "ok", "average_ms": 3.0, "iter_per_sec": 333.0, "runs": 10})
@@ -373,10 +376,10 @@ def _paths(obj, prefix=()):
     yield prefix
     if isinstance(obj, dict):
         for k, v in obj.items():
-            yield from _paths(v, prefix + (k,))
+            yield from _paths(v, (*prefix, k))
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            yield from _paths(v, prefix + (i,))
+            yield from _paths(v, (*prefix, i))
 
 
 PATHS = [p for p in _paths(BASE) if p]

@@ -77,7 +77,7 @@ def test_kv_cache_signal_counts_every_source():
     ops = [placement("main", k, f"s{k}", "slice_update", device="CPU" if k < 2 else "ANE") for k in range(3)]
     p = P(placements=ops)
     assert "signal_kv_cache" not in sig(p)                                  # 3 < 4
-    p = P(placements=ops + [placement("main", 9, "r", "read_state", device="?")])
+    p = P(placements=[*ops, placement("main", 9, "r", "read_state", device="?")])
     k = sig(p)["signal_kv_cache"]
     assert k["evidence"]["ops"] == 4 and k["evidence"]["off_ane"] == 2      # "?" is not counted as off the ANE
     assert k["evidence"]["by_type"] == {

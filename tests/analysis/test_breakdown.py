@@ -298,7 +298,7 @@ def test_roots_climb_to_the_top_ancestor_at_most_16_levels():
 
     from edgeprof.analysis.breakdown import _roots
 
-    parent = np.array([-1, 0, 1, 1, -1, 4, 2] + [-1] + list(range(7, 7 + 20)))  # rows 8…27: a chain under row 7
+    parent = np.array([-1, 0, 1, 1, -1, 4, 2, -1, *range(7, 7 + 20)])  # rows 8…27: a chain under row 7
     got = _roots(parent).tolist()
 
     def walk(i, steps=16):

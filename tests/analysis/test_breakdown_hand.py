@@ -165,7 +165,7 @@ def test_events_outside_the_operator_nesting_are_leaves_of_execute(tmp_path):
     p = tmp_path / "s.etdp"
     p.write_bytes(build([run]))
     pr = load_etdump(p, warn=False)
-    mat, e2e, _ = per_run_lines(pr, EventLines(pr))
+    mat, _e2e, _ = per_run_lines(pr, EventLines(pr))
     col = {ln: int(mat[0, LINES.index(ln)]) for ln in LINES if mat[0, LINES.index(ln)]}
     assert col == {"ACTIVATION": 100, "OTHER": 400, "unattributed": 500}
     b = breakdown(pr)
@@ -231,7 +231,7 @@ def test_a_run_with_nothing_inside_execute(tmp_path):
 
 def test_default_top_is_fifteen_operators(tmp_path):
     ev = [PE(f"op_{k:02d}", 100 + 50 * k, 120 + 50 * k, k) for k in range(16)]
-    pr = _load(tmp_path, [Run("Execute", ev + [PE("Method::execute", 0, 2000, -1, chain_index=-1)])])
+    pr = _load(tmp_path, [Run("Execute", [*ev, PE("Method::execute", 0, 2000, -1, chain_index=-1)])])
     b = breakdown(pr)
     assert len(b["operators"]) == 15 and len(b["operators_all"]) == 16 and len(b["other_top"]) == 15
     assert b["notes"] == []                                          # 16 × 20 ns of 2000: OTHER is 16 %
@@ -239,7 +239,7 @@ def test_default_top_is_fifteen_operators(tmp_path):
 
 def test_other_note_names_three_and_fc_note_needs_both(tmp_path):
     ev = [PE(f"mystery_{k}", 100 + 200 * k, 280 - 10 * k + 200 * k, k) for k in range(4)]   # 180, 170, 160, 150 ns
-    pr = _load(tmp_path, [Run("Execute", ev + [PE("Method::execute", 0, 1000, -1, chain_index=-1)])])
+    pr = _load(tmp_path, [Run("Execute", [*ev, PE("Method::execute", 0, 1000, -1, chain_index=-1)])])
     assert breakdown(pr)["notes"] == ["OTHER dominates: inspect mystery_0, mystery_1, mystery_2 before recommending "
                                       "backend work"]
     conv = _load(tmp_path, [Run("Execute", [PE("native_call_convolution.out", 150, 250, 0), PE("OPERATOR_CALL", 100, 300, 0),

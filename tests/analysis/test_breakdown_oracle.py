@@ -18,8 +18,8 @@ from edgeprof.taxonomy import classify
 
 @pytest.mark.parametrize("name", ["toycnn_portable.N20", "mobilenet_v3_small_portable.N20", "tel_portable.N20"])
 def test_portable_categories_and_operators_equal_inspectors_sums(name, etdump):
-    rows = [r for r in csv.DictReader(gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt"))
-            if r["block_name"] != "Default"]
+    with gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt") as f:
+        rows = [r for r in csv.DictReader(f) if r["block_name"] != "Default"]
     n_runs = len({r["run_index"] for r in rows})
     cat_ms, op_ms, op_n = defaultdict(float), defaultdict(float), defaultdict(int)
     for r in rows:
@@ -49,8 +49,8 @@ def test_portable_categories_and_operators_equal_inspectors_sums(name, etdump):
 
 @pytest.mark.parametrize("name", ["toycnn_xnn.N20", "mobilenet_v3_small_xnnq8.N20", "tel_xnn.N20"])
 def test_delegated_categories_and_overheads_equal_inspectors_sums(name, etdump):
-    rows = [r for r in csv.DictReader(gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt"))
-            if r["block_name"] != "Default"]
+    with gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt") as f:
+        rows = [r for r in csv.DictReader(f) if r["block_name"] != "Default"]
     n_runs = len({r["run_index"] for r in rows})
     cat_ms = defaultdict(float)
     dcall = dop = 0.0

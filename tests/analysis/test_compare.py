@@ -109,7 +109,8 @@ def test_cli_roles_by_sme2_names_and_fail_on_regression(tmp_path, etdump):
     # off is the baseline although given second; the kit's grammar names it: model m, experiment mac_sme2_off
     assert doc["config1"]["name"] == "mac_sme2_off" and doc["config2"]["name"] == "mac_sme2_on"
     assert doc["verdict"] == "slower" and res.exit_code == 1
-    written = tmp_path / "m_mac_sme2_off_t1_exec_all_runs_timeline_vs_m_mac_sme2_on_t1_exec_all_runs_timeline_robust_comparison.json"
+    written = tmp_path / ("m_mac_sme2_off_t1_exec_all_runs_timeline_vs_m_mac_sme2_on_t1_exec_all_runs_timeline"
+                          "_robust_comparison.json")
     assert json.loads(written.read_text())["verdict"] == "slower"
     ok = CliRunner().invoke(main, ["compare", "-b", str(on), "-c", str(off), "--fail-on", "regression", "--no-write"])
     assert ok.exit_code == 0 and "faster" in ok.output
@@ -135,7 +136,7 @@ def test_cli_kit_spelling_and_timeline_csvs(tmp_path, etdump):
 def test_cli_run_dir_experiments_with_several_launches(tmp_path, etdump):
     run_dir = tmp_path / "out_m" / "runs" / "linux"
     for i, src in enumerate(("toycnn_xnn.N20", "toycnn_xnn.N3.debug")):
-        _copy(etdump(src), run_dir / "fp32" / "launch{}".format(i) / "m_fp32_t1.etdump")
+        _copy(etdump(src), run_dir / "fp32" / f"launch{i}" / "m_fp32_t1.etdump")
     for i, src in enumerate(("toycnn_xnnq8.N20", "toycnn_xnnq8.N20")):
         _copy(etdump(src), run_dir / "int8" / f"launch{i}" / "m_int8_t1.etdump")
     res = CliRunner().invoke(main, ["compare", str(run_dir / "fp32"), str(run_dir / "int8"), "--json", "--no-write"])

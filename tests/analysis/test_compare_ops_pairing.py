@@ -34,7 +34,7 @@ def test_pairs_do_not_depend_on_the_order_operators_are_listed_in():
         seen.add((tuple(_pairs(doc)), tuple(map(tuple, (sorted(x.items()) for x in doc["renamed"]))),
                   tuple(r["operator"] for r in doc["removed"]), tuple(r["operator"] for r in doc["added"])))
     assert len(seen) == 1
-    pairs, renamed, removed, added = seen.pop()
+    pairs, _renamed, removed, added = seen.pop()
     # the F16 and F32 fully-connected operators pair with the candidate's two, in the order of their names
     assert dict(pairs)["Fully Connected (NC, F16) GEMM"] == "Fully Connected (NC, PF32) GEMM"
     assert dict(pairs)["Fully Connected (NC, F32) GEMM"] == "Fully Connected (NC, QD8, F32, QC8W) GEMM"

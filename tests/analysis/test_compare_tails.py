@@ -152,7 +152,7 @@ def test_inconclusive_advice_names_the_noise_that_dominates():
     r = compare_latency(Arm("b", [steady(10.0, 12, 0.30, 3)]), Arm("c", [steady(10.0, 12, 0.30, 4)]),
                         warmup=0, launch_cv=0.01, resamples=200)
     within = np.sqrt(np.mean([np.var(np.log(x), ddof=1) for x in (steady(10.0, 12, 0.30, 3), steady(10.0, 12, 0.30, 4))]))
-    assert 0.01 ** 2 <= (np.pi / 2) * within ** 2 / 12  # the run noise dominates here, by construction
+    assert (np.pi / 2) * within ** 2 / 12 >= 0.01 ** 2  # the run noise dominates here, by construction
     assert r["verdict"] == "inconclusive" and r["advice"].startswith("underpowered: the minimum detectable effect is ")
     assert "add runs (" in r["advice"] and "launch-to-launch variation dominates" not in r["advice"]
 

@@ -51,7 +51,8 @@ def test_tau_sources():
     pts = commit_points([f"c{i}" for i in range(7)], y, np.full(7, 1e-4))
     assert pts["tau_source"].startswith("spread of 7 consecutive single-launch commits")
     pts = commit_points(["a", "a", "b", "b"], np.log([10, 11, 10, 11]), np.full(4, 1e-6))
-    assert pts["tau_source"].startswith("REML over 2 commits") and pts["tau"] == pytest.approx(math.log(11 / 10) / math.sqrt(2), rel=0.05)
+    assert pts["tau_source"].startswith("REML over 2 commits")
+    assert pts["tau"] == pytest.approx(math.log(11 / 10) / math.sqrt(2), rel=0.05)
     assert pts["launches"] == [2, 2]
     # the store's repeated launches come before the series' own spread, after its own repeated launches
     store = nz.measured(0.12, 30, 40, "history store", "history store h.duckdb (device pixel)")

@@ -57,7 +57,7 @@ def test_commits_to_confirm_against_a_direct_t_test():
         more = commits_to_confirm(est, s2, before, 1, alpha=alpha)
         assert more is not None
 
-        def p(na):
+        def p(na, est=est):
             df = na + before - 2
             t = est / math.sqrt(s2 * (1 / na + 1 / before))
             return 2 * stats.t.sf(t, df)

@@ -129,7 +129,8 @@ def test_executed_evidence_from_pf32_and_qp8_operators(tmp_path):
     assert e["gemm_conv_ms_per_run"] == pytest.approx(0.7)
     assert e["kleidiai_share_of_gemm_conv"] == pytest.approx(0.6 / 0.7)
     ops = {o["op"]: o for o in e["operators"]}
-    assert ops["Convolution (NHWC, PF32) IGEMM"]["marker"] == "PF32" and ops["Convolution (NHWC, PF32) IGEMM"]["calls_per_run"] == 1
+    conv = ops["Convolution (NHWC, PF32) IGEMM"]
+    assert conv["marker"] == "PF32" and conv["calls_per_run"] == 1
     assert ops["Fully Connected (NC, QP8, F32, QC4W) GEMM"]["implies"].startswith("KleidiAI (NEON")
     assert [o["op"] for o in e["other_gemm_conv_operators"]] == ["Fully Connected (NC, F32) GEMM"]
     assert e["statement"].startswith("SME/SME2 path executed: PF32 operators take 0.500 ms per run (71 % of GEMM/CONV")
@@ -186,7 +187,8 @@ def test_validate_a_fresh_analysis_passes(analysed):
     res = _run("validate", analysed)
     assert res.exit_code == 0 and "✓" in res.output and "validate: OK" in res.output
     # analyze records the executed kernel evidence per ETDump
-    per = {e["experiment"]: e["kernel_evidence"] for e in json.loads((analysed / "analysis_summary.json").read_text())["per_etdump"]}
+    summary = json.loads((analysed / "analysis_summary.json").read_text())
+    per = {e["experiment"]: e["kernel_evidence"] for e in summary["per_etdump"]}
     assert per["xnnpack_fp32"]["evidence"] == "executed" and not per["xnnpack_fp32"]["sme_executed"]
     assert per["xnnpack_fp32"]["gemm_conv_ms_per_run"] > 0 and per["portable"]["gemm_conv_ms_per_run"] == 0
 
@@ -281,7 +283,8 @@ def test_trace_roles_from_the_manifest_and_logs_in_the_run_folder(analysed):
         {"experiment": "xnnpack_fp32", "sme2": True, "metrics": {}}]}))
     r = api.validate(analysed, require_sme2_kernels=True)
     t = r["trace_logs"][0]
-    assert t["role"] == "on" and t["role_source"] == "manifest.json" and t["path"] == "xnnpack_fp32/toycnn_xnnpack_fp32_t1_xnntrace.log"
+    assert t["role"] == "on" and t["role_source"] == "manifest.json"
+    assert t["path"] == "xnnpack_fp32/toycnn_xnnpack_fp32_t1_xnntrace.log"
     assert not r["ok"]
     # unmarked logs cannot be checked
     (analysed / "manifest.json").unlink()

@@ -16,7 +16,8 @@ from edgeprof.analysis.latency import detect_drift, detect_warmup, framework_tim
 
 def test_load_and_init_times_equal_inspectors(etdump):
     for name in ("toycnn_xnn.N20", "tel_portable.N20"):
-        rows = list(csv.DictReader(gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt")))
+        with gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt") as f:
+            rows = list(csv.DictReader(f))
         want = {r["event_name"]: float(r["duration_ms"]) for r in rows if r["block_name"] == "Default"}
         got = framework_times_ms(load_etdump(etdump(name)))
         assert got["load_method_ms"] == pytest.approx(want["Program::load_method"], abs=1e-9)

@@ -62,7 +62,7 @@ def test_slow_share_counts_runs_at_twice_the_launch_median(runs, slow):
 def test_slow_share_of_an_empty_launch_and_by_name():
     y, v = slow_share_stats([np.array([])])
     assert (y[0], v[0]) == (0.0, 0.25)
-    ym, vm = metric_stats([np.array([10.0] * 8 + [20.0, 25.0])], "slow_share")
+    ym, _vm = metric_stats([np.array([10.0] * 8 + [20.0, 25.0])], "slow_share")
     assert ym[0] == pytest.approx(math.asin(math.sqrt(0.2)))
 
 
@@ -73,7 +73,7 @@ def test_trimmed_mean_and_winsorized_variance_equal_scipy(n):
     rng = np.random.default_rng(n)
     x = rng.lognormal(0.0, 0.4, n) * 3.0
     y, v = trimmed_stats([x])
-    g = int(math.floor(TRIM * n))
+    g = math.floor(TRIM * n)
     m = sps.trim_mean(x, TRIM)
     w = np.asarray(mstats.winsorize(x, limits=(TRIM, TRIM)), dtype=float)
     assert y[0] == pytest.approx(math.log(m), rel=1e-12)
@@ -84,7 +84,7 @@ def test_trimmed_stats_boundaries():
     """Half the runs zero is still a line (a sub-µs op seen in every other run); fewer nonzero runs than half is
     not, nor a trimmed mean that is zero; a trim of half or more would leave nothing; one run has no variance."""
     half = np.array([0.0] * 5 + [1.0, 2.0, 3.0, 4.0, 5.0])
-    y, v = trimmed_stats([half])
+    y, _v = trimmed_stats([half])
     assert y[0] == pytest.approx(math.log(sps.trim_mean(half, 0.1)))
     assert trimmed_stats([np.array([0.0] * 6 + [1.0, 2.0, 3.0, 4.0])]) is None
     assert trimmed_stats([np.array([1.0] * 10), np.zeros(10)]) is None
@@ -103,7 +103,7 @@ def test_mean_stats_by_hand_on_both_scales():
     assert y[0] == pytest.approx(math.log(3.0)) and v[0] == pytest.approx(7 / 6 / 9)
     y, v = mean_stats([x, np.array([5.0])], log=False)
     assert y.tolist() == [3.0, 5.0] and v[0] == pytest.approx(7 / 6) and v[1] == 0.0
-    ym, vm = metric_stats([x], "mean")
+    ym, _vm = metric_stats([x], "mean")
     assert ym[0] == pytest.approx(math.log(3.0))
     with pytest.raises(ValueError, match="unknown metric 'p50'"):
         metric_stats([x], "p50")

@@ -176,6 +176,6 @@ def test_design_resolves_an_effect_exactly_at_the_required_width():
     below = float(np.nextafter(effect, -np.inf))
     while math.log1p(below) == need:
         below = float(np.nextafter(below, -np.inf))
-    kw = dict(level=0.95, power=0.5, launches=(2,), runs=(10,), floor_sd=0)
+    kw = {"level": 0.95, "power": 0.5, "launches": (2,), "runs": (10,), "floor_sd": 0}
     assert design(0.0, tau, float(effect), **kw)["options"][0]["resolves"] is True
     assert design(0.0, tau, below, **kw)["options"][0]["resolves"] is False

@@ -146,7 +146,7 @@ def test_the_memory_gate(collected):
     the manifest; its interval clears the threshold and `--fail-on memory-regression` fails, in one line."""
     import math
 
-    doc, _, d = collected
+    _doc, _, d = collected
     r = subprocess.run([sys.executable, "-m", "edgeprof", "compare", "--run-dir", d / "out", "-b", "act_small_portable",
                         "-c", "act_large_portable", "--no-write", "--fail-on", "memory-regression", "--json"],
                        capture_output=True, text=True)

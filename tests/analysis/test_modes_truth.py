@@ -14,7 +14,7 @@ from edgeprof.analysis.stats import MIN_RUNS_SHAPE, MODE_DIP, MODE_MASS, modes
 
 def clusters(n: int, share: float, a: float = 10.0, b: float = 20.0, sd: float = 0.02, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    k = int(round(share * n))
+    k = round(share * n)
     return np.r_[a * np.exp(rng.normal(0, sd, k)), b * np.exp(rng.normal(0, sd, n - k))]
 
 

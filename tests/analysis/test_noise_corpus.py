@@ -94,7 +94,7 @@ def test_the_headline_p_is_launch_level(corpus):
     """On 3 vs 3 A/A the launch-level p is below 0.05 about as often as it should be — the run-level
     Brunner–Munzel on pooled runs was below 0.05 in 84 % of such comparisons."""
     below = total = 0
-    for s, prog, ls, prof in _rows(corpus):
+    for _s, _prog, ls, prof in _rows(corpus):
         for b, c in nc.splits(12, 3, 3, 30):
             below += nc.judge(ls, b, c, prof)["median"]["p_value"] < 0.05
             total += 1
@@ -127,7 +127,7 @@ def test_multimodality_warning(corpus):
     mode (35 % × 1.6) is named about half the time (README)."""
     aa = fired = total = 0
     rng = np.random.default_rng(0)
-    for s, prog, ls, _ in _rows(corpus):
+    for _s, _prog, ls, _ in _rows(corpus):
         for b, c in nc.splits(12, 3, 3, 10):
             br, cr = [ls[i].steady for i in b], [ls[i].steady for i in c]
             aa += bool(_modal_warning("b", br) or _modal_warning("c", cr))
@@ -147,7 +147,7 @@ def test_a_tail_regression_is_named(corpus):
     3 vs 3 comparisons over the corpus; named in ≤ 5 % of A/A comparisons."""
     named = aa = total = 0
     rng = np.random.default_rng(1)
-    for s, prog, ls, prof in _rows(corpus):
+    for _s, _prog, ls, prof in _rows(corpus):
         for b, c in nc.splits(12, 3, 3, 12):
             br, cr = [ls[i].steady for i in b], [ls[i].steady for i in c]
             aa += bool(_tail_statement(metric_contrasts(br, cr, prof, level=0.95, threshold=0.02), "median"))

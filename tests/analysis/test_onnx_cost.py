@@ -23,7 +23,7 @@ except ImportError:
         raise
     pytest.skip("the ort extra is not installed", allow_module_level=True)
 
-from edgeprof.io.onnx_model import read_onnx  # noqa: E402
+from edgeprof.io.onnx_model import read_onnx
 
 ORT = DATA / "ort"
 

@@ -119,7 +119,7 @@ def test_the_gate_fails_on_the_planted_fallback_and_passes_on_the_same_placement
         {"candidate_partition": 0, "placement": "XnnpackBackend", "from": [0, 1, 2]}]
 
 
-def _placed(ops: list[tuple[str, str, bool]], name="x") -> "pa.Placement":
+def _placed(ops: list[tuple[str, str, bool]], name="x") -> pa.Placement:
     from edgeprof.placement_model import PlacedOp, Placement
 
     return Placement(name, "executorch", "etdump", "portable",

@@ -105,7 +105,7 @@ def test_warmup_injected_into_real_noise_is_found_and_shuffles_are_clean(etdump)
     base = lat(etdump, "mobilenet_v3_small_xnnq8.N200")[5:]
     rng = np.random.default_rng(0)
     found, false = 0, 0
-    for i in range(100):
+    for _i in range(100):
         v = rng.permutation(base)
         false += detect_warmup(v)["count"] > 0
         v[:3] = v[:3] + 3 * np.percentile(base, 95)

@@ -64,9 +64,9 @@ def test_tukey_fences_edges():
     assert outliers(np.array([1.0, 2.0, 3.0])) == {"count": 0, "percentage": 0.0, "values": [], "indices": [],
                                                    "bounds": None, "method": "Tukey fences 1.5×IQR (needs ≥ 4 runs)"}
     base = [10.0] * 5 + [20.0] * 5                              # q1 10, q3 20: fences −5 and 35
-    r = outliers(np.array([-5.0] + base + [35.0]))
+    r = outliers(np.array([-5.0, *base, 35.0]))
     assert r["bounds"] == {"lower": -5.0, "upper": 35.0} and r["count"] == 0      # on a fence: not outside it
-    r = outliers(np.array([-5.0001] + base + [35.0001]))
+    r = outliers(np.array([-5.0001, *base, 35.0001]))
     assert r["indices"] == [0, 11] and r["percentage"] == pytest.approx(200 / 12)
 
 

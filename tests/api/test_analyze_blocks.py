@@ -134,7 +134,7 @@ def test_an_etrecord_that_attaches_differently_to_a_later_block_sends_the_file_w
         out = real(self, path, prof, **kw)
         seen.append(prof.n_events)
         if len(seen) == 2 and prof.n_runs and not prof.events.is_empty() and prof.runs["run_index"].min() >= 0:
-            out = dataclasses.replace(out, warnings=out.warnings + ["this block attached differently"])
+            out = dataclasses.replace(out, warnings=[*out.warnings, "this block attached differently"])
         return out
 
     monkeypatch.setattr(Workspace, "_with_etrecord", second_differs)

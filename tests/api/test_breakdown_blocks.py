@@ -25,7 +25,7 @@ def _breakdown(f, out, rec=None, **kw):
 def test_blocks_give_the_whole_file_s_breakdown(tmp_path, name, etrecord):
     f = recording(tmp_path, name)
     rec = DATA / "etrecord" / f"{etrecord}.etrecord" if etrecord else None
-    whole, whole_files, wws = _breakdown(f, tmp_path / "whole", rec, block_events=0)
+    whole, whole_files, _wws = _breakdown(f, tmp_path / "whole", rec, block_events=0)
     assert set(whole.profile.events.columns) > set(BREAKDOWN_COLUMNS)  # read whole: every column
     for b in (1, 500, None):
         got, files, ws = _breakdown(f, tmp_path / f"b{b}", rec, block_events=b)

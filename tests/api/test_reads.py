@@ -49,7 +49,7 @@ def run_folder(tmp_path_factory) -> tuple[Path, list[Path], Path]:
     manifest, the ETRecords in out_tel/artifacts and two trace logs in the sibling mac_trace folder."""
     root = tmp_path_factory.mktemp("reads")
     run_dir = root / "out_tel" / "runs" / "mac"
-    runs, version = read(gzip.open(DATA / "etdump" / "tel_xnn.N20.etdp.gz").read())
+    runs, version = read(gzip.decompress((DATA / "etdump" / "tel_xnn.N20.etdp.gz").read_bytes()))
     gemm = lambda e: label(e).startswith("Fully Connected")  # noqa: E731
     arms = {"mac_sme2_off": stretch(runs, gemm, 8.0), "mac_sme2_on": rename(runs, _fp32_to_pf32)}
     inputs = []
@@ -60,7 +60,7 @@ def run_folder(tmp_path_factory) -> tuple[Path, list[Path], Path]:
         inputs.append(f)
     (run_dir / "mac_portable").mkdir()
     f = run_dir / "mac_portable" / "tel_portable_mac_portable_t1.etdump"
-    f.write_bytes(gzip.open(DATA / "etdump" / "tel_portable.N20.etdp.gz").read())
+    f.write_bytes(gzip.decompress((DATA / "etdump" / "tel_portable.N20.etdp.gz").read_bytes()))
     inputs.append(f)
     art = root / "out_tel" / "artifacts"
     art.mkdir()
@@ -121,7 +121,7 @@ def test_compare_opens_each_launch_once_and_its_etrecord_once(run_folder):
 
 
 def test_the_workspace_counts_agree_and_one_workspace_serves_several_commands(run_folder):
-    run_dir, _, root = run_folder
+    run_dir, _, _root = run_folder
     ws = Workspace(run_dir)
     rep = api.report([str(run_dir)], ws=ws)
     after_report = Counter(ws.reads)

@@ -80,9 +80,9 @@ def test_candidate_slower_gives_the_checklist(etdump_dir, tmp_path):
     for exp, src in (("mac_sme2_off", "toycnn_xnn.N20"), ("mac_sme2_on", "toycnn_portable.N20")):
         (run / exp).mkdir(parents=True)
         shutil.copy(etdump_dir / f"{src}.etdp", run / exp / f"toy_{exp}_t4.etdump")
+    runner = "cmake-out/android-arm64-v9a/executor_runner"
     (run / "manifest.json").write_text(json.dumps({"model": "toy.pte", "device": "Pixel 9 Pro (Tensor G4)",
-                                                   "config": {"runner_path_sme2_on": "cmake-out/android-arm64-v9a/executor_runner"},
-                                                   "results": []}))
+                                                   "config": {"runner_path_sme2_on": runner}, "results": []}))
     trace = run.parent / "linux_trace"
     trace.mkdir()
     shutil.copy(X / "android_sme2_on_xnntrace.log", trace / "toy_mac_sme2_on_t4_xnntrace.log")
@@ -245,8 +245,8 @@ def _inspector_execute_ms(name: str) -> list[float]:
     """Method::execute per run, from ExecuTorch Inspector's own table (the independent oracle)."""
     import csv
     import gzip
-    rows = csv.DictReader(gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt"))
-    runs = {int(r["run_index"]): float(r["duration_ms"]) for r in rows if r["event_name"] == "Method::execute"}
+    with gzip.open(DATA / "ground_truth" / f"{name}.inspector.csv.gz", "rt") as f:
+        runs = {int(r["run_index"]): float(r["duration_ms"]) for r in csv.DictReader(f) if r["event_name"] == "Method::execute"}
     return [runs[i] for i in sorted(runs)]
 
 

@@ -86,7 +86,7 @@ def test_validate_compare_and_the_report_on_the_new_folder(collected):
 
 
 def test_the_overhead_check_states_what_etdump_costs(collected):
-    out, res = collected
+    _out, res = collected
     ov = res["overhead"]
     assert ov and {e["experiment"] for e in ov["per_configuration"]} == {"toycnn_portable", "toycnn_xnnpack_fp32"}
     for e in ov["per_configuration"]:

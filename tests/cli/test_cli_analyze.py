@@ -190,7 +190,8 @@ def test_example_folder_round_trip(tmp_path):
 
 
 def test_help_is_fast_and_imports_no_data_libraries():
-    code = "import sys, edgeprof.cli; edgeprof.cli.main(['--help'], standalone_mode=False); print(sorted(m for m in ('polars', 'numpy', 'rich') if m in sys.modules))"
+    code = ("import sys, edgeprof.cli; edgeprof.cli.main(['--help'], standalone_mode=False); "
+            "print(sorted(m for m in ('polars', 'numpy', 'rich') if m in sys.modules))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip().endswith("[]")
     res = subprocess.run([sys.executable, "-c", "import sys, edgeprof; print('polars' in sys.modules, 'numpy' in sys.modules)"],

@@ -51,7 +51,7 @@ def test_threads_alone_are_the_variable_under_test(folders):
     host, _, env = folders
     a = sorted((host / "a").glob("*_t1_l*.etdump"))
     a2 = sorted((host / "a").glob("*_t2_l*.etdump"))
-    r, doc = _cmp(*sum((["-b", p] for p in a), []), *sum((["-c", p] for p in a2), []), env=env)
+    r, doc = _cmp(*(x for p in a for x in ("-b", p)), *(x for p in a2 for x in ("-c", p)), env=env)
     assert r.returncode == 0, r.stderr
     comp = doc["comparability"]
     assert comp["comparable"] and comp["variable_under_test"] == ["threads"]
@@ -63,7 +63,7 @@ def test_another_experiment_at_another_thread_count_is_not_comparable(folders):
     host, _, env = folders
     a = sorted((host / "a").glob("*_t1_l*.etdump"))
     b2 = sorted((host / "b").glob("*_t2_l*.etdump"))
-    args = [*sum((["-b", p] for p in a), []), *sum((["-c", p] for p in b2), [])]
+    args = [*(x for p in a for x in ("-b", p)), *(x for p in b2 for x in ("-c", p))]
     r, doc = _cmp(*args, env=env)
     assert r.returncode == 0 and doc["verdict"] == "not_comparable"
     assert doc["comparability"]["critical_differences"] == ["threads"] and "verdict_if_comparable" in doc
@@ -77,7 +77,7 @@ def test_a_device_against_the_host_is_not_comparable_for_another_experiment(fold
     host, dev, env = folders
     a = sorted((host / "a").glob("*_t1_l*.etdump"))
     d = sorted(dev.rglob("*.etdump"))
-    r, doc = _cmp(*sum((["-b", p] for p in a), []), *sum((["-c", p] for p in d), []), env=env)
+    _r, doc = _cmp(*(x for p in a for x in ("-b", p)), *(x for p in d for x in ("-c", p)), env=env)
     rows = {row["aspect"]: row for row in doc["comparability"]["rows"]}
     assert rows["device"]["candidate"] == ["Pixel 9 Pro"] and rows["device"]["critical"]
     assert doc["verdict"] == "not_comparable"

@@ -42,7 +42,7 @@ def test_the_parser_at_its_boundaries(text, value):
             t.convert(text, None, None)
     else:
         assert t.convert(text, None, None) == pytest.approx(value)
-    with pytest.raises(click.BadParameter, match="write 3% for 3 percent, or 0.03"):
+    with pytest.raises(click.BadParameter, match=r"write 3% for 3 percent, or 0\.03"):
         t.convert("3", None, None)
     assert Fraction(upper=2.0).convert("150%", None, None) == pytest.approx(1.5)
     with pytest.raises(click.BadParameter, match="at least 50 %"):

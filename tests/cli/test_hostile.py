@@ -231,7 +231,7 @@ def test_timeline_csv_cells(world, tmp_path):
             if cmd[0] == "latency" and res.exit_code == 0:
                 rep = json.loads(res.stdout)["reports"][0]
                 assert rep["median_ms"] is not None and rep["median_ms"] > 0, name
-        if name.startswith("duration_") and name.endswith(("_exec", "_all")) or name == "header_only":
+        if (name.startswith("duration_") and name.endswith(("_exec", "_all"))) or name == "header_only":
             assert run("latency", p, "--no-write").exit_code == 2, name
 
 
@@ -306,7 +306,7 @@ def test_unwritable_folder_as_a_regular_user(world):
         env = dict(os.environ, HOME=str(base))
         cmd = [str(BIN / "edgeprof"), "analyze", str(base / "good.etdp"), "--output-dir", str(locked), "--no-progress"]
         # can another user run this installation at all? (not when it sits in root's home or in a 0700 folder)
-        runnable = not prefix or subprocess.run(prefix + [str(BIN / "python"), "-c", "import edgeprof.cli"],
+        runnable = not prefix or subprocess.run([*prefix, str(BIN / "python"), "-c", "import edgeprof.cli"],
                                                 capture_output=True, env=env, cwd=base, timeout=120).returncode == 0
         r = subprocess.run(prefix + cmd, capture_output=True, text=True, env=env, cwd=base, timeout=120)
         reason = "permission denied"

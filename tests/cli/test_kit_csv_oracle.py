@@ -39,19 +39,20 @@ def _truth(name: str) -> pd.DataFrame:
         for j, e in enumerate(nodes):
             cpu = e["args"]["provider"] == "CPUExecutionProvider"
             backend = "portable" if cpu else e["args"]["provider"]
-            common = dict(run_index=r, start_us=float(e["ts"]), end_us=float(e["ts"] + e["dur"]),
-                          duration_ms=e["dur"] / 1000, instruction_id=int(e["args"]["node_index"]),
-                          module_path=e["name"].removesuffix("_kernel_time"), offset_us=float(e["ts"] - t0),
-                          run_us=d0, delegate_backend=backend, backend_source="" if cpu else "profile",
-                          op=e["args"]["op_name"])
+            common = {"run_index": r, "start_us": float(e["ts"]), "end_us": float(e["ts"] + e["dur"]),
+                      "duration_ms": e["dur"] / 1000, "instruction_id": int(e["args"]["node_index"]),
+                      "module_path": e["name"].removesuffix("_kernel_time"), "offset_us": float(e["ts"] - t0),
+                      "run_us": d0, "delegate_backend": backend, "backend_source": "" if cpu else "profile",
+                      "op": e["args"]["op_name"]}
             rows.append(dict(common, event_index=2 * j, name=e["args"]["op_name"], depth=2,
                              kind="kernel" if cpu else "delegate_op", parent_event_index=2 * j + 1, self_us=e["dur"]))
             rows.append(dict(common, event_index=2 * j + 1, name="OPERATOR_CALL" if cpu else "DELEGATE_CALL", depth=1,
                              kind="operator_call" if cpu else "delegate_call", parent_event_index=k, self_us=0))
-        rows.append(dict(run_index=r, event_index=k, name="Method::execute", start_us=float(t0), end_us=float(t0 + d0),
-                         duration_ms=d0 / 1000, instruction_id=-1, module_path="", offset_us=0.0, run_us=d0,
-                         delegate_backend="framework", backend_source="", op=None, depth=0, kind="framework",
-                         parent_event_index=None, self_us=d0 - sum(e["dur"] for e in nodes)))
+        rows.append({"run_index": r, "event_index": k, "name": "Method::execute", "start_us": float(t0),
+                     "end_us": float(t0 + d0), "duration_ms": d0 / 1000, "instruction_id": -1, "module_path": "",
+                     "offset_us": 0.0, "run_us": d0, "delegate_backend": "framework", "backend_source": "", "op": None,
+                     "depth": 0, "kind": "framework", "parent_event_index": None,
+                     "self_us": d0 - sum(e["dur"] for e in nodes)})
     return pd.DataFrame(rows)
 
 

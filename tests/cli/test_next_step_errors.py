@@ -78,11 +78,11 @@ def test_gzip_bombs_truncation_and_trailing_bytes(tmp_path, monkeypatch):
     monkeypatch.setattr(timeline_csv, "MAX_CSV_BYTES", 10_000)
     bomb = tmp_path / "b_exec_all_runs_timeline.csv.gz"
     bomb.write_bytes(gzip.compress(b"a," * 20_000))
-    with pytest.raises(edgeprof.errors.InputError, match="expands .*limit: the 10000 bytes any timeline CSV"):
+    with pytest.raises(edgeprof.errors.InputError, match=r"expands .*limit: the 10000 bytes any timeline CSV"):
         timeline_csv.read_timeline_csv(bomb)
     cut = tmp_path / "cut.etdp.gz"
     cut.write_bytes(gzip.compress(gzip.decompress((DATA / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes()))[:-20])
-    with pytest.raises(edgeprof.errors.InputError, match="truncated|damaged"):
+    with pytest.raises(edgeprof.errors.InputError, match=r"truncated|damaged"):
         edgeprof.load_etdump(cut, warn=False)
     extra = tmp_path / "extra.etdp.gz"
     extra.write_bytes((DATA / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes() + b"junk")

@@ -3,7 +3,8 @@ computation from the runtime's own `model_run` durations (read with the standard
 log run times within launches (warm-up run left out), the median lag-1 autocorrelation, the SD of the launch
 medians pooled with the 25 % default allowance counted as 2 df and taken at its upper 80 % χ² bound, each
 design's t interval half-width and power (scipy's t distribution; with 2 launches per arm, compare's interval
-widened by that allowance), the cheapest design that resolves the effect. A key the plan gains without a check here fails the test."""
+widened by that allowance), the cheapest design that resolves the effect. A key the plan gains without a check here
+fails the test."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def collected(tmp_path_factory):
 
 
 def test_the_device_shell_samples_the_runners_peak(collected):
-    d, env, f, man = collected
+    _d, _env, f, man = collected
     mem = {(r["experiment"], r["launch"]): r["metrics"]["memory"] for r in man["results"]}
     assert sorted(mem) == [("big", 1), ("big", 2), ("small", 1), ("small", 2)]
     for m in mem.values():

@@ -269,7 +269,8 @@ def test_ctrl_c_leaves_a_consistent_folder_whose_manifest_says_partial(fakes, tm
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
-    assert err.strip().startswith("edgeprof: error: interrupted:") and err.count("\n") == 1 and "partial (1 of 3 launches recorded)" in err
+    assert err.strip().startswith("edgeprof: error: interrupted:") and err.count("\n") == 1
+    assert "partial (1 of 3 launches recorded)" in err
     m = _manifest(out)
     assert m["status"] == "partial" and [r["launch"] for r in m["results"]] == [1]
     assert m["interrupted"]["launch"] == "a t1 launch 2"

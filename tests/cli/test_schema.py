@@ -28,7 +28,7 @@ def test_every_kind_has_a_schema_the_draft_accepts():
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
     assert list(doc) == list(KINDS)
-    for kind, s in doc.items():
+    for _kind, s in doc.items():
         jsonschema.Draft202012Validator.check_schema(s)
         assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert json.loads(_run("schema", "comparison").stdout) == doc["comparison"]

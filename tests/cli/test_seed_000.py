@@ -46,7 +46,7 @@ def _sme2_name(s: str) -> str:
 
 
 def _arms():
-    runs, version = read(gzip.open(DATA / "etdump" / "tel_xnn.N20.etdp.gz").read())
+    runs, version = read(gzip.decompress((DATA / "etdump" / "tel_xnn.N20.etdp.gz").read_bytes()))
     return rename(runs, _sme2_name), stretch(runs, _is_gemm, FACTOR), version
 
 
@@ -211,10 +211,12 @@ def test_seed_000_walkthrough(seed_run):
     trace = run_dir.parent / "mac_trace"
     import csv
 
-    on_rows = list(csv.DictReader(open(trace / "sme2_on_kernels.csv")))
-    off_rows = list(csv.DictReader(open(trace / "sme2_off_kernels.csv")))
-    log_kernels = {line.split("'")[1] for line in open(trace / "tel_xnnpack_fp32_mac_sme2_on_t1_xnntrace.log")
-                   if "microkernel '" in line}
+    with open(trace / "sme2_on_kernels.csv") as f:
+        on_rows = list(csv.DictReader(f))
+    with open(trace / "sme2_off_kernels.csv") as f:
+        off_rows = list(csv.DictReader(f))
+    with open(trace / "tel_xnnpack_fp32_mac_sme2_on_t1_xnntrace.log") as f:
+        log_kernels = {line.split("'")[1] for line in f if "microkernel '" in line}
     assert {r_["kernel_name"] for r_ in on_rows} == log_kernels
     assert any(r_["has_sme2"] == "1" for r_ in on_rows) and not any(r_["has_sme2"] == "1" for r_ in off_rows)
     view = (trace / "kernel_view.md").read_text()
@@ -224,7 +226,7 @@ def test_seed_000_walkthrough(seed_run):
 
 
 def test_seed_000_report_and_validate_agree_with_the_evidence(seed_run):
-    root, run_dir, on, off = seed_run
+    root, run_dir, _on, _off = seed_run
     if not (run_dir / "analysis_summary.json").exists():
         assert _bash(STEP2, root).returncode == 0
     from edgeprof import api
@@ -239,7 +241,7 @@ def test_seed_000_report_and_validate_agree_with_the_evidence(seed_run):
 
 def test_registered_but_not_executed_is_a_finding(tmp_path):
     """SME2 kernels in the SME2-on trace, but the SME2-on ETDump shows no SME operator ran (plain F32 names)."""
-    runs, version = read(gzip.open(DATA / "etdump" / "tel_xnn.N20.etdp.gz").read())
+    runs, version = read(gzip.decompress((DATA / "etdump" / "tel_xnn.N20.etdp.gz").read_bytes()))
     run_dir = _write_folder(tmp_path, runs, stretch(runs, _is_gemm, FACTOR), version)
     from edgeprof import api
 
@@ -253,7 +255,7 @@ def test_registered_but_not_executed_is_a_finding(tmp_path):
 
 
 def test_kit_flag_orders_and_usage_errors(seed_run):
-    root, run_dir, on, off = seed_run
+    root, run_dir, _on, _off = seed_run
     if not (run_dir / "analysis_summary.json").exists():
         assert _bash(STEP2, root).returncode == 0
     on_csv = "model_profiling/out_tel/runs/mac/mac_sme2_on/tel_xnnpack_fp32_mac_sme2_on_t1_exec_all_runs_timeline.csv"

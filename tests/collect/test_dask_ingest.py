@@ -50,7 +50,7 @@ def _rows(store) -> dict:
     from edgeprof.store.backends import open_store
 
     with open_store(store) as st:
-        return {"launches": sorted(st.query("SELECT launch_id, model, median_ms, p90_ms, n_runs, \"commit\" FROM launches").rows()),
+        return {"launches": sorted(st.query('SELECT launch_id, model, median_ms, p90_ms, n_runs, "commit" FROM launches').rows()),
                 "runs": sorted(st.query("SELECT launch_id, run_index, latency_ms FROM runs").rows()),
                 "operators": sorted(st.query("SELECT launch_id, operator, mean_ms FROM operators").rows())}
 

@@ -167,7 +167,7 @@ def test_a_spiky_operator_keeps_its_point_with_its_interval():
     launches = nc.session("c_quiet")["toycnn_xnn"]
     tabs = [nc.line_tables(x) for x in launches[:6]]
     key = next(iter(tabs[0][2]))
-    for i, (m, e, ops) in enumerate(tabs[3:]):
+    for _i, (_m, _e, ops) in enumerate(tabs[3:]):
         col = ops[key].copy()
         spikes = rng.choice(col.size, size=int(0.4 * col.size), replace=False)
         col[spikes] *= 12

@@ -74,7 +74,7 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     """The rule above is not vacuous: a planted analysis → io import is caught."""
     f = tmp_path / "planted.py"
     f.write_text("from ..io.etdump import read_etdump\nimport edgeprof.render.svg\n")
-    found = [t for t in _imports(f, "edgeprof.analysis")]
+    found = list(_imports(f, "edgeprof.analysis"))
     assert found == ["edgeprof.io.etdump", "edgeprof.render.svg"]
     assert all(_layer(t) not in ALLOWED["analysis"] for t in found)
 

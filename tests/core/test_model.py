@@ -23,7 +23,7 @@ def make(run_index, parent=None, runs=None, names=None):
     })
     if runs is None:
         ids = sorted({r for r in run_index if r >= 0})
-        runs = {"run_index": [-1] + ids, "e2e_ns": [None] + [1000 * (r + 1) for r in ids],
+        runs = {"run_index": [-1, *ids], "e2e_ns": [None] + [1000 * (r + 1) for r in ids],
                 "e2e_source": [None] + ["method_execute"] * len(ids)}
     return Profile("t", ev, pl.DataFrame(runs, schema_overrides={"run_index": pl.Int32, "e2e_ns": pl.Int64}),
                    EMPTY, EMPTY)
@@ -178,7 +178,7 @@ def test_op_type_groups_follow_a_run_selection_without_hashing_the_lists(monkeyp
         ids, first, groups = sel.op_type_groups()
         kept = sel.events["op_types"].to_list()
         assert [groups[i] for i in ids] == kept
-        assert all(f == -1 or ids[f] == g and f == kept.index(groups[g]) for g, f in enumerate(first))
+        assert all(f == -1 or (ids[f] == g and f == kept.index(groups[g])) for g, f in enumerate(first))
         assert sorted(groups[g] for g, f in enumerate(first) if f >= 0) == sorted(map(list, {tuple(x) for x in kept}))
     assert "op_types" not in calls
     assert p.without_leading_runs(2).op_type_groups()[1].tolist().count(-1) == 2  # conv and add/relu: none left

@@ -6,7 +6,6 @@ events, allocations) stacked the same way, and the column types of a single laun
 from __future__ import annotations
 
 import polars as pl
-import pytest
 from testdata import DATA, recording
 
 from edgeprof.io.readers import read_profile

@@ -82,7 +82,7 @@ def test_the_sample_draws_from_every_non_equivalent_mutant():
     assert [x.key for x in sample_pool(allm, equivalent, 100, 7)] == [x.key for x in a]  # the seed decides
     assert {x.key for x in sample_pool(allm, equivalent, 100, 8)} != {x.key for x in a}
     # over many seeds every module is drawn about in proportion to its mutants (no module kept out)
-    drawn = {m: 0 for m in CORE}
+    drawn = dict.fromkeys(CORE, 0)
     for seed in range(40):
         for x in sample_pool(allm, equivalent, 100, seed):
             drawn[x.module] += 1
@@ -141,8 +141,8 @@ def test_the_most_focused_tests_run_first_within_the_budget():
     broad = [f"tests/cli/test_whole_commands.py::t{i}" for i in range(50)]
     focused = "tests/io/test_durations.py::boundary"
     slow = "tests/io/test_durations.py::slow"
-    lines = {f: {10: [*broad, focused, slow], **{ln: broad for ln in range(11, 200)}}}
-    durations = {**{t: 0.1 for t in broad}, focused: 0.2, slow: 5.0}
+    lines = {f: {10: [*broad, focused, slow], **dict.fromkeys(range(11, 200), broad)}}
+    durations = {**dict.fromkeys(broad, 0.1), focused: 0.2, slow: 5.0}
     m = Mutant("edgeprof.io.etdump", 0, 10, 10, "duration_problems", "`>=` → `>`", "k")
     chosen, reached, spent = run.select_tests(m, lines, durations, budget=2.0)
     assert chosen[0] == focused and slow not in chosen and reached == 52
@@ -163,7 +163,7 @@ def test_a_constant_read_at_import_gets_every_test_of_its_module():
     importers = [f"tests/cli/test_x.py::cmd{i}" for i in range(5)]
     unit = "tests/core/test_taxonomy.py::test_rule"
     lines = {f: {const: importers, const + 400: [unit]}}
-    durations = {**{t: 3.0 for t in importers}, unit: 0.1}
+    durations = {**dict.fromkeys(importers, 3.0), unit: 0.1}
     m = Mutant("edgeprof.taxonomy", 0, const, const, "<module>", "'a' → 'XXaXX'", "k")
     chosen, reached, _ = run.select_tests(m, lines, durations, budget=6.0)
     assert chosen[0] == unit and reached == 6
@@ -180,7 +180,7 @@ def test_a_slow_test_of_the_own_files_does_not_crowd_out_the_fast_ones():
     own_slow = ["tests/analysis/test_launches.py::real_a", "tests/analysis/test_launches.py::real_b"]
     fast = [f"tests/analysis/test_compare_rules.py::t{i:02d}" for i in range(20)]
     lines = {f: {73: [*own_slow, *fast]}}
-    durations = {own_slow[0]: 3.0, own_slow[1]: 12.0, **{t: 0.01 for t in fast}}
+    durations = {own_slow[0]: 3.0, own_slow[1]: 12.0, **dict.fromkeys(fast, 0.01)}
     m = Mutant("edgeprof.analysis.launches", 0, 73, 73, "log_quantile_stats", "`>` → `>=`", "k")
     chosen, reached, spent = run.select_tests(m, lines, durations, budget=6.0)
     assert chosen[:20] == sorted(fast) and chosen[20:] == [own_slow[0]] and reached == 22
@@ -196,8 +196,8 @@ def test_the_own_files_and_the_others_take_turns():
     f = str(run.module_path("edgeprof.io.etdump").resolve())
     own_tests = [f"tests/io/test_etdump.py::whole{i:03d}" for i in range(100)]
     boundary = "tests/io/test_durations.py::boundary"
-    lines = {f: {60: [*own_tests, boundary], **{ln: own_tests for ln in range(61, 300)}}}
-    durations = {**{t: 0.1 for t in own_tests}, boundary: 0.1}
+    lines = {f: {60: [*own_tests, boundary], **dict.fromkeys(range(61, 300), own_tests)}}
+    durations = {**dict.fromkeys(own_tests, 0.1), boundary: 0.1}
     m = Mutant("edgeprof.io.etdump", 0, 60, 60, "duration_problems", "`>=` → `>`", "k")
     chosen, reached, _ = run.select_tests(m, lines, durations, budget=2.05)
     assert chosen[:2] == [own_tests[0], boundary] and len(chosen) == 20 and reached == 101
@@ -213,7 +213,7 @@ def test_a_string_mutant_runs_the_cases_that_name_its_value_first():
     cases = [f"tests/core/test_taxonomy.py::test_every_rule[abs{i:03d}-aten-CAT/x{i:03d}]" for i in range(500)]
     mine = "tests/core/test_taxonomy.py::test_every_rule[avg_pool2d-aten-POOL/avg]"  # as focused, later by name
     lines = {f: {105: [*cases, mine], 400: [*cases, mine]}}
-    durations = {**{t: 0.05 for t in cases}, mine: 0.05}
+    durations = {**dict.fromkeys(cases, 0.05), mine: 0.05}
     m = Mutant("edgeprof.taxonomy", 0, 105, 105, "<module>", "'POOL/avg' → 'XXPOOL/avgXX'", "k")
     chosen, reached, _ = run.select_tests(m, lines, durations, budget=1.0)
     assert chosen[0] == mine and reached == 501 and len(chosen) < 50

@@ -8,7 +8,7 @@ import sys
 from testdata import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import readme_figures as rf  # noqa: E402
+import readme_figures as rf
 
 
 def test_the_documented_figures_are_current():

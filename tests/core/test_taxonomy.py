@@ -52,7 +52,7 @@ def test_portable_kernel_rules(op, expected):
 
 
 def test_every_portable_kernel_gets_its_labelled_category():
-    ops = [l.strip() for l in (DATA / "et_portable_functions_yaml_ops.txt").read_text().splitlines() if l.strip()]
+    ops = [ln.strip() for ln in (DATA / "et_portable_functions_yaml_ops.txt").read_text().splitlines() if ln.strip()]
     assert len(ops) == 209
     labels = {n: spec for n, table, spec, _ in _labels() if table == "aten"}
     for op in ops:
@@ -96,7 +96,8 @@ def test_mil_ops_of_the_coreml_fixtures():
     ("aten.mm.default", "GEMM"), ("aten.cat.default", "DATA_MOVEMENT"), ("Softmax (NC, F32) #2", "ACTIVATION"),
     ("Mean (ND) Reduce2 #1", "REDUCTION"), ("Copy Sign (ND)", "ELEMENTWISE"), ("Reciprocal Square Root (NC)", "ELEMENTWISE"),
     # other sources
-    ("dim_order_ops._to_dim_order_copy.default", "DATA_MOVEMENT"), ("quantized_decomposed.dequantize_per_tensor.default", "QUANT"),
+    ("dim_order_ops._to_dim_order_copy.default", "DATA_MOVEMENT"),
+    ("quantized_decomposed.dequantize_per_tensor.default", "QUANT"),
     ("quantized_decomposed::quantize_per_channel", "QUANT"), ("aten.scaled_dot_product_attention.default", "ATTENTION"),
     ("LayerNorm", "NORM"), ("Conv2D", "CONV"), ("DepthwiseConv2D", "CONV"), ("InnerProduct", "GEMM"),
     ("ResizeNearestNeighbor", "RESIZE"), ("my_mystery_op", "OTHER"),

@@ -58,7 +58,8 @@ def test_xnnpack_subtypes():
     assert (inv.source, inv.op, inv.rule) == ("xnnpack", "Invalid Unary Op", "XNNPACK Invalid Unary Op")
 
 
-@pytest.mark.parametrize("name", ["Method::step", "Method::anything", "Program::load_method", "Program::other", "JF_CALL", "MOVE_CALL",
+@pytest.mark.parametrize("name", ["Method::step", "Method::anything", "Program::load_method", "Program::other", "JF_CALL",
+                                  "MOVE_CALL",
                                   "FREE_CALL", "OPERATOR_CALL", "DELEGATE_CALL", "  Method::execute  "])
 def test_framework_events(name):
     c = classify(name)

@@ -42,5 +42,6 @@ def require_coremltools():
         import coremltools  # noqa: F401
     except ImportError:
         if os.environ.get("EDGEPROF_REQUIRE_COREML"):
-            raise RuntimeError("EDGEPROF_REQUIRE_COREML is set but coremltools is not installed (pip install '.[coreml]')")
+            raise RuntimeError("EDGEPROF_REQUIRE_COREML is set but coremltools is not installed "
+                               "(pip install '.[coreml]')") from None
         pytest.skip("coremltools (the coreml extra) is not installed")

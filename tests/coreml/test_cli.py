@@ -67,7 +67,7 @@ def test_coreml_diff_names_what_compression_changed():
     assert d["totals"]["weight_stored_unique"]["after"] < d["totals"]["weight_stored_unique"]["before"] / 3
     assert d["hazards"]["added"] == ["lut_expansion"]
     assert any(s.startswith("weights on disk") for s in d["statements"])
-    assert any("constexpr_lut_to_dense: 0 → 2 ops" == s for s in d["statements"])
+    assert any(s == "constexpr_lut_to_dense: 0 → 2 ops" for s in d["statements"])
 
 
 def test_a_folder_gives_one_analysis_per_submodel_and_reports_a_bad_one(tmp_path):
@@ -106,11 +106,12 @@ def test_macos_collectors_say_plainly_they_need_macos(tmp_path, cmd):
 def test_recorded_compute_plan_and_timing_become_a_report_edgeprof_ane_reads(tmp_path):
     """The layer above the macOS adapter, on a recorded plan: what MLComputePlan reports per op (device,
     supported devices, cost; consts without cost) and a timing, as the adapter returns them."""
-    recs = [{"function": "main", "index": 0, "name": "w", "type": "ios18.const", "device": "?", "supported": [], "cost": None},
-            {"function": "main", "index": 1, "name": "c", "type": "ios18.conv", "device": "ANE", "supported": ["ANE", "CPU"], "cost": 0.5},
-            {"function": "main", "index": 2, "name": "g", "type": "ios18.gather", "device": "CPU", "supported": ["CPU"], "cost": 0.1},
-            {"function": "main", "index": 3, "name": "s", "type": "ios18.cast", "device": "CPU", "supported": ["ANE", "CPU"], "cost": 0.05},
-            {"function": "main", "index": 4, "name": "l", "type": "ios18.linear", "device": "ANE", "supported": ["ANE"], "cost": 0.35}]
+    recs = [{"function": "main", "index": i, "name": name, "type": typ, "device": dev, "supported": sup, "cost": cost}
+            for i, (name, typ, dev, sup, cost) in enumerate([("w", "ios18.const", "?", [], None),
+                                                             ("c", "ios18.conv", "ANE", ["ANE", "CPU"], 0.5),
+                                                             ("g", "ios18.gather", "CPU", ["CPU"], 0.1),
+                                                             ("s", "ios18.cast", "CPU", ["ANE", "CPU"], 0.05),
+                                                             ("l", "ios18.linear", "ANE", ["ANE"], 0.35)])]
     doc = profile_document("m.mlpackage", recs, {"status": "ok", "load_ms": 20.0, "steady_ms": 2.0,
                                                  "times_ms": [1.0, 2.0, 3.0]}, "cpu_and_ne", 0.2)
     p = tmp_path / "profile.json"

@@ -35,7 +35,7 @@ def test_model_mil_text_parses_to_the_same_op_table_as_its_package(name, compile
     text = read_bundle(compiled(name))
     pkg = read_bundle(package(name))
     assert text.form == "mlmodelc" and pkg.form == "mlpackage"
-    assert [n for n in text.functions] == [n for n in pkg.functions]
+    assert list(text.functions) == list(pkg.functions)
     for f in text.functions:
         assert [(n, t.text()) for n, t in text.functions[f].inputs] == [(n, t.text()) for n, t in pkg.functions[f].inputs]
         assert text.functions[f].outputs == pkg.functions[f].outputs
@@ -55,7 +55,7 @@ def test_real_compiler_lines_parse():
             tensor<fp16, [4, 4]> d = constexpr_sparse_to_dense(mask = tensor<uint1, [4, 4]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(64))), nonzero_data = tensor<fp16, [8]>([0x1p+0, 2, 3, 4, 5, 6, 7, -inf]))[name = string("d")];
     } -> (out);
 }
-"""
+"""  # noqa: E501 - the compiler's lines as it writes them
     prog = parse_mil_text(text, "model.mil")
     ops = prog.functions["main"].ops
     assert [o.type for o in ops] == ["const", "const", "linear", "constexpr_sparse_to_dense"]
@@ -67,12 +67,14 @@ def test_real_compiler_lines_parse():
 
 
 @pytest.mark.parametrize("bad, line, what", [
-    ("program(1.3)\n{\n func main<ios18>(tensor<fp16, [1]> x) {\n  tensor<fp16, [1]> y = relu(x = x)[name = string(\"y\")]\n } -> (y);\n}\n", 5, "';'"),
+    ("program(1.3)\n{\n func main<ios18>(tensor<fp16, [1]> x) {\n  tensor<fp16, [1]> y = relu(x = x)[name = string(\"y\")]\n"
+     " } -> (y);\n}\n", 5, "';'"),
     ("program(1.3)\n{\n func main<ios18>(tensor<fp16, [1, x> x) {\n } -> ();\n}\n", 3, "expected ']', found '>'"),
     ("program(1.3)\n{\n func main(tensor<fp16, [1]> x) {\n  y = relu(x = x)[];\n } -> (y);\n}\n", 4, ""),
     ("progrm(1.3) {}", 1, "'program'"),
     ("program(1.3)\n{\n}\n", None, "no function"),
-    ("program(1.3)\n{\n func main<ios18>() {\n  tensor<fp16, [1]> y = const()[val = tensor<fp16, [1]>(BLOBFILE(path = string(\"w\")))];\n } -> (y);\n}", 4, "BLOBFILE"),
+    ("program(1.3)\n{\n func main<ios18>() {\n  tensor<fp16, [1]> y = const()[val = tensor<fp16, [1]>(BLOBFILE("
+     "path = string(\"w\")))];\n } -> (y);\n}", 4, "BLOBFILE"),
     ("program(1.3)\n{ func main<ios18>() { } -> (); func main<ios18>() { } -> (); }", 2, "defined twice"),
     ("program(1.3)\n{\n func main<ios18>() {\n  \x00\n", 4, "unexpected character"),
 ])

@@ -53,7 +53,8 @@ def _lut_prog(n_lut: int, n_dense: int):
     return _prog(
         f'  tensor<fp16, [{n_lut}, 64]> w1 = constexpr_lut_to_dense(indices = {_blob(f"tensor<uint4, [{n_lut}, 64]>", 64)}, '
         f'lut = {_blob("tensor<fp16, [1, 1, 16, 1]>", 128)})[name = string("w1")];\n'
-        f'  tensor<fp16, [{n_dense}, 64]> w2 = const()[name = string("w2"), val = {_blob(f"tensor<fp16, [{n_dense}, 64]>", 192)}];\n'
+        f'  tensor<fp16, [{n_dense}, 64]> w2 = const()[name = string("w2"), '
+        f'val = {_blob(f"tensor<fp16, [{n_dense}, 64]>", 192)}];\n'
         f'  tensor<fp16, [1, {n_lut}]> a = linear(x = x, weight = w1)[name = string("a")];\n'
         f'  tensor<fp16, [1, {n_dense}]> b = linear(x = x, weight = w2)[name = string("b")];', outputs="a, b")
 

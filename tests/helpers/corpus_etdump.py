@@ -4,7 +4,6 @@ independent of edgeprof's reader)."""
 
 from __future__ import annotations
 
-import numpy as np
 
 
 def etdump_of(launch, factor: float = 1.0, runs: int | None = None) -> bytes:

@@ -108,7 +108,7 @@ def stretch(runs: list[Run], match, factor: float) -> list[Run]:
         profile = [e for e in events if isinstance(e, PE)]
         for target in sorted((e for e in profile if match(e)), key=lambda e: e.start, reverse=True):
             s0, e0 = target.start, target.end
-            extra = int(round((e0 - s0) * (factor - 1)))
+            extra = round((e0 - s0) * (factor - 1))
             if extra == 0:
                 continue
             for e in profile:

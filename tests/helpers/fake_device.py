@@ -146,14 +146,14 @@ elif cmd == "shell":
 else:
     print(f"adb: unknown command {{cmd}}", file=sys.stderr)
     sys.exit(1)
-'''
+'''  # noqa: E501 - the program as the fake adb runs it
 
 CPUINFO = """processor\t: 0
 BogoMIPS\t: 2000.00
 Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 i8mm bf16 sme sme2
 CPU implementer\t: 0x41
 CPU part\t: 0xd87
-"""
+"""  # noqa: E501 - /proc/cpuinfo as a device shows it
 
 
 def _script(path: Path, text: str) -> Path:
@@ -171,8 +171,8 @@ def install(tmp: Path) -> dict:
     source.write_bytes(gzip.decompress((DATA / "etdump" / "toycnn_xnn.N20.etdp.gz").read_bytes()))
     trace = DATA / "xnnpack" / "mac_sme2_on_xnntrace.log"
     log, devroot = tmp / "fake_calls.log", tmp / "devices"
-    fmt = dict(python=sys.executable, helpers=str(ROOT / "tests" / "helpers"), trace=str(trace), source=str(source),
-               log=str(log), devroot=str(devroot))
+    fmt = {"python": sys.executable, "helpers": str(ROOT / "tests" / "helpers"), "trace": str(trace),
+           "source": str(source), "log": str(log), "devroot": str(devroot)}
     runner = _script(bin_dir / "executor_runner", RUNNER.format(**fmt))
     adb = _script(bin_dir / "adb", ADB.format(**fmt))
     dev = devroot / "R5CX"

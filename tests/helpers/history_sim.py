@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+import itertools
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEVICES = {"board-a": "mobilenet_v3_small_xnnq8.N200.etdp.gz", "board-b": "mobilenet_v3_small_xnn.N20.etdp.gz"}
@@ -64,7 +65,7 @@ def plan_steps(rng, n_commits: int, devices, bases: dict, per_device: int = 8, m
         big = [k for k, s in sorted(shares.items(), key=lambda kv: -kv[1]) if s >= 0.15 and k.isupper()][:2]
         slot = (n_commits - 32) / per_device  # one step per slot, jittered: gaps of at least slot − 8 commits
         pos = [int(20 + slot * (j + 0.5) + rng.integers(-4, 5)) for j in range(per_device)]
-        assert min(b - a for a, b in zip(pos, pos[1:])) >= min(min_gap, slot - 8)
+        assert min(b - a for a, b in itertools.pairwise(pos)) >= min(min_gap, slot - 8)
         for j, c in enumerate(pos):
             eff = effects[int(rng.integers(len(effects)))]
             cat = big[j % len(big)] if (j % 3 == 1 and big) else None

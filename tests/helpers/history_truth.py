@@ -58,8 +58,8 @@ def _summary(launch, scale_all: float = 1.0, op: str | None = None, op_scale: fl
         cats[NEW_OP] = classify(NEW_OP).category
         lines[cats[NEW_OP]] = lines.get(cats[NEW_OP], 0.0) + extra
         e2e = e2e + extra
-    return LaunchSummary(e2e, list(range(e2e.size)), lines, ops, cats, {o: 1.0 for o in ops},
-                         {o: "portable" for o in ops})
+    return LaunchSummary(e2e, list(range(e2e.size)), lines, ops, cats, dict.fromkeys(ops, 1.0),
+                         dict.fromkeys(ops, "portable"))
 
 
 def concentrated_operator(program: str, session: str = "c_quiet") -> str | None:
@@ -185,7 +185,7 @@ def suite(*, reps: int = 2, factors=(1.1, 1.5, 2.3), afters=(1, 3, 10), before: 
     flat = {"histories": 0, "false": 0, "commits": 0, "possible": 0}
     for s in sessions:
         for p in programs:
-            for r in range(reps):
+            for _ in range(reps):
                 k += 1
                 truth = Truth("flat", 1.0, None, flat_commits, s, p)
                 y, v = points(truth, seed + k)

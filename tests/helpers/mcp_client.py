@@ -36,19 +36,18 @@ def run_calls(root: Path, calls: list[tuple[str, dict]], *extra: str, concurrent
     from mcp.client.stdio import stdio_client
 
     async def go():
-        async with stdio_client(server_params(root, *extra, **server)) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                tools = await s.list_tools()
+        async with stdio_client(server_params(root, *extra, **server)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            tools = await s.list_tools()
 
-                async def one(name, args):
-                    return _answer(await asyncio.wait_for(s.call_tool(name, args), call_timeout))
-                if concurrent:
-                    out = await asyncio.gather(*(one(n, a) for n, a in calls))
-                else:
-                    out = [await one(n, a) for n, a in calls]
-                run_calls.schemas = {t.name: t.input_schema for t in tools.tools}  # the last server's input schemas
-                run_calls.output_schemas = {t.name: t.output_schema for t in tools.tools}
-                return ([t.name for t in tools.tools], {t.name: t.description for t in tools.tools},
-                        {t.name: t.annotations for t in tools.tools}, list(out))
+            async def one(name, args):
+                return _answer(await asyncio.wait_for(s.call_tool(name, args), call_timeout))
+            if concurrent:
+                out = await asyncio.gather(*(one(n, a) for n, a in calls))
+            else:
+                out = [await one(n, a) for n, a in calls]
+            run_calls.schemas = {t.name: t.input_schema for t in tools.tools}  # the last server's input schemas
+            run_calls.output_schemas = {t.name: t.output_schema for t in tools.tools}
+            return ([t.name for t in tools.tools], {t.name: t.description for t in tools.tools},
+                    {t.name: t.annotations for t in tools.tools}, list(out))
     return asyncio.run(go())

@@ -16,7 +16,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -37,7 +37,7 @@ class Launch:
     cache: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=None)
+@cache
 def session(name: str) -> dict[str, list[Launch]]:
     import polars as pl
 
@@ -46,7 +46,7 @@ def session(name: str) -> dict[str, list[Launch]]:
     df = pl.read_csv(NOISE / f"{name}.csv.gz", infer_schema_length=None)
     extra = [c for c in df.columns if c.startswith(("line:", "op:"))]
     out: dict[str, list[Launch]] = {}
-    for (prog, launch), d in sorted(df.group_by(["program", "launch"]), key=lambda t: (t[0][0], t[0][1])):
+    for (prog, _launch), d in sorted(df.group_by(["program", "launch"]), key=lambda t: (t[0][0], t[0][1])):
         d = d.sort("run")
         runs = d["latency_ms"].to_numpy().astype(float)
         skip = detect_warmup(runs)["count"]

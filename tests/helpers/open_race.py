@@ -59,7 +59,7 @@ class Swapper:
         import mmap
         import tempfile
 
-        self._page = tempfile.TemporaryFile()
+        self._page = tempfile.TemporaryFile()  # noqa: SIM115 - held for the object's life
         self._page.write(b"\0" * 8)
         self._page.flush()
         self._map = mmap.mmap(self._page.fileno(), 8)

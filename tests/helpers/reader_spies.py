@@ -32,7 +32,7 @@ def second_block_attaches_differently(monkeypatch) -> list[int]:
         out = real(self, path, prof, **kw)
         seen.append(prof.n_events)
         if len(seen) == 2:
-            out = dataclasses.replace(out, warnings=out.warnings + ["this block attached differently"])
+            out = dataclasses.replace(out, warnings=[*out.warnings, "this block attached differently"])
         return out
 
     monkeypatch.setattr(Workspace, "_with_etrecord", second_differs)

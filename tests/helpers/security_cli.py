@@ -3,6 +3,7 @@ they expect, a fixture ETDump, and the rule that a missing extra skips only outs
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import importlib
@@ -70,9 +71,7 @@ def worker_environments(root: Path) -> list[dict]:
         except OSError:
             continue
         env = dict(kv.split("=", 1) for kv in raw.decode("utf-8", "replace").split("\0") if "=" in kv)
-        try:  # the worker's own folder, read while it lives (it goes with the worker)
+        with contextlib.suppress(KeyError, OSError):  # the worker's own folder, read while it lives (it goes with it)
             env["(mode of EDGEPROF_SCRATCH)"] = oct(os.stat(env["EDGEPROF_SCRATCH"]).st_mode & 0o777)
-        except (KeyError, OSError):
-            pass
         out.append(env)
     return out

@@ -11,7 +11,7 @@ PHASES_M = {"process_name", "thread_name", "process_sort_index", "thread_sort_in
 
 
 def _ns(x) -> int:
-    return int(math.floor(x * 1000 + 0.5))
+    return math.floor(x * 1000 + 0.5)
 
 
 def check_trace(doc) -> dict:

@@ -210,7 +210,7 @@ def test_two_rundata_sharing_one_event_vector_are_refused_at_the_second_referenc
     ev = _vec(b, [_event(b, 0, _profile_event(b, 1, 2))])
     data = _finish(b, [_run(b, ev), _run(b, ev)])
     second = _run_tables(data)[1]
-    with pytest.raises(CorruptETDumpError, match="ETDump.run_data \\(their event vectors\\) lists the table") as e:
+    with pytest.raises(CorruptETDumpError, match=r"ETDump\.run_data \(their event vectors\) lists the table") as e:
         RunDataIndex(data, "f")
     assert e.value.offset == _field(data, second, 3)
 

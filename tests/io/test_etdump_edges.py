@@ -22,7 +22,8 @@ def _profile(events, run_names=("Execute",), counts=None, **extra):
         for s in (nm, dd):
             if s is not None and s not in names:
                 names.append(s)
-    code = lambda s: names.index(s) if s is not None else -1
+    def code(s):
+        return names.index(s) if s is not None else -1
     dec = events_only(list(run_names), [e[0] for e in events], [code(e[1]) for e in events],
                       [code(e[2]) for e in events], names, [e[3] for e in events], [e[4] for e in events],
                       [e[5] for e in events], **extra)

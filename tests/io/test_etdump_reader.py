@@ -67,7 +67,7 @@ def test_portable_nesting_and_exact_self_time_accounting(tmp_path):
 def test_synthesized_starts_are_detected_from_contiguity(tmp_path):
     # a non-XNNPACK delegate whose per-op starts are laid end to end from the call's start
     ops = [PE(None, 100, 130, 3, dd_int=1), PE(None, 130, 170, 3, dd_int=2), PE(None, 170, 171, 3, dd_int=3)]
-    runs = [Run("Execute", ops + [PE("DELEGATE_CALL", 100, 200, 3), PE("Method::execute", 90, 210, -1)])]
+    runs = [Run("Execute", [*ops, PE("DELEGATE_CALL", 100, 200, 3), PE("Method::execute", 90, 210, -1)])]
     ev = read_etdump(write(tmp_path, runs)).run(0)
     assert ev.filter(pl.col("kind") == "delegate_op")["timing_source"].unique().to_list() == ["synthesized_start"]
     assert ev.filter(pl.col("kind") == "delegate_op")["delegate_backend"].unique().to_list() == ["delegated"]

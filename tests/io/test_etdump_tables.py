@@ -18,7 +18,7 @@ def write(tmp_path, runs, name="x.etdp"):
 
 
 def _timing(tmp_path, ops, call=(100, 200)):
-    runs = [Run("Execute", ops + [PE("DELEGATE_CALL", *call, 3), PE("Method::execute", 90, 210, -1)])]
+    runs = [Run("Execute", [*ops, PE("DELEGATE_CALL", *call, 3), PE("Method::execute", 90, 210, -1)])]
     ev = read_etdump(write(tmp_path, runs)).run(0)
     return ev.filter(pl.col("kind") == "delegate_op")["timing_source"].cast(pl.String).to_list()
 
@@ -109,7 +109,7 @@ def test_method_init_nests_in_load_method_whatever_their_name_codes(tmp_path, lo
     # Program::load_method when a load event precedes it — nesting must not depend on a name's code being non-zero
     from edgeprof.io import etdump_decode
     head = [PE("Program::load_method", 1, 3, 0, -1)] if load_first else []
-    runs = [Run("Default", head + [PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 5, 30, 0, -1)])]
+    runs = [Run("Default", [*head, PE("Method::init", 10, 20, 0, -1), PE("Program::load_method", 5, 30, 0, -1)])]
     data = build(runs)
     assert etdump_decode.decode(data, "x")["pe_names"][0] == ("Program::load_method" if load_first else "Method::init")
     p = tmp_path / "i.etdp"

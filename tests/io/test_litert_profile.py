@@ -59,7 +59,7 @@ def test_the_log_gives_one_average_run_of_the_nodes_and_the_delegates_operators(
     for typ, avg, times, _ in nodes:
         if typ == "TILE":
             want[typ] = want.get(typ, 0) + round(avg * times * 1e6)
-    for typ, avg, times, name in internal:
+    for _typ, avg, times, name in internal:
         op = re.sub(r":\d+$", "", name.removeprefix("Delegate/"))
         want[op] = want.get(op, 0) + round(avg * times * 1e6)
     assert _per_run(prof) == want
@@ -124,13 +124,13 @@ def test_bad_tables_are_one_line_errors_with_their_line(tmp_path):
     text = CSV.read_text().splitlines()
     header = next(i for i, x in enumerate(text) if x.startswith("node type"))
     bad = tmp_path / "bad.log"
-    bad.write_text("\n".join(text[:header] + ["node type, first, times called"] + text[header + 1:]) + "\n")
-    with pytest.raises(InputError, match=r"lacks node type, avg ms.*\(line %d\)" % (header + 1)):
+    bad.write_text("\n".join([*text[:header], "node type, first, times called", *text[header + 1:]]) + "\n")
+    with pytest.raises(InputError, match=rf"lacks node type, avg ms.*\(line {header + 1}\)"):
         read_litert_profile(bad)
     rows = list(text)
     rows[header + 2] = rows[header + 2].replace(", 1, ", ", many, ")
     bad.write_text("\n".join(rows) + "\n")
-    with pytest.raises(InputError, match=r"times called 'many' is not a number \(line %d\)" % (header + 3)):
+    with pytest.raises(InputError, match=rf"times called 'many' is not a number \(line {header + 3}\)"):
         read_litert_profile(bad)
     empty = tmp_path / "empty.log"
     empty.write_text("Operator-wise Profiling Info for Regular Benchmark Runs:\n")

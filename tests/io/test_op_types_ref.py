@@ -84,7 +84,8 @@ def test_a_missing_or_bent_list_file(etdump, etrecord, tmp_path):
     # a list that is not a JSON list of strings: left empty, counted
     side.write_text('op_types_id,op_types\n0,"[1, 2]"\n1,"{""a"": 1}"\n2,[\n')
     assert any("3 op-type list(s)" in w for w in read_timeline_csv(ref).warnings)
-    for text, message in (("a,b\n0,[]\n", "not an op-types table"), ("op_types_id,op_types\n0,[]\n0,[]\n", "row 2: op_types_id 0 repeated"),
+    for text, message in (("a,b\n0,[]\n", "not an op-types table"),
+                          ("op_types_id,op_types\n0,[]\n0,[]\n", "row 2: op_types_id 0 repeated"),
                           ("op_types_id,op_types\n,[]\n", "row 1: op_types_id missing"),
                           ("op_types_id,op_types\nzero,[]\n", "not a readable CSV")):
         side.write_text(text)

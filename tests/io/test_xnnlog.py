@@ -75,7 +75,8 @@ def test_real_x86_stdout_log_gives_operators_and_packing_decisions():
 
 def test_merged_streams_are_read_like_the_two_files():
     merged = "".join(a + b for a, b in zip(STDERR.splitlines(True), STDOUT.splitlines(True)))
-    merged += "".join(STDERR.splitlines(True)[len(STDOUT.splitlines()):]) + "".join(STDOUT.splitlines(True)[len(STDERR.splitlines()):])
+    merged += ("".join(STDERR.splitlines(True)[len(STDOUT.splitlines()):])
+               + "".join(STDOUT.splitlines(True)[len(STDERR.splitlines()):]))
     log = parse_xnnlog(merged)
     assert _regs(log) == _oracle(STDERR)
     assert log.operators_run == read_xnnlog(X / "x86_avx2_stdout.log").operators_run
@@ -119,7 +120,8 @@ def test_crlf_lone_cr_and_interleaved_program_output():
     assert _regs(log) == _oracle(STDERR)
     assert log.hardware["threads"] == 4
     # two XNNPACK messages run together on one line are both read
-    two = "Note (XNNPACK): Using gemm microkernel 'xnn_a__neon'. (f, x.c:1)Note (XNNPACK): Using igemm microkernel 'xnn_b__neonsme2'. (g, x.c:2)\n"
+    two = ("Note (XNNPACK): Using gemm microkernel 'xnn_a__neon'. (f, x.c:1)"
+           "Note (XNNPACK): Using igemm microkernel 'xnn_b__neonsme2'. (g, x.c:2)\n")
     assert _regs(parse_xnnlog(two)) == [("gemm", "xnn_a__neon"), ("igemm", "xnn_b__neonsme2")]
 
 
@@ -151,7 +153,7 @@ def test_gzip_and_bad_files(tmp_path):
         read_xnnlog(tmp_path / "missing.log")
     bad_gz = tmp_path / "bad.log.gz"
     bad_gz.write_bytes(b"\x1f\x8b\x08\x00garbage")
-    with pytest.raises(InputError, match="bad.log.gz: cannot read the log"):
+    with pytest.raises(InputError, match=r"bad\.log\.gz: cannot read the log"):
         read_xnnlog(bad_gz)
     # undecodable bytes are replaced, not fatal
     mixed = tmp_path / "latin1.log"
@@ -212,7 +214,8 @@ def test_kernels_cli_warns_about_logs_without_kernel_lines(tmp_path):
     assert res.exit_code == 2 and "nope.log: no such file" in res.output
 
 
-LOG_LINE = st.sampled_from(STDERR.splitlines() + STDOUT.splitlines()[:60] + (X / "android_sme2_on_xnntrace.log").read_text().splitlines())
+LOG_LINE = st.sampled_from(STDERR.splitlines() + STDOUT.splitlines()[:60]
+                          + (X / "android_sme2_on_xnntrace.log").read_text().splitlines())
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -261,7 +261,7 @@ def test_lines_split_across_small_blocks(small):
     text = b"".join(b"Warning in XNNPACK: slow path %03d\n" % k for k in range(40))
     log = xl.parse_xnnlog(text)
     assert [(m["level"], m["text"], m["line"]) for m in log.messages] == \
-        [("warning", "slow path %03d" % k, k + 1) for k in range(40)]
+        [("warning", f"slow path {k:03d}", k + 1) for k in range(40)]
     assert log.formats == {"stdio": 40}
     # a block that starts with the newline ending the previous one's last line
     assert xl.parse_xnnlog(b"abc\n\nxyz").lines == 3

@@ -52,7 +52,7 @@ def rule(low: float, high: float) -> str:
         return "faster"
     if high < 1 / (1 + THRESHOLD):
         return "slower"
-    if 1 / (1 + THRESHOLD) <= low and high <= 1 + THRESHOLD:
+    if low >= 1 / (1 + THRESHOLD) and high <= 1 + THRESHOLD:
         return "equivalent"
     return "inconclusive"
 

@@ -96,7 +96,7 @@ def test_tokens_per_second_interval_is_the_bootstrap_of_the_median_then_order_st
 
     from edgeprof.analysis.phases import tokens_per_second
 
-    steps = np.concatenate([v for v in _launches()])
+    steps = np.concatenate(list(_launches()))
     small = steps[:3000]
     boots = np.median(np.random.default_rng(7).choice(small, size=(2000, small.size), replace=True), axis=1)
     lo, hi = np.quantile(boots, [0.025, 0.975])

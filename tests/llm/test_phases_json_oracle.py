@@ -22,7 +22,7 @@ def case(llm_recording):
 def _ols_slope(y, pos, run):
     """OLS of y on (1, position, run index): the position coefficient, its 95 % t interval, the drift's."""
     X = np.column_stack([np.ones_like(y), pos, run])
-    coef, res, *_ = np.linalg.lstsq(X, y, rcond=None)
+    coef, _res, *_ = np.linalg.lstsq(X, y, rcond=None)
     df = y.size - 3
     s2 = float(((y - X @ coef) ** 2).sum()) / df
     se = np.sqrt(np.diag(s2 * np.linalg.inv(X.T @ X)))

@@ -32,14 +32,12 @@ def test_a_new_file_gets_the_mode_a_plain_open_gives(tmp_path):
 def test_a_failure_mid_write_leaves_the_old_file_and_no_temporary(tmp_path):
     f = tmp_path / "report.md"
     f.write_text("old")
-    with pytest.raises(RuntimeError):
-        with atomic_path(f) as tmp:
-            tmp.write_text("half")
-            raise RuntimeError("renderer failed")
+    with pytest.raises(RuntimeError), atomic_path(f) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("renderer failed")
     assert f.read_text() == "old" and _leftovers(tmp_path) == []
-    with pytest.raises(OutputError) as e:
-        with atomic_path(f) as tmp:
-            raise OSError(28, "No space left on device")
+    with pytest.raises(OutputError) as e, atomic_path(f) as tmp:
+        raise OSError(28, "No space left on device")
     assert str(e.value) == f"{f}: cannot write (no space left on the device)"
     assert f.read_text() == "old" and _leftovers(tmp_path) == []
 
@@ -74,11 +72,10 @@ def test_a_batch_commits_all_or_puts_back_what_it_replaced(tmp_path):
 def test_an_error_inside_a_batch_writes_nothing(tmp_path):
     a = tmp_path / "a.csv"
     a.write_text("old")
-    with pytest.raises(OutputError) as e:
-        with Batch() as batch:
-            batch.path(a).write_text("new")
-            p = batch.path(tmp_path / "b.csv")
-            raise OSError(28, "No space left on device", os.fspath(p))
+    with pytest.raises(OutputError) as e, Batch() as batch:
+        batch.path(a).write_text("new")
+        p = batch.path(tmp_path / "b.csv")
+        raise OSError(28, "No space left on device", os.fspath(p))
     assert str(e.value).startswith(str(tmp_path / "b.csv"))  # the target is named, not its temporary file
     assert a.read_text() == "old" and not (tmp_path / "b.csv").exists() and _leftovers(tmp_path) == []
 
@@ -111,20 +108,19 @@ def test_files_named_like_temporaries_are_never_removed(tmp_path):
     write_text(tmp_path / "out.csv", "new")
     with Batch() as batch:
         batch.path(tmp_path / "b.csv").write_text("b")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names + ["b.csv", "out.csv"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*names, "b.csv", "out.csv"])
 
 
 def test_a_discarded_batch_removes_the_folders_it_made_while_empty(tmp_path):
     """The folders a batch made for its outputs go with them when it is discarded (innermost first) — not a folder
     that was there before, nor one that holds something else by then."""
     (tmp_path / "there").mkdir()
-    with pytest.raises(RuntimeError):
-        with Batch() as b:
-            (b.path(tmp_path / "there" / "a" / "b" / "t.csv")).write_text("x")
-            b.path(tmp_path / "there" / "a" / "c" / "u.csv")
-            b.path(tmp_path / "new" / "v.csv")
-            (tmp_path / "there" / "a" / "c" / "kept.txt").write_text("someone else's")
-            raise RuntimeError("the input turned out corrupt")
+    with pytest.raises(RuntimeError), Batch() as b:
+        (b.path(tmp_path / "there" / "a" / "b" / "t.csv")).write_text("x")
+        b.path(tmp_path / "there" / "a" / "c" / "u.csv")
+        b.path(tmp_path / "new" / "v.csv")
+        (tmp_path / "there" / "a" / "c" / "kept.txt").write_text("someone else's")
+        raise RuntimeError("the input turned out corrupt")
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
     assert left == ["there", "there/a", "there/a/c", "there/a/c/kept.txt"]
 

@@ -151,9 +151,8 @@ def test_the_core_writes_into_one_reused_buffer():
     n = _core.trace_lines(*args, buf)
     assert bytes(buf[:n]) == _core.trace_lines(*args)
     small = bytearray(8)
-    with memoryview(small):
-        with pytest.raises(BufferError):
-            _core.csv_rows(cols, 0, 300, small)
+    with memoryview(small), pytest.raises(BufferError):
+        _core.csv_rows(cols, 0, 300, small)
     with pytest.raises(TypeError, match="bytearray"):
         _core.csv_rows(cols, 0, 3, b"")
 

@@ -37,7 +37,7 @@ def inspector_runs(config: str) -> np.ndarray:
 def md_tables(text: str) -> list[list[list[str]]]:
     """Every pipe table of a Markdown text: a list of rows of cells (header first, the rule line dropped)."""
     tables, cur = [], []
-    for line in text.splitlines() + [""]:
+    for line in [*text.splitlines(), ""]:
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if not all(set(c) <= set("-: ") for c in cells):
@@ -210,7 +210,7 @@ def test_a_configuration_of_several_launches_pools_their_steady_runs(tmp_path):
     doc = edgeprof("report", *args, "--out", "r.md", cwd=tmp_path)
     assert [c["name"] for c in doc["configs"]] == ["cnn_cpu (baseline)", "cnn_cpu (candidate)"]
     assert doc["comparison"]["baseline"]["name"] == "cnn_cpu (baseline)"
-    for c, (role, names) in zip(doc["configs"], arms.items(), strict=True):
+    for c, (_role, names) in zip(doc["configs"], arms.items(), strict=True):
         lat, by_cat, n = [], defaultdict(float), 0
         for name, used in zip(names, c["runs_used"]["launches"], strict=True):
             ev = events(name)

@@ -20,7 +20,7 @@ def _parse(text: str) -> ET.Element:
     root = ET.fromstring(text)  # raises on any markup error (an unescaped name, a broken attribute)
     assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("role") == "img"
     assert root.find("s:title", NS).text and root.find("s:desc", NS).text
-    x0, y0, w, h = map(float, root.get("viewBox").split())
+    _x0, _y0, w, h = map(float, root.get("viewBox").split())
     for el in root.iter():
         for a in ("x", "cx", "x1", "x2"):
             if el.get(a) is not None:
@@ -84,9 +84,9 @@ def test_horizontal_bars_are_proportional_to_their_values():
 
 def test_distribution_draws_every_finite_run_and_the_median_where_it_is():
     rng = np.random.default_rng(1)
-    a = list(rng.normal(10, 1, 40)) + [float("nan"), None]
+    a = [*rng.normal(10, 1, 40), float("nan"), None]
     root = _parse(svg.distribution([{"name": "a", "values_ms": a}]))
-    dots = [el for el in root.iter(f"{{{NS['s']}}}circle")]
+    dots = list(root.iter(f"{{{NS['s']}}}circle"))
     assert len(dots) == 40
     finite = np.array([v for v in a if v is not None and math.isfinite(v)])
     # the median line sits where the linear axis puts np.median, read off the axis' own tick labels

@@ -89,11 +89,10 @@ def _serve(root: Path, calls, *extra: str, env: dict | None = None):
     from mcp_client import _answer, server_params
 
     async def go():
-        async with stdio_client(server_params(root, *extra, env=env)) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                answers = [_answer(await asyncio.wait_for(s.call_tool(n, a), 300)) for n, a in calls]
-                return answers, worker_environments(root)
+        async with stdio_client(server_params(root, *extra, env=env)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            answers = [_answer(await asyncio.wait_for(s.call_tool(n, a), 300)) for n, a in calls]
+            return answers, worker_environments(root)
     return asyncio.run(go())
 
 
@@ -147,7 +146,7 @@ def test_collection_workers_import_nothing_from_the_working_folder(traps, tmp_pa
     p = subprocess.Popen([*EP, "run", *map(str, models), "--runs", "2", "--warmup", "0", "--launches", "1",
                           "--threads", "1", "--out", "out", "--no-progress"], cwd=work, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = p.communicate(timeout=900)
+    _out, err = p.communicate(timeout=900)
     assert p.returncode == 0, err[-2000:]
     m = json.loads((work / "out" / "manifest.json").read_text())
     assert m["status"] == "complete" and len(m["results"]) == 3
@@ -352,7 +351,7 @@ def test_children_run_the_parent_s_copy_and_carry_coverage(tmp_path):
 
     import edgeprof
 
-    src = Path(list(edgeprof.__path__)[0])
+    src = Path(next(iter(edgeprof.__path__)))
     copy = tmp_path / "copy"
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]

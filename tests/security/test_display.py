@@ -273,7 +273,7 @@ def test_no_csv_cell_a_spreadsheet_would_evaluate(sheets):
     """Every CSV analyze, breakdown and kernels write: timeline CSVs, ops stats, category summary, operator details,
     e2e latency, other top ops, graph breaks, kernels — zero cells a spreadsheet evaluates; the names are there
     behind one apostrophe; every numeric cell is as it was, byte for byte."""
-    files = sorted(p for sub in ("fa", "fb") for p in (sheets / sub).rglob("*.csv")) + [sheets / "k_kernels.csv"]
+    files = [*sorted(p for sub in ("fa", "fb") for p in (sheets / sub).rglob("*.csv")), sheets / "k_kernels.csv"]
     assert len(files) >= 7, files
     found = {p.name: formula_cells(p) for p in files}
     assert not any(found.values()), {k: v[:3] for k, v in found.items() if v}
@@ -313,7 +313,7 @@ def test_edgeprof_reads_its_own_csv_back_to_the_raw_names(sheets):
 # --------------------------------------------------------------------------------------------------
 
 _ESCAPE = re.compile(r"\\(\\|t|n|r|x[0-9a-f]{2}|u[0-9a-f]{4})")
-_ATOMS = list("\\x=+-@'.5e\t\r\n\x00\x1b\x07\x7f\x85\x9b\u061c\u200e\u202e\u2028\u2066") + ["\\x1b", "'=", "-1", "+2.5e3"]
+_ATOMS = [*"\\x=+-@'.5e\t\r\n\x00\x1b\x07\x7f\x85\x9b\u061c\u200e\u202e\u2028\u2066", "\\x1b", "'=", "-1", "+2.5e3"]
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20) | st.lists(
     st.sampled_from(_ATOMS), max_size=12).map("".join)
 

@@ -86,7 +86,7 @@ def test_history_never_writes_over_or_into_the_store_it_reads(inputs, tmp_path):
     refused(cli("history", "--store", store, "--html", f"{store}.wal"), "belongs to the history store")
     assert sha(store) == kept and not Path(f"{store}.wal").exists()
     res = cli("history", "--store", store, "--json")
-    assert res.exit_code == 0 and '"launches"' in res.output or '"points"' in res.output, res.output[-400:]
+    assert (res.exit_code == 0 and '"launches"' in res.output) or '"points"' in res.output, res.output[-400:]
 
     dataset = tmp_path / "ds"
     _store(tmp_path, [inputs["a"]], f"{dataset}/")

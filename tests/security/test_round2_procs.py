@@ -185,12 +185,11 @@ def test_mcp_started_in_its_root_loads_no_library_from_it(planted):
     root, mark, _ = planted
 
     async def go():
-        async with stdio_client(server_params(root, env={"LD_LIBRARY_PATH": UNSAFE_LD})) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                before = mark.exists()
-                answer = _answer(await asyncio.wait_for(s.call_tool("latency", {"path": "toy_t1.etdp"}), 300))
-                return before, answer, [env.get("LD_LIBRARY_PATH") for env in worker_environments(root)]
+        async with stdio_client(server_params(root, env={"LD_LIBRARY_PATH": UNSAFE_LD})) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            before = mark.exists()
+            answer = _answer(await asyncio.wait_for(s.call_tool("latency", {"path": "toy_t1.etdp"}), 300))
+            return before, answer, [env.get("LD_LIBRARY_PATH") for env in worker_environments(root)]
 
     before, (is_error, doc, text), paths = asyncio.run(go())
     assert not before and not is_error, text
@@ -252,7 +251,7 @@ def test_mcp_summaries_and_tool_errors_carry_no_raw_control_character(tmp_path):
         assert not is_error, (name, text)
         assert not RAW.findall(doc["summary"]) and SHOWN in doc["summary"], doc["summary"]
         assert any(HOSTILE[:-5] in s for s in _strings(doc["result"])), name  # the result keeps raw names
-    for (name, args), (is_error, _, text) in zip(calls[2:], answers[2:]):
+    for (name, _args), (is_error, _, text) in zip(calls[2:], answers[2:]):
         assert is_error, (name, text)
         assert not RAW.findall(text), (name, text)
         assert "\\\\x1b" not in text, (name, text)  # escaped once

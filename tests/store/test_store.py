@@ -59,7 +59,7 @@ def test_ingest_stores_inspector_numbers(three, tmp_path):
         name = p.stem
         want = _inspector_execute(name)
         sha = __import__("hashlib").sha256(p.read_bytes()).hexdigest()
-        (lid, median, p90, mean, n, commit, branch, dev, t, labels), = _q(
+        (_lid, median, p90, mean, n, commit, branch, dev, t, labels), = _q(
             store, f"SELECT launch_id, median_ms, p90_ms, mean_ms, n_runs, \"commit\", branch, device, time, labels "
                    f"FROM launches WHERE launch_id = '{sha}'")
         assert n == want.size
@@ -102,12 +102,12 @@ def test_the_same_launch_under_another_commit_is_a_conflict_unless_relabelled(th
         assert "commit c05 → c06" in res.stderr and str(three[0]) in res.stderr and "--relabel" in res.stderr
         assert _counts(store) == before  # three[1] was not stored either: nothing half-done
         # another model name for the same bytes is the same kind of conflict
-        with pytest.raises(UsageError, match="model toycnn_xnn.N20 → other"):
+        with pytest.raises(UsageError, match=r"model toycnn_xnn\.N20 → other"):
             edgeprof.ingest(three[:1], store=store, commit="c05", model="other")
         r = edgeprof.ingest(three[:2], store=store, commit="c06", relabel=True)
         assert [x["fields"] for x in r.data["relabeled"]] == [["commit"]] and len(r.added) == 1
         with edgeprof_store(store) as st:
-            rows = dict(((s, (c, t)) for s, c, t in st.rows('SELECT source, "commit", time FROM launches')))
+            rows = {s: (c, t) for s, c, t in st.rows('SELECT source, "commit", time FROM launches')}
             assert [c for c, _ in rows.values()] == ["c06", "c06"]
             assert str(rows[str(three[0])][1]) == "2026-11-01 10:00:00"  # no --time given: the stored time stays
             assert st.counts()["runs"] == 40
@@ -173,7 +173,7 @@ def test_a_failed_parquet_batch_leaves_no_file(three, tmp_path, monkeypatch):
         return real(self, target, *a, **k)
 
     monkeypatch.setattr(polars.DataFrame, "write_parquet", flaky)
-    with pytest.raises(InputError, match="(?i)no space left"):
+    with pytest.raises(InputError, match=r"(?i)no space left"):
         edgeprof.ingest(three[1:], store=f"{ds}/", commit="b")
     assert sorted(p for p in ds.rglob("*") if p.is_file()) == files
 

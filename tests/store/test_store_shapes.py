@@ -8,7 +8,6 @@ import csv
 import gzip
 import hashlib
 import json
-import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -36,7 +35,8 @@ def e2e_timelines(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
     src = _etdump(tmp / "src", "toycnn_xnn.N20")
     assert CliRunner().invoke(main, ["analyze", str(src)]).exit_code == 0
-    rows = list(csv.reader(open(next((tmp / "src").glob("*_all_runs_timeline.csv")))))
+    with open(next((tmp / "src").glob("*_all_runs_timeline.csv"))) as f:
+        rows = list(csv.reader(f))
     head, ex = rows[0], [r for r in rows[1:] if r[1] == "Method::execute"]
     dur = head.index("duration_ms")
     rng = np.random.default_rng(2)
@@ -185,6 +185,6 @@ def test_markdown_trend_reads_as_written(e2e_timelines, tmp_path):
     assert "p < 0.001" in md and "&lt;" not in md
     lines = md.splitlines()
     heads = [i for i, ln in enumerate(lines) if ln.startswith("#")]
-    for i, j in zip(heads, heads[1:] + [len(lines)]):  # every section says something
+    for i, j in zip(heads, [*heads[1:], len(lines)]):  # every section says something
         assert any(ln.strip() for ln in lines[i + 1:j]) or lines[j].startswith("### "), lines[i]
     assert "## Trend" not in md and "## Changes" in md

@@ -23,7 +23,7 @@ LUT_SHARE_PCT = 10.0             # constexpr_lut_to_dense time that means LUT ex
 KV_OPS_MIN = 4                   # this many slice_update / slice_by_index / read_state ops = a KV-cache pattern
 FEW_FALLBACKS = 3                # at most this many CPU fallback ops (with no interruption) = "mostly on ANE"
 KV_TYPES = ("slice_update", "slice_by_index", "read_state", "write_state")
-_MEASURED = {
+_MEASURED: dict[str | None, tuple[str, ...]] = {  # by the measured prediction's status (None: none recorded)
     "ok": ("info", "measured"),
     "not_run": ("warning", "the prediction was not measured (the tool skips it when no cost-model entries were "
                            "captured or the log was masked)"),
@@ -91,21 +91,22 @@ def _interruptions_finding(p: AneProfile, boundary_ms: float) -> dict:
     if not ranked:  # counted but not listed (a cut-off or hand-trimmed report): nothing to rank
         return finding(f"{n} {focus} graph interruption(s) counted but none listed", "graph_interruptions", "high",
                        [f"graph_interruptions says {n} but its interruptions and edge_runs arrays are empty, so the "
-                        f"islands cannot be located or ranked; the tool's estimate is {fmt_ms(tool_tax)} ms at {fmt_ms(tool_b, 6)} ms "
-                        "per boundary"], interruptions=n, boundary_ms=boundary_ms, tool_boundary_ms=tool_b,
-                       tool_tax_ms=tool_tax, realistic_tax_ms=None, ranking_changed=False, islands=[])
+                        f"islands cannot be located or ranked; the tool's estimate is {fmt_ms(tool_tax)} ms at "
+                        f"{fmt_ms(tool_b, 6)} ms per boundary"], interruptions=n, boundary_ms=boundary_ms,
+                       tool_boundary_ms=tool_b, tool_tax_ms=tool_tax, realistic_tax_ms=None, ranking_changed=False, islands=[])
     detail = []
     order_tool = [r["label"] for r in sorted(ranked, key=lambda r: r["tool_rank"])]
     order_real = [r["label"] for r in ranked]
     changed = order_tool != order_real
     top = ranked[0]
     if n:
-        detail.append(f"{n} interruption(s): the tool's estimate is {fmt_ms(tool_tax)} ms per prediction at {fmt_ms(tool_b, 6)} ms "
-                      "per boundary" + (f"; at {fmt_ms(boundary_ms, 6)} ms per boundary it is {fmt_ms(real_tax, 3)} ms"
-                                        if boundary_ms != tool_b else "")
+        detail.append(f"{n} interruption(s): the tool's estimate is {fmt_ms(tool_tax)} ms per prediction at "
+                      f"{fmt_ms(tool_b, 6)} ms per boundary"
+                      + (f"; at {fmt_ms(boundary_ms, 6)} ms per boundary it is {fmt_ms(real_tax, 3)} ms"
+                         if boundary_ms != tool_b else "")
                       + (f" ({100 * real_tax / avg:.0f} % of the measured {fmt_ms(avg, 3)} ms)" if avg else "")
-                      + (f" — the tool's figure exceeds the whole measured prediction ({fmt_ms(avg, 3)} ms)" if avg and tool_tax > avg
-                         else ""))
+                      + (f" — the tool's figure exceeds the whole measured prediction ({fmt_ms(avg, 3)} ms)"
+                         if avg and tool_tax > avg else ""))
     else:
         detail.append(f"no interruption inside a function; {len(ranked)} run(s) at a function's start or end")
     if changed:
@@ -197,8 +198,8 @@ def _top_ops_finding(p: AneProfile) -> dict | None:
     rows = [{"name": o["name"], "type": o["short_type"], "runtime_ms": o["runtime_ms"], "gbps": o["gbps"],
              "bound": o["bound"], "share_pct": 100 * o["runtime_ms"] / grand if grand else None}
             for o in p.top_operations[:5]]
-    detail = [f"{r['name']} ({r['type']}): {fmt_ms(r['runtime_ms'], 3)} ms" + (f", {r['share_pct']:.1f} %" if r["share_pct"] else "")
-              + f", {r['gbps']:.3g} GB/s, {r['bound']}" for r in rows]
+    detail = [f"{r['name']} ({r['type']}): {fmt_ms(r['runtime_ms'], 3)} ms"
+              + (f", {r['share_pct']:.1f} %" if r["share_pct"] else "") + f", {r['gbps']:.3g} GB/s, {r['bound']}" for r in rows]
     return finding(f"Most expensive op: {rows[0]['name']} ({rows[0]['type']})", "top_operations", "info", detail, ops=rows)
 
 
@@ -218,8 +219,8 @@ def _type_counts(p: AneProfile) -> dict[str, dict]:
     for m, off in ((p.ane_op_types, 0), (p.cpu_op_types, 1)):
         for t, n in m.items():
             add("ane_op_types/cpu_op_types", short_type(t), n, n * off)
-    for t in p.op_types:
-        add("op_type_breakdown", t["short_type"], t["count"], 0)
+    for row in p.op_types:
+        add("op_type_breakdown", row["short_type"], row["count"], 0)
     out: dict[str, dict] = {}
     for src, types in sources.items():
         for t, e in types.items():

@@ -9,6 +9,8 @@ per-type and per-op **shares** of ``total_cost``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..conventions import fmt_ms
 from ..ane_model import AneCostPlan, AneIsland, AneProfile
 from ..taxonomy import DEFAULT
@@ -33,7 +35,7 @@ def _islands(p: AneProfile) -> dict[tuple, list[AneIsland]]:
 
 def _share_rows(before: dict[str, tuple], after: dict[str, tuple], what: str) -> list[dict]:
     """before/after: type → (share %, count[, ms])."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for t in sorted(set(before) | set(after)):
         b, a = before.get(t), after.get(t)
         rows.append({"type": t, "category": DEFAULT.classify(t).category,
@@ -54,7 +56,7 @@ def counts_line(pairs: list[tuple[str, object, object]]) -> str:
 
 def diff_profiles(before: AneProfile, after: AneProfile) -> dict:
     mb, ma = before.measured, after.measured
-    lat = {"before_ms": mb.get("average_ms") if mb.get("status") == "ok" else None,
+    lat: dict[str, Any] = {"before_ms": mb.get("average_ms") if mb.get("status") == "ok" else None,
            "after_ms": ma.get("average_ms") if ma.get("status") == "ok" else None,
            "status_before": mb.get("status"), "status_after": ma.get("status")}
     lat["speedup"] = lat["before_ms"] / lat["after_ms"] if lat["before_ms"] and lat["after_ms"] else None

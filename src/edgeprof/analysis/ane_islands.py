@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ane_model import AneIsland
+
+if TYPE_CHECKING:
+    from typing import Any
 
 SOFT_REASON = "ANE supported but not preferred"
 
@@ -61,6 +65,7 @@ def islands(placements: list[Placement], *, boundary_ms: float, focus: str = "AN
     for p in placements:
         by_fn.setdefault(p.function, []).append(p)
     runs: list[dict] = []
+    run: dict[str, Any] | None  # the non-focus run being walked
     for fn, ps in by_fn.items():
         ps = sorted(ps, key=lambda p: p.index)
         total_ops = ps[-1].index + 1 if ps else 0

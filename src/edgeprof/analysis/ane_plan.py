@@ -7,8 +7,13 @@ Also the finding record every ANE finding uses (:func:`finding`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..mil_model import short_type  # noqa: F401 - re-exported for ane and ane_diff
 from ..ane_model import AneCostPlan, AneProfile
+
+if TYPE_CHECKING:
+    from ..ane_model import AnePlacement
 
 CROSS_MIN_SHARE = 5.0            # the larger share (pp) a disagreement needs to be reported
 CROSS_RATIO = 2.0                # runtime share vs plan share differing by this factor = disagreement
@@ -69,10 +74,11 @@ def plan_findings(plan: AneCostPlan) -> list[dict]:
     return out
 
 
-def match_ops(p: AneProfile, plan: AneCostPlan) -> list[tuple[dict, object, str]]:
+def match_ops(p: AneProfile, plan: AneCostPlan) -> list[tuple[dict, AnePlacement | None, str]]:
     """(plan op, profile placement or None, method): by function + index + type, then index + type when that
     names one placement, then type + order (the k-th op of a type in each)."""
-    by_fit = {(pl.function, pl.index, pl.type): pl for pl in p.placements}
+    pl: AnePlacement | None
+    by_fit: dict[tuple, AnePlacement] = {(pl.function, pl.index, pl.type): pl for pl in p.placements}
     by_it: dict[tuple, list] = {}
     for pl in p.placements:
         by_it.setdefault((pl.index, pl.type), []).append(pl)
@@ -118,7 +124,7 @@ def cross_check(p: AneProfile, plan: AneCostPlan) -> dict:
     plannable = {t: v for t, v in rt_by_type.items() if not t.startswith("const")}
     rc = sum(plannable.values())
     common = sorted(set(plan_by_type) & set(plannable))
-    types = []
+    types: list[dict[str, Any]] = []
     for t in common:
         ps = 100 * plan_by_type[t] / total if total > 0 else 0.0
         rs = 100 * plannable[t] / rc if rc > 0 else 0.0

@@ -16,6 +16,9 @@ be slightly negative; it is reported as measured.
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -138,8 +141,8 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     # categories + overhead lines
     lcode = lines.line[leaf]
     n_leaf = np.bincount(lcode, minlength=len(LINES)) if lcode.size else np.zeros(len(LINES), np.int64)
-    type_ids = np.array([t for t in lines.types], dtype=object)
-    distinct = {}
+    type_ids = np.array(list(lines.types), dtype=object)
+    distinct: dict[int, set] = {}
     for code, tid in set(zip(lcode.tolist(), lines.name_ids[leaf].tolist())):
         distinct.setdefault(code, set()).add(type_ids[tid])
     cat_rows = []
@@ -160,7 +163,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
     other = [o for o in ops if o["category"] == OTHER][:top]
 
     # portable vs delegated
-    by_backend = {}
+    by_backend: dict[str, dict] = {}
     for o in ops:
         b = by_backend.setdefault(o["backend"], {"avg_ms": 0.0, "pct_of_e2e": 0.0 if e2e_mean else None})
         b["avg_ms"] += o["avg_ms"]
@@ -168,7 +171,7 @@ def breakdown(profile: Profile, *, taxonomy: Taxonomy = DEFAULT, top: int = 15, 
             b["pct_of_e2e"] += o["pct_of_e2e"]
     n_dcalls = int(((ev["kind"] == "delegate_call").to_numpy() & (run >= 0)).sum())
     hotspots = [o for o in ops if o["backend"] == HOST_BACKEND][:top]
-    result = {
+    result: dict[str, Any] = {
         "name": name,
         "runtime": profile.runtime or EXECUTORCH.name,
         "taxonomy_version": taxonomy.version,
@@ -206,7 +209,7 @@ def _operator_table(ev: pl.DataFrame, op_groups: tuple, lines: EventLines, leaf:
         return []
     type_code = {t: i for i, t in enumerate(dict.fromkeys(lines.types))}
     tid = np.array([type_code[t] for t in lines.types], dtype=np.int64)[lines.name_ids[rows]]
-    bid, bfirst = distinct_ids(ev["delegate_backend"].gather(rows))
+    bid, _bfirst = distinct_ids(ev["delegate_backend"].gather(rows))
     gid = dense_rows(tid, bid)
     first = rows[first_index(gid)]
     dur = ev["duration_ns"].fill_null(0).to_numpy()[rows]
@@ -289,7 +292,7 @@ def graph_breaks(profile: Profile) -> dict:
         delegated = bool(is_del[sel0][0])
         t_all = np.bincount(r[same & (seg_in_run == k)], weights=dur[same & (seg_in_run == k)])
         t_runs = t_all[sorted(matching)] if len(matching) else np.array([dur[sel0].sum()])
-        ops = []
+        ops: list[str] = []
         for i in idx0.tolist():
             kids = children.get(i, [])
             ops.extend(kids if kids else ([] if delegated else [name_list[name_ids[i]]]))
@@ -300,7 +303,7 @@ def graph_breaks(profile: Profile) -> dict:
             "op_names": ops, "mean_ms": ms(float(np.mean(t_runs))), "run0_ms": ms(float(dur[sel0].sum())),
         })
     islands = sum(1 for s in segs if s["kind"] == HOST_BACKEND)
-    transitions = sum(1 for a, b in zip(segs, segs[1:]) if a["kind"] != b["kind"])
+    transitions = sum(1 for a, b in itertools.pairwise(segs) if a["kind"] != b["kind"])
     between = sum(1 for i, s in enumerate(segs) if s["kind"] == HOST_BACKEND
                   and any(x["kind"] == "delegated" for x in segs[:i]) and any(x["kind"] == "delegated" for x in segs[i + 1:]))
     return {"segments": segs, "portable_islands": islands, "portable_islands_between_delegates": between,

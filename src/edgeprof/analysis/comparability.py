@@ -10,6 +10,8 @@ allowed); other differences (governor, runtime version, core mask) are listed as
 
 from __future__ import annotations
 
+from typing import Any
+
 ASPECTS = ("experiment", "program", "runner", "device", "cpu_model", "cpu_flags", "threads", "threads_in_effect",
            "core_mask", "governor", "runtime")
 CONFIGURATION = ("experiment", "program", "runner")  # what a comparison is normally about
@@ -21,7 +23,7 @@ def _values(facts: list[dict], aspect: str) -> list:
 
 
 def comparability(b_facts: list[dict], c_facts: list[dict]) -> dict:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for a in ASPECTS:
         vb, vc = _values(b_facts, a), _values(c_facts, a)
         known = bool(vb) and bool(vc)

@@ -21,6 +21,7 @@ Method (details in the README, "Statistics"):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 from .special import ndtri, stdtrit
@@ -32,8 +33,6 @@ from .launches import contrast, design, log_median_stats, metric_stats
 from .noise import TAIL, LaunchNoise
 from ..comparison import MetricContrast, SlowRuns
 from .selection import RunSelection, select_runs
-
-TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
 from .rank_tests import brunner_munzel, cliffs_delta, hodges_lehmann, mann_whitney
 from .stats import (
     BOOTSTRAP_MAX_N,
@@ -43,6 +42,10 @@ from .stats import (
     trimmed_mean,
 )
 
+if TYPE_CHECKING:
+    from typing import Literal
+
+TAIL_MATERIAL = 0.05  # a tail regression needs at least this share of the candidate's runs to be slow
 POWER = 0.80
 
 
@@ -109,8 +112,14 @@ def _modal_warning(name: str, runs: list[np.ndarray]) -> str | None:
             + "): a ratio of medians can jump between modes; compare the distributions too")
 
 
+@overload
 def metric_contrasts(b_runs: list[np.ndarray], c_runs: list[np.ndarray], noise: LaunchNoise, *, level: float,
-                     threshold: float, with_contrasts: bool = False) -> dict:
+                     threshold: float, with_contrasts: Literal[False] = ...) -> dict: ...
+@overload
+def metric_contrasts(b_runs: list[np.ndarray], c_runs: list[np.ndarray], noise: LaunchNoise, *, level: float,
+                     threshold: float, with_contrasts: Literal[True]) -> tuple[dict, dict]: ...
+def metric_contrasts(b_runs: list[np.ndarray], c_runs: list[np.ndarray], noise: LaunchNoise, *, level: float,
+                     threshold: float, with_contrasts: bool = False) -> dict | tuple[dict, dict]:
     """Per metric (median, mean, p90, p99): the launch-level contrast of the arms' steady runs, its speedup
     interval and verdict — the same rule for every metric, each with its own launch SD allowance; and the share
     of slow runs (``slow_share``: runs ≥ 2× their launch's median), the tail check."""
@@ -136,6 +145,7 @@ def _metric_record(ct: dict, threshold: float) -> MetricContrast:
 def _contrasts(b_stats: dict, c_stats: dict, noise: LaunchNoise, *, level: float,
                threshold: float) -> tuple[dict, dict]:
     """The records of :func:`contrasts_of` and the launch-level contrasts they come from, by metric."""
+    out: dict[str, MetricContrast | SlowRuns]
     out, cts = {}, {}
     for m in METRICS:
         (yb, vb), (yc, vc) = b_stats[m], c_stats[m]
@@ -214,7 +224,7 @@ def compare_latency(baseline: Arm, candidate: Arm, *, threshold: float = THRESHO
     b_all = np.concatenate(b_runs) if b_runs else np.empty(0)
     c_all = np.concatenate(c_runs) if c_runs else np.empty(0)
     kb, kc = len(b_runs), len(c_runs)
-    result = {
+    result: dict[str, Any] = {
         "convention": "speedup = baseline / candidate (> 1: candidate faster)",
         "threshold": threshold,
         "level": level,

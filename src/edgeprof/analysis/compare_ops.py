@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from .launches import bh, contrast, line_stats
 from . import noise as nz
 from .noise import LaunchNoise, default, line_allowance
 from .selection import RunSelection
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 # A bottleneck shift (the profiling workflow's rule): GEMM or convolution time shrinks (its speedup interval is
 # beyond the threshold) and another category grows as a share of end-to-end to a material share: by at least
@@ -169,7 +173,8 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
     eb_m, ec_m = float(eb_all.mean()), float(ec_all.mean())
     db = [share_base(m, e) for m, e, _ in lb]  # what each run's shares are of
     dc = [share_base(m, e) for m, e, _ in lc]
-    rows, tests = [], []
+    rows: list[dict] = []
+    tests: list[int] = []  # the rows tested
     for j, ln in enumerate(LINES):
         b_cols = [m[:, j] for m, _, _ in lb]
         c_cols = [m[:, j] for m, _, _ in lc]
@@ -192,23 +197,23 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
                   else LineStatus.UNTESTED if ct is None else None)  # None: tested below
         if status is None:
             tests.append(len(rows))
-        rows.append(dict(
-            line=ln, kind="overhead" if ln in OVERHEADS else "category",
-            baseline_ms=ms(b_mean), candidate_ms=ms(c_mean),
-            change_percent=(c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
-            speedup=Speedup.of(ct, b_mean, c_mean), test=Test(ct["p_value"] if ct else None, None, False, status),
-            regime=ct["regime"] if ct else None,
-            baseline_share=b_share, candidate_share=c_share,
-            baseline_share_ci=tuple(b_share_ci), candidate_share_ci=tuple(c_share_ci),
-            share_change_ci=sh))
+        rows.append({
+            "line": ln, "kind": "overhead" if ln in OVERHEADS else "category",
+            "baseline_ms": ms(b_mean), "candidate_ms": ms(c_mean),
+            "change_percent": (c_mean / b_mean - 1) * 100 if b_mean > 0 else None,
+            "speedup": Speedup.of(ct, b_mean, c_mean), "test": Test(ct["p_value"] if ct else None, None, False, status),
+            "regime": ct["regime"] if ct else None,
+            "baseline_share": b_share, "candidate_share": c_share,
+            "baseline_share_ci": tuple(b_share_ci), "candidate_share_ci": tuple(c_share_ci),
+            "share_change_ci": sh})
     _test_lines([rows[i] for i in tests], threshold, alpha)
     cats = [CategoryLine(**{k: v for k, v in r.items() if k not in ("speedup", "test")},
                          **line_fields(r["speedup"], r["test"])) for r in rows]
-    tests = [c for c in cats if c.q_value is not None]
+    tested = [c for c in cats if c.q_value is not None]
     cats.sort(key=lambda r: (r["kind"] != "category", -max(r["baseline_ms"], r["candidate_ms"])))
     e2e_speedup = float(eb_m / ec_m) if ec_m else None
     shift = bottleneck_shift(cats, e2e_speedup, b_name, c_name)
-    regime = next((r["regime"] for r in tests if r["regime"]), None)
+    regime = next((r["regime"] for r in tested if r["regime"]), None)
     return {
         "categories": cats,
         "slower_categories": [c["line"] for c in cats if c["status"] == "slower"],
@@ -233,7 +238,7 @@ def compare_lines(lb: list, lc: list, *, b_name: str, c_name: str, level: float 
     }
 
 
-def bottleneck_shift(cats: list[dict], e2e_speedup: float | None, b_name: str, c_name: str) -> dict:
+def bottleneck_shift(cats: Sequence[CategoryLine | Mapping], e2e_speedup: float | None, b_name: str, c_name: str) -> dict:
     """The workflow's bottleneck-shift rule: GEMM or convolution time shrinks *and* another category grows as a
     share of end-to-end to a material share. The statement names the shrinking and the growing categories
     with their shares before and after, and calls a category the largest only when it is."""
@@ -377,4 +382,4 @@ def compare_operators(ops_b: list[dict[str, np.ndarray]], ops_c: list[dict[str, 
     }
 
 
-__all__ = ["compare_categories", "bottleneck_shift", "compare_operators", "CATEGORIES"]
+__all__ = ["CATEGORIES", "bottleneck_shift", "compare_categories", "compare_operators"]

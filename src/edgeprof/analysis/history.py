@@ -28,6 +28,7 @@ ranks the cause. Lines are listed largest |Δ| first, with their own interval.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 from .special import ndtr, stdtr, stdtrit
@@ -113,7 +114,7 @@ def trimmed_spread(y: np.ndarray) -> tuple[float, int]:
     d = np.abs(np.diff(np.asarray(y, dtype=float)))
     if d.size == 0:
         return 0.0, 0
-    k = int(math.floor(TRIM * d.size))
+    k = math.floor(TRIM * d.size)
     keep = np.sort(d)[: d.size - k]
     factor = 1.0
     if k:
@@ -238,7 +239,7 @@ def detect(y: np.ndarray, var: np.ndarray, *, threshold: float, eager: bool = Fa
             if c > max(cps, default=0):
                 test = level_change(y, var, *_windows(c, cps, n, window), level=level)
                 if test["p_value"] < alpha and abs(test["estimate"]) >= math.log1p(threshold):
-                    cps = sorted(cps + [c])
+                    cps = sorted([*cps, c])
                     break
     d = math.log1p(threshold)
 
@@ -271,7 +272,7 @@ def commits_to_confirm(estimate: float, s2: float, before: int, after: int, *, a
                        limit: int = POSSIBLE_LIMIT) -> int | None:
     """How many more commits at the new level would make a step of ``estimate`` (log) pass the gate (t test at
     ``alpha`` with point variance ``s2`` against ``before`` points) and be confirmed; None beyond ``limit``."""
-    for more in range(0, limit + 1):
+    for more in range(limit + 1):
         na = after + more
         if na - 1 < CONFIRM_AFTER or na < 2:
             continue
@@ -348,8 +349,8 @@ def attribute(change: dict, e2e_mean_ms: np.ndarray, cats: tuple[list[str], np.n
     for key, (names, mat) in (("categories", cats), ("operators", ops)):
         rows = []
         if names:
-            present_before = (mat[before] > 0).any(axis=0)
-            present_after = (mat[after] > 0).any(axis=0)
+            present_before = cast("np.ndarray", (mat[before] > 0).any(axis=0))  # one per column of the 2-D mat
+            present_after = cast("np.ndarray", (mat[after] > 0).any(axis=0))
             for j, (name, r) in enumerate(zip(names, _lines_change(mat, before, after))):
                 r.update(name=name, share_of_change_pct=100.0 * r["delta_ms"] / total if total else None,
                          significant=bool(r["low_ms"] > 0 or r["high_ms"] < 0),

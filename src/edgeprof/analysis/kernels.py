@@ -34,7 +34,7 @@ KLEIDIAI_MARKERS = ("QP8",)
 _IMPLIES = {"PF32": "SME/SME2 (KleidiAI, packed f32 LHS)", "PF16": "SME/SME2 (KleidiAI, packed f16 LHS)",
             "PQS8": "SME/SME2 (KleidiAI, packed int8 LHS)", "QP8": "KleidiAI (NEON dot/i8mm or SME/SME2)"}
 _KIND_ORDER = {k: i for i, k in enumerate(GEMM_KINDS)}
-_FAMILY_ORDER = {f: i for i, f in enumerate(FAMILIES + (UNKNOWN,))}
+_FAMILY_ORDER = {f: i for i, f in enumerate((*FAMILIES, UNKNOWN))}
 REGISTERED_NOTE = ("Registered means XNNPACK set the kernel up when a config was first used; it does not prove "
                    "the kernel ran. PF32/PF16/PQS8 operator names in an ETDump prove the SME path executed.")
 
@@ -189,8 +189,8 @@ def executed_from_profile(profile, taxonomy: Taxonomy = DEFAULT, top: int = 10) 
                      + (f" ({100 * sme_ns / gemm_conv_ns:.0f} % of GEMM/CONV time)" if gemm_conv_ns else "")
                      + "; SME vs SME2 needs the kernel log")
     elif qp8_ns > 0:
-        statement = (f"KleidiAI path executed: QP8 operators take {fmt_ms(ms(qp8_ns / n_runs), 3, fixed=True)} ms per run; whether on "
-                     "NEON or SME needs the kernel log; no PF32/PF16/PQS8 operator ran")
+        statement = (f"KleidiAI path executed: QP8 operators take {fmt_ms(ms(qp8_ns / n_runs), 3, fixed=True)} ms per run; "
+                     "whether on NEON or SME needs the kernel log; no PF32/PF16/PQS8 operator ran")
     else:
         statement = ("no PF32/PF16/PQS8/QP8 operator ran: XNNPACK's GEMM/CONV used its own (non-KleidiAI) kernels, "
                      "so no SME/SME2 kernel executed")
@@ -264,7 +264,7 @@ def kernel_view(base_rows: list[dict], cand_rows: list[dict], *, base_name: str,
     kinds = list(dict.fromkeys(list(fb["by_kind"]) + list(fc["by_kind"])))
     kinds.sort(key=lambda k: (_KIND_ORDER.get(k, 99), k))
     by_kind = [{"kind": k, "baseline": fb["by_kind"].get(k, {}), "candidate": fc["by_kind"].get(k, {})} for k in kinds]
-    fams = [f for f in FAMILIES + (UNKNOWN,) if f in fb["by_family"] or f in fc["by_family"]]
+    fams = [f for f in (*FAMILIES, UNKNOWN) if f in fb["by_family"] or f in fc["by_family"]]
     by_family = [{"family": f, "baseline": fb["by_family"].get(f, 0), "candidate": fc["by_family"].get(f, 0)}
                  for f in fams]
     status, verdict = gemm_verdict(base_rows, cand_rows, base_name, cand_name)

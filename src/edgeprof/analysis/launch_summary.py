@@ -67,9 +67,9 @@ def summarise(profile: Profile, taxonomy: Taxonomy = DEFAULT) -> LaunchSummary:
     op_category: dict[str, str] = {}
     op_calls: dict[str, float] = {}
     op_backend: dict[str, str] = {}
-    first = {}
-    for i in np.flatnonzero(leaf):
-        first.setdefault(int(lines.name_ids[i]), int(i))
+    first: dict[int, int] = {}
+    for row in np.flatnonzero(leaf):
+        first.setdefault(int(lines.name_ids[row]), int(row))
     for i, (t, c) in enumerate(zip(lines.types, lines.classes)):
         if t in ops:
             op_category.setdefault(t, c.category)

@@ -124,7 +124,7 @@ def trimmed_stats(columns: list[np.ndarray], trim: float = TRIM) -> tuple[np.nda
     for x in columns:
         x = np.sort(np.asarray(x, dtype=float))
         n = x.size
-        g = int(math.floor(trim * n))  # < n/2: the core keeps at least one run
+        g = math.floor(trim * n)  # < n/2: the core keeps at least one run
         core = x[g:n - g]
         m = float(core.mean())
         if m <= 0 or np.count_nonzero(x) * 2 < n:
@@ -304,7 +304,7 @@ def contrast(yb: np.ndarray, vb: np.ndarray, yc: np.ndarray, vc: np.ndarray, *, 
             "critical": float(ndtri(1 - a)), "allowance": 0.0, "method": method}
 
 
-def bh(p: list[float]) -> list[float]:
+def bh(p: list[float] | np.ndarray) -> list[float]:
     """Benjamini–Hochberg adjusted p-values (q-values)."""
     p = np.asarray(p, dtype=float)
     n = p.size

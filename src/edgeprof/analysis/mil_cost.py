@@ -89,7 +89,7 @@ class _Symbols:
     """Per function: each variable's type and whether it is a constant (and its stored bytes)."""
 
     def __init__(self, prog: MilProgram, fn):
-        self.types: dict[str, MilType] = {n: t for n, t in fn.inputs}
+        self.types: dict[str, MilType] = dict(fn.inputs)
         self.const: dict[str, Op] = {}
         self.stored: dict[str, int] = {}
 
@@ -130,7 +130,7 @@ def _prod(xs) -> int:
 
 def _own_stored(op: Op) -> int:
     """Bytes on disk of a const / constexpr op's own operands (attributes and inline values)."""
-    vals = [v for v in op.attrs.values()] + [a.value for args in op.inputs.values() for a in args if a.value is not None]
+    vals = list(op.attrs.values()) + [a.value for args in op.inputs.values() for a in args if a.value is not None]
     # blobs, and inline tensors too large to be parameters (a shape or an axis is not a weight)
     return sum(v.stored_bytes for v in vals if v.blob is not None or (v.type.nbytes or 0) > PARAM_BYTES)
 
@@ -170,7 +170,7 @@ def _macs_flops(op: Op, syms: _Symbols, out: MilType | None) -> tuple[int | None
         return n_out * k, 2 * n_out * k, f"K={k}"
     if t == "scaled_dot_product_attention":
         q, k, v = (_arg_type(op, syms, p) for p in ("query", "key", "value"))
-        if any(a is None or not a.is_static or len(a.shape) < 2 for a in (q, k, v)):
+        if q is None or k is None or v is None or any(not a.is_static or len(a.shape) < 2 for a in (q, k, v)):
             return None, None, ""
         bh, L, E = _prod(q.shape[:-2]), q.shape[-2], q.shape[-1]
         S, Ev = k.shape[-2], v.shape[-1]
@@ -195,6 +195,8 @@ def _macs_flops(op: Op, syms: _Symbols, out: MilType | None) -> tuple[int | None
 
 def _bytes(op: Op, syms: _Symbols, t: str) -> tuple[int | None, int, int, str]:
     """(activation bytes read, dense weight bytes read, stored weight bytes, note)."""
+    act: int | None  # None once an input's size is not known
+    nb: int | None
     act, wread, wstored, note = 0, 0, 0, ""
     for param, args in op.inputs.items():
         for a in args:
@@ -231,6 +233,8 @@ def _bytes(op: Op, syms: _Symbols, t: str) -> tuple[int | None, int, int, str]:
 def op_costs(prog: MilProgram) -> list[OpCost]:
     """One row per operation (consts included, cost 0), functions in program order."""
     rows: list[OpCost] = []
+    act: int | None  # unknown for a flexible shape
+    written: int | None
     for fn in prog.functions.values():
         syms = _Symbols(prog, fn)
         for op in fn.ops:
@@ -258,7 +262,7 @@ def op_costs(prog: MilProgram) -> list[OpCost]:
                     if ut is not None and ut.nbytes is not None:
                         note = "; ".join(x for x in (note, f"in-place slice {ut.nbytes} B") if x)
             syms.add(op, stored)
-            ins = " ".join(f"{p}={(_arg_type(op, syms, p).text() if _arg_type(op, syms, p) else '?')}"
+            ins = " ".join(f"{p}={(at.text() if (at := _arg_type(op, syms, p)) else '?')}"
                            f"{'*' if (args[0].value is not None or args[0].name in syms.const) else ''}"
                            for p, args in op.inputs.items() if len(args) == 1)
             rows.append(OpCost(fn.name, op.index, op.type, op.name, classify(op.type).category,
@@ -314,7 +318,7 @@ def totals(prog: MilProgram, rows: list[OpCost]) -> dict:
         "weight_stored_per_use": sum(r.weight_stored for r in rows if r.type != "const" and not r.type.startswith("constexpr_")),
         "weight_stored_unique": sum(seen.values()),
         "weight_dense": sum(sum((ty.nbytes or 0) for _, ty in op.outputs) for op in prog.all_ops()
-                            if op.type == "const" and op.attrs.get("val") is not None and op.attrs["val"].blob is not None
+                            if (op.type == "const" and op.attrs.get("val") is not None and op.attrs["val"].blob is not None)
                             or op.type.startswith("constexpr_")),
         "weight_files": dict(prog.weight_files),
         "blobs": len(seen),

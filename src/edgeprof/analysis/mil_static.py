@@ -8,15 +8,16 @@ Rules (id — what — placement consequence — source):
 * ``int32`` — an op with an int32/int64 tensor input or output (constant parameters of ≤ 64 B excepted) —
   CPU. Source: anemll-profile's captured compiler message "Unsupported tensor data type: int32" and
   ane-costplan's guidance that ops without a device are CPU ops ("gathers, int32 work"), the anemll-profile / ane-costplan guide.
-* ``gather`` — gather / gather_nd / gather_along_axis / scatter* (indexing) — CPU. Source: the anemll-profile / ane-costplan guide, as above.
+* ``gather`` — gather / gather_nd / gather_along_axis / scatter* (indexing) — CPU. Source: the anemll-profile /
+  ane-costplan guide, as above.
 * ``fp32`` — a compute op on fp32 tensors — not ANE (CPU or GPU). Source: coremltools "Typed Execution" guide
   (the Neural Engine computes in float16; fp32 ML programs run on CPU/GPU).
 * ``dynamic_shape`` — a flexible (unknown) dimension in the op's tensors — not ANE for non-default shapes.
   Source: Apple engineer, developer forums thread 724930 (range flexibility runs on the ANE only at the
   default shape; enumerated shapes can).
 * ``kv_state`` — read_state / write_state / slice_update / coreml_update_state / slice_by_index, ≥ KV_OPS_MIN of
-  them — a KV-cache pattern to review (placement not known). Source: the anemll-profile / ane-costplan guide ("Repeated slice_update,
-  slice_by_index, or read_state: investigate KV-cache layout").
+  them — a KV-cache pattern to review (placement not known). Source: the anemll-profile / ane-costplan guide
+  ("Repeated slice_update, slice_by_index, or read_state: investigate KV-cache layout").
 * ``lut_expansion`` — constexpr_lut_to_dense weights ≥ LUT_SHARE_PCT of the dense weight bytes — LUT
   expansion may dominate memory traffic. Source: the anemll-profile / ane-costplan guide ("Large constexpr_lut_to_dense cost").
 * ANE-capable ops (placed ``ANE`` when no rule above applies and tensors are fp16 with static shapes): the op
@@ -28,6 +29,8 @@ Roofline: per op ``max(FLOPs / peak, bytes / bandwidth)`` against the chip figur
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..mil_model import short_type as _short
 from ..mil_model import MilProgram
@@ -42,7 +45,8 @@ STATE_OPS = frozenset(KV_TYPES) - {"slice_by_index"} | {"coreml_update_state"}  
 ANE_OPS = frozenset({"conv", "linear", "matmul", "einsum", "softmax", "layer_norm", "add", "mul", "transpose", "reshape",
                      "split", "concat"})
 RULES = {
-    "int32": "anemll-profile guide: 'Unsupported tensor data type: int32'; ane-costplan: ops without a device are CPU (int32 work)",
+    "int32": ("anemll-profile guide: 'Unsupported tensor data type: int32'; "
+              "ane-costplan: ops without a device are CPU (int32 work)"),
     "gather": "ane-costplan guide: 'no_device' ops are CPU ops (gathers, int32 work)",
     "fp32": "coremltools Typed Execution guide: the Neural Engine computes in float16",
     "dynamic_shape": "developer.apple.com/forums/thread/724930: range-flexible shapes run on the ANE only at the default shape",
@@ -52,7 +56,7 @@ RULES = {
 }
 # Public peak figures. ``ane_tops`` as Apple states it; ``tops_precision`` says in which precision (from A17 Pro /
 # M4 on, Apple quotes INT8 TOPS, which this estimate halves for fp16 work). ``dram_gbps``: unified memory bandwidth.
-CHIPS = {
+CHIPS: dict[str, dict[str, Any]] = {
     "M1": {"ane_tops": 11.0, "tops_precision": "fp16", "dram_gbps": 68.25,
            "source": "Apple Newsroom 2020-11-10 (11 trillion ops/s); bandwidth: LPDDR4X-4266 × 128 bit"},
     "M2": {"ane_tops": 15.8, "tops_precision": "fp16", "dram_gbps": 100.0,
@@ -74,9 +78,8 @@ def _tensor_dtypes(op, types: dict, consts: set) -> tuple[set[str], bool]:
             ty = a.value.type if a.value is not None else types.get(a.name or "")
             if ty is None:
                 continue
-            if a.value is not None or a.name in consts:
-                if (ty.nbytes or 0) <= PARAM_BYTES:
-                    continue
+            if (a.value is not None or a.name in consts) and (ty.nbytes or 0) <= PARAM_BYTES:
+                continue
             tys.append(ty)
     for ty in tys:
         t = ty.tensor
@@ -90,7 +93,7 @@ def op_hazards(prog: MilProgram) -> list[dict]:
     """Per non-const op: its rule hits and the predicted device (ANE, CPU, non-ANE, ?) with the deciding rule."""
     out = []
     for fn in prog.functions.values():
-        types: dict = {n: t for n, t in fn.inputs}
+        types: dict = dict(fn.inputs)
         consts: set[str] = set()
         for op in fn.ops:
             t = _short(op.type)

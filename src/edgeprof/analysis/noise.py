@@ -53,7 +53,7 @@ class LaunchNoise:
     def to_json(self) -> dict:
         return asdict(self)
 
-    def for_metric(self, metric: str) -> "LaunchNoise":
+    def for_metric(self, metric: str) -> LaunchNoise:
         """The SD for another metric than the median: measured when the evidence measured it, else scaled by
         :data:`METRIC_FACTOR` (and then no longer a measurement)."""
         if metric == "median":
@@ -241,9 +241,9 @@ def pilot_noise(sd: float, df: int, launches: int, evidence: LaunchNoise, config
                                      f"upper {100 * CONFIDENCE:g} % bound", sd, df, launches)
 
 
-def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: "LaunchNoise", level: float = LEVEL,
+def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback: LaunchNoise, level: float = LEVEL,
                 power: float = 0.80, threshold: float = 0.0,
-                floor_sd: float = LAUNCH_SD_DEFAULT) -> tuple[dict, "LaunchNoise", dict]:
+                floor_sd: float = LAUNCH_SD_DEFAULT) -> tuple[dict, LaunchNoise, dict]:
     """The design ``plan`` recommends from a pilot (per configuration its launches' steady runs): the run noise
     within launches counted at its effective size (lag-1 autocorrelation ρ: a run counts (1 − ρ)/(1 + ρ)), the
     launch SD measured on the pilot at its upper bound — or ``fallback`` (the evidence a single launch needs)
@@ -254,10 +254,7 @@ def plan_design(configs: dict[str, list[np.ndarray]], effect: float, *, fallback
     within, rho = prof["within_sd"] or 0.0, max(0.0, min(prof["lag1_autocorrelation"] or 0.0, 0.95))
     within_eff = within * math.sqrt((1 + rho) / (1 - rho))
     est = estimate([log_median_stats(runs) for runs in configs.values() if len(runs) >= 2])
-    if est is not None:
-        noise = pilot_noise(*est, fallback, sum(len(r) >= 2 for r in configs.values()))
-    else:
-        noise = fallback
+    noise = pilot_noise(*est, fallback, sum(len(r) >= 2 for r in configs.values())) if est is not None else fallback
     d = design(within_eff, noise.sd, effect, level=level, power=power, threshold=threshold, floor_sd=floor_sd)
     d["within_sd_effective"] = within_eff
     return d, noise, prof

@@ -30,8 +30,9 @@ METHODS = {"debug_handle": 4.0, "module_path+op_type": 3.0, "module_path": 2.0, 
 def program_points(events: list[dict]) -> list[dict]:
     """The points of one run. ``events``: its debug events in file order, each ``{instruction, is_output, tensors,
     delegate (bool), backend, num_outs, op (kernel op name or None), module, op_types, handles}``."""
-    points, seen = [], []
-    by_instr: dict[int, list] = {}
+    points: list[dict] = []
+    seen: list = []
+    by_instr: dict[tuple, list] = {}
     outputs = []
     for e in events:
         if e["is_output"]:

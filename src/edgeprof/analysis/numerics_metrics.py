@@ -10,6 +10,7 @@ candidate has none either (no signal to measure against).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def compare_tensors(x: np.ndarray, y: np.ndarray) -> dict:
         raise ValueError(f"shapes differ: {np.shape(x)} and {np.shape(y)}")
     finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
     identical = bool(np.array_equal(a, b, equal_nan=True))
-    out = {"identical": identical, "elements": int(a.size), "finite": finite}
+    out: dict[str, Any] = {"identical": identical, "elements": int(a.size), "finite": finite}
     if a.size == 0:
         return {**out, "max_abs_diff": 0.0, "mean_abs_diff": 0.0, "cosine": None, "sqnr_db": None}
     d = np.abs(a - b)
@@ -52,14 +53,14 @@ def first_loss(points: list[dict], threshold_db: float = DEFAULT_THRESHOLD_DB, f
     """The first step along ``points`` (in program order; each with ``name`` and ``metrics``) where the effective
     SQNR falls by more than ``threshold_db`` from the previous point that has one — (index before, index after,
     drop in dB) — or None. A fall of exactly the threshold is not a loss."""
-    prev = None
+    prev, prev_s = None, None  # the previous point with an SQNR, and its SQNR
     for i, p in enumerate(points):
         s = effective_sqnr(p["metrics"], floor)
         if s is None:
             continue
-        if prev is not None and effective_sqnr(points[prev]["metrics"], floor) - s > threshold_db:
-            return prev, i, effective_sqnr(points[prev]["metrics"], floor) - s
-        prev = i
+        if prev_s is not None and prev_s - s > threshold_db:
+            return prev, i, prev_s - s
+        prev, prev_s = i, s
     return None
 
 

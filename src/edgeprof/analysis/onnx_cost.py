@@ -22,8 +22,12 @@ element size × shape; a tensor of unknown shape counts 0 and marks the byte fig
 from __future__ import annotations
 
 from math import prod
+from typing import TYPE_CHECKING, Any
 
 from ..taxonomy import classify
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 _CONV = {"Conv", "ConvInteger", "QLinearConv"}
 _GEMM = {"Gemm", "QGemm"}
@@ -36,7 +40,7 @@ _NORM = {"LayerNormalization", "BatchNormalization", "InstanceNormalization", "G
 _ZERO = {"DATA_MOVEMENT", "RESHAPE", "QUANT", "EMBEDDING"}
 
 
-def _known(t) -> bool:
+def _known(t) -> TypeGuard[dict]:
     return t is not None and t["shape"] is not None and all(isinstance(d, int) for d in t["shape"])
 
 
@@ -50,10 +54,10 @@ def node_cost(node: dict) -> dict:
     """``{"macs", "flops", "weight_bytes", "act_read", "written", "bytes_complete"}`` of one node."""
     ins, outs = node["inputs"], node["outputs"]
     present = [t for t in ins if t is not None]
-    out = {"weight_bytes": sum(tensor_bytes(t) for t in present if t["weight"]),
-           "act_read": sum(tensor_bytes(t) for t in present if not t["weight"]),
-           "written": sum(tensor_bytes(t) for t in outs if t is not None),
-           "bytes_complete": all(_known(t) and t["itemsize"] for t in [*present, *[o for o in outs if o]])}
+    out: dict[str, Any] = {"weight_bytes": sum(tensor_bytes(t) for t in present if t["weight"]),
+                           "act_read": sum(tensor_bytes(t) for t in present if not t["weight"]),
+                           "written": sum(tensor_bytes(t) for t in outs if t is not None),
+                           "bytes_complete": all(_known(t) and t["itemsize"] for t in [*present, *[o for o in outs if o]])}
     out.update(macs=0, flops=None)
     y = outs[0] if outs else None
     if not _known(y):
@@ -72,7 +76,7 @@ def node_cost(node: dict) -> dict:
             macs = prod(x["shape"]) * w["shape"][1] * prod(w["shape"][2:])
             out.update(macs=macs, flops=2 * macs)
         elif op in _GEMM:
-            a = ins[0]["shape"] if op == "Gemm" else ins[0]["shape"]
+            a = ins[0]["shape"]
             k = a[0] if node["attrs"].get("transA", 0) else a[1]
             macs = n_out * k
             has_c = len(ins) > (2 if op == "Gemm" else 6) and ins[2 if op == "Gemm" else 6] is not None
@@ -147,10 +151,11 @@ def _holder(node: dict, timed: set, producer: dict) -> dict | None:
         if node["index"] in seen:
             return None
         seen.add(node["index"])
-        node = next((producer[t["name"]] for t in node["inputs"]
-                     if t is not None and not t["weight"] and t.get("name") in producer), None)
-        if node is None:
+        fused_from = next((producer[t["name"]] for t in node["inputs"]
+                           if t is not None and not t["weight"] and t.get("name") in producer), None)
+        if fused_from is None:
             return None
+        node = fused_from
     return node
 
 

@@ -18,6 +18,8 @@ interval at level 1 − 0.05/k for k categories (Bonferroni), so a list of growi
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import UsageError
@@ -97,7 +99,7 @@ def analyze_phases(latency_ms: np.ndarray, labels: list[str], *, positions=None,
 
     lat = np.asarray(latency_ms, dtype=float)
     runs = np.arange(lat.size)
-    out = {"phases": [], "pooled": False}
+    out: dict[str, Any] = {"phases": [], "pooled": False}
     names = list(dict.fromkeys(labels))
     for name in names:
         idx = runs[np.array([x == name for x in labels])]
@@ -114,7 +116,7 @@ def analyze_phases(latency_ms: np.ndarray, labels: list[str], *, positions=None,
             base = float(share_base(m, lat[idx]).mean()) if m is not None else 0.0
             ph["breakdown"] = sorted(({"line": c, "ms_per_run": float(m[:, j].mean()),
                                        "share_pct": 100 * max(float(m[:, j].mean()), 0.0) / base if base > 0 else 0.0}
-                                      for j, c in enumerate(names_c)), key=lambda r: -r["ms_per_run"])
+                                      for j, c in enumerate(names_c)), key=lambda r: -r["ms_per_run"]) if m is not None else []
         if name == "decode" and idx.size >= 3:
             steady = idx[1:] if idx.size > 3 else idx   # the first decode step of a recording is warm-up prone
             d = {"per_token_ms": {"p50": float(np.percentile(lat[steady], 50)), "p90": float(np.percentile(lat[steady], 90)),
@@ -151,7 +153,7 @@ SPIKE_MAX_SHARE = 0.2
 SPIKE_NEAR = 0.75  # runs between 0.75×SPIKE and SPIKE are "near": as many as there are spikes, and they are noise
 
 
-def spike_ratios(lat) -> "np.ndarray":
+def spike_ratios(lat) -> np.ndarray:
     """Each run's time over the median of the ``SPIKE_NEIGHBOURS`` runs after it and (the smaller of the two) over
     the median of those before it; the first run against the runs after it only; NaN for the last run. Whole
     windows at once (a median of an odd window is its middle value, the same as one run at a time), the few
@@ -244,7 +246,7 @@ def run_signatures(run_index: np.ndarray, codes: np.ndarray, runs: list[int]) ->
     pos = np.arange(r.size) - np.repeat(starts, length)
     powers = np.cumprod(np.full(int(length.max()), HASH_MULTIPLIER, dtype=np.uint64), dtype=np.uint64)
     h = np.add.reduceat((c + np.uint64(1)) * powers[pos], starts)  # wraps modulo 2^64, as meant
-    key = {}
+    key: dict[tuple[int, int], int] = {}
     group = np.array([key.setdefault((int(n), int(x)), len(key)) for n, x in zip(length.tolist(), h.tolist())])
     first = np.unique(group, return_index=True)[1]  # each group's first run (groups are numbered 0, 1, …)
     rep = np.repeat(starts[first[group]], length) + pos

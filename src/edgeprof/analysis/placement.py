@@ -295,11 +295,11 @@ def from_ort_profile_and_model(profile, model: dict) -> Placement:
         basis = MEASURED
         if hit is None:
             outs = [t["name"] for t in n["outputs"] if t is not None and t.get("name")]
-            after = [c for o in outs for c in consumers.get(o, [])]
+            users = [c for o in outs for c in consumers.get(o, [])]
             ins = [by_output[t["name"]] for t in n["inputs"] if t is not None and not t["weight"]
                    and t.get("name") in by_output]
-            if len(after) == 1 and direct.get(after[0]["name"]) is not None:
-                hit = direct[after[0]["name"]]
+            if len(users) == 1 and direct.get(users[0]["name"]) is not None:
+                hit = direct[users[0]["name"]]
             elif len(ins) == 1 and direct.get(ins[0]["name"]) is not None and all(
                     len(consumers.get(o["name"], [])) == 1 for o in ins[0]["outputs"] if o is not None):
                 hit = direct[ins[0]["name"]]

@@ -4,6 +4,8 @@ a *promotion* when one reaches it — partitions split or merged, the moved oper
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..placement_model import INFERRED, UNKNOWN, Placement
 from ..runtimes import runtime
 from .placement_parts import fingerprint, partitions
@@ -21,7 +23,7 @@ def diff(a: Placement, b: Placement) -> dict:
     ``promotion``, ``changed``."""
     ka = {op.key: op for op in a.ops}
     kb = {op.key: op for op in b.ops}
-    moved = []
+    moved: list[dict[str, Any]] = []
     for op in a.ops:
         o2 = kb.get(op.key)
         if o2 is None or o2.placement == op.placement or UNKNOWN in (op.placement, o2.placement):
@@ -33,10 +35,10 @@ def diff(a: Placement, b: Placement) -> dict:
         moved.append({"key": op.key, "name": op.name, "candidate_name": o2.name, "op": op.op, "family": op.family,
                       "from": op.placement, "to": o2.placement, "kind": kind, "baseline_ms": op.time_ms,
                       "candidate_ms": o2.time_ms, "cost_ms": cost, "index": op.index, "candidate_index": o2.index})
-    only_a = [{"key": op.key, "name": op.name, "op": op.op, "placement": op.placement, "time_ms": op.time_ms}
-              for op in a.ops if op.key not in kb]
-    only_b = [{"key": op.key, "name": op.name, "op": op.op, "placement": op.placement, "time_ms": op.time_ms}
-              for op in b.ops if op.key not in ka]
+    only_a: list[dict] = [{"key": op.key, "name": op.name, "op": op.op, "placement": op.placement, "time_ms": op.time_ms}
+                          for op in a.ops if op.key not in kb]
+    only_b: list[dict] = [{"key": op.key, "name": op.name, "op": op.op, "placement": op.placement, "time_ms": op.time_ms}
+                          for op in b.ops if op.key not in ka]
     pa, pb = partitions(a), partitions(b)
     split, merged = _partition_changes(pa, pb)
     fallbacks = [m for m in moved if m["kind"] == "fallback"]
@@ -163,7 +165,7 @@ def diff_statements(d: dict) -> list[str]:
 # a series of commits (the history store)
 # --------------------------------------------------------------------------------------------------
 
-def placement_changes(order: list[str], times: dict, by_commit: dict[str, list[dict]]) -> list[dict]:
+def placement_changes(order: list[str], times: dict, by_commit: dict[str, list[list[dict]]]) -> list[dict]:
     """Where a series' placement changed: ``order`` — its commits in time order; ``by_commit`` — per commit the
     placements rows of its launches (``op_key``, ``op_name``, ``placement``, ``accelerated``, ``ms_per_run``,
     ``fingerprint``, ``launch_id``), the first launch's standing for the commit. One entry per commit whose

@@ -28,7 +28,8 @@ def join_program(profile: Profile, summary: dict, costs: list[dict], method: str
     instr = [i for i in summary["instructions"] if i["plan"] == method]
     cost = {c["index"]: c for c in costs if c["plan"] == method}
     total_w = sum(c["weight_bytes"] or 0 for c in cost.values()) or 1
-    rows, cats = [], {}
+    rows: list[dict] = []
+    cats: dict[str, dict] = {}
     for i in instr:
         c = cost.get(i["index"], {})
         ns = per.get(i["index"])

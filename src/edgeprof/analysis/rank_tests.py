@@ -59,10 +59,8 @@ def mann_whitney(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -
     greater = alternative == "greater"
     if not has_ties and (n1 <= 8 or n2 <= 8) and n1 + n2 <= EXACT_U_MAX_N:
         m1, m2 = min(n1, n2), max(n1, n2)
-        if greater:  # P(U ≥ u1) = P(U ≤ u2): U is symmetric about n1·n2/2
-            p = _exact_u_cdf(u2, m1, m2)
-        else:
-            p = min(1.0, 2 * _exact_u_cdf(min(u1, u2), m1, m2))  # U is symmetric in the roles
+        # greater: P(U ≥ u1) = P(U ≤ u2), U being symmetric about n1·n2/2; two-sided: U is symmetric in the roles
+        p = _exact_u_cdf(u2, m1, m2) if greater else min(1.0, 2 * _exact_u_cdf(min(u1, u2), m1, m2))
         method = "exact"
     else:
         n = n1 + n2
@@ -161,10 +159,7 @@ def mann_kendall(v: np.ndarray) -> dict:
     _, ties = _ranks(v)
     n0 = n * (n - 1) / 2
     n2 = (ties * (ties - 1) / 2).sum()
-    if n <= MK_EXACT_PAIRS_N:
-        s = float(np.sign(v[None, :] - v[:, None])[np.triu_indices(n, 1)].sum())
-    else:
-        s = float(_kendall_s(v))
+    s = float(np.sign(v[None, :] - v[:, None])[np.triu_indices(n, 1)].sum()) if n <= MK_EXACT_PAIRS_N else float(_kendall_s(v))
     var = (n * (n - 1) * (2 * n + 5) - (ties * (ties - 1) * (2 * ties + 5)).sum()) / 18
     tau = s / np.sqrt(n0 * (n0 - n2)) if n0 > n2 else None
     if var <= 0:

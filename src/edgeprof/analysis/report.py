@@ -5,6 +5,8 @@ of :mod:`edgeprof.conventions`; ``a+b`` when a finding sets two sources against 
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -35,7 +37,7 @@ def run_lanes(profile: Profile, run_index: int) -> list[dict]:
     if ev.height == 0:
         return []
     ev = ev.with_row_index("_r")
-    t0 = int(ev["start_ns"].min())
+    t0 = int(cast(int, ev["start_ns"].min()))  # an integer column with rows
     kinds = ev["kind"].cast(pl.String).to_list()
     names = ev["name"].cast(pl.String).to_list()
     parent = ev["parent"].to_list()
@@ -189,6 +191,6 @@ def _slower_checklist(report: dict, cmp: dict) -> list[str]:
     if logs:
         items.append("SME2 kernels in the candidate's trace: " + ", ".join(
             f"{x['path']}: {len(x['summary']['sme2_gemm_kernels'])}" for x in logs))
-    if ke:
+    if ke and ca:
         items.append(f"delegated ops on an SME/KleidiAI path ({evidence_name(ca['evidence'])}): {ke.get('statement')}")
     return items

@@ -9,8 +9,8 @@ always had (``warmup_dropped`` in a comparison's launches, ``runs_used.launches[
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -105,5 +105,5 @@ def select_runs(values: Sequence[np.ndarray], warmup="auto", sources: Sequence[s
     for i, v in enumerate(values):
         k, found = _one(np.asarray(v, dtype=float), warmup)
         src = sources[i] if sources is not None and i < len(sources) else f"launch {i}"
-        launches.append(LaunchRuns(str(src), int(len(v)), k, found))
+        launches.append(LaunchRuns(str(src), len(v), k, found))
     return RunSelection("auto" if warmup == "auto" else str(int(warmup)), tuple(launches))

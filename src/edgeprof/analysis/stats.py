@@ -26,7 +26,7 @@ def by_values(fn):
     @functools.wraps(fn)
     def wrapper(v, **options):
         return copy.deepcopy(cached(np.ascontiguousarray(v, dtype=float).tobytes(), tuple(sorted(options.items()))))
-    wrapper.cache_clear = cached.cache_clear
+    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]  # for tests that must compute afresh
     return wrapper
 
 PERCENTILES = (50, 75, 90, 95, 99)

@@ -15,13 +15,14 @@ keep working; ours follow. Deliberate differences from the kit (its bugs, fixed)
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import numpy as np
 import polars as pl
 
 from .._ids import dense_rows, distinct_ids, first_index, first_rows
 from ..conventions import METHOD_EXECUTE, OP_TYPES_ID, OP_TYPES_INLINE, OP_TYPES_MODES, OP_TYPES_REF, ms, op_type
-from ..columns import Columns, Numbers, Text, from_series, numbers
+from ..columns import Column, Columns, Numbers, Text, from_series, numbers
 from ..model import Profile
 from .groupstats import group_stats, list_counts
 from .inspector_order import inspector_order
@@ -100,10 +101,10 @@ class Timeline:
             a = b
 
 
-def _text(s: pl.Series, fn=None) -> Text:
+def _text(s: pl.Series, fn=None) -> Column:
     """``s`` as codes into its distinct values (``fn`` applied to each distinct value, not to each row)."""
     col = from_series(s)
-    return col if fn is None else Text(col.codes, [fn(v) for v in col.values], col.dtype)
+    return col if fn is None or not isinstance(col, Text) else Text(col.codes, [fn(v) for v in col.values], col.dtype)
 
 
 class _TimelineContext:
@@ -116,7 +117,7 @@ class _TimelineContext:
         self.run_idx = run_idx = ev["run_index"].to_numpy()
         runs = profile.runs.filter(pl.col("run_index") >= 0)
         # runs without profile events (allocation- or debug-only) are in the runs table, not in the events
-        n_runs = max(int(run_idx.max(initial=-1)), int(runs["run_index"].max()) if runs.height else -1) + 1
+        n_runs = max(int(run_idx.max(initial=-1)), int(cast(int, runs["run_index"].max())) if runs.height else -1) + 1
         self.e2e = np.full(n_runs, np.nan)
         self.e2e[runs["run_index"].to_numpy()] = runs["e2e_ns"].cast(pl.Float64).fill_null(np.nan).to_numpy()
         origin = np.zeros(n_runs, dtype=np.int64)
@@ -146,8 +147,8 @@ class _TimelineContext:
             for g in shown[np.argsort(first[shown], kind="stable")].tolist():
                 if op_lists[g] is not None:
                     codes[g], listed[g] = ids.setdefault(_json_of(op_lists[g]), len(ids)), True
-            self.op_type_lists = list(ids)
-            self.op_types = (OP_TYPES_ID, Numbers(codes[op_ids], ~listed[op_ids]))
+            self.op_type_lists: list | None = list(ids)
+            self.op_types: tuple[str, Column] = (OP_TYPES_ID, Numbers(codes[op_ids], ~listed[op_ids]))
         else:
             self.op_type_lists = None
             self.op_types = ("op_types", Text(op_ids, [_json_of(v) for v in op_lists], pl.Categorical))
@@ -162,12 +163,13 @@ class _TimelineContext:
         self.parent = parent.fill_null(first_row).to_numpy() - first_row
         self.no_parent = parent.is_null().to_numpy()
         self.event_index = ev["event_index"].to_numpy()
-        self._by_run = self._sorted_runs = None
+        self._by_run: np.ndarray | None = None  # rows in run order, and their runs (found on first use)
+        self._sorted_runs: np.ndarray | None = None
 
     def select(self, runs: tuple[int, int] | None) -> np.ndarray:
         """Rows (ascending) of the execute runs in [a, b) — all of them when ``runs`` is None. Found by binary
         search in the rows sorted by run once, so a table written in many chunks costs O(N) in all, not O(N²)."""
-        if self._by_run is None:
+        if self._by_run is None or self._sorted_runs is None:
             self._by_run = np.argsort(self.run_idx, kind="stable")
             self._sorted_runs = self.run_idx[self._by_run].astype(np.int64)  # int64 keys: no cast per search
         a, b = (0, np.iinfo(np.int64).max) if runs is None else (max(runs[0], 0), runs[1])

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..conventions import PENDING, fmt_ms
 from .kernels import registered_vs_executed, summarize_kernels
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence, Set
 
 OUTPUT_LABELS = {"timeline_all": "all-runs timeline", "timeline_run0": "run-0 timeline", "ops_stats": "operator stats",
                  "robust_stats": "robust latency stats"}
@@ -94,7 +98,8 @@ def _etdump_checks(out: list, e: EtdumpFacts, tol: float, require: set, pending:
         _check(out, "fail", "etdump", e.path, f"cannot be read: {e.error}")
         return
     _check(out, "pass", "etdump", e.path, f"parses: {e.runs} run(s), {e.events:,} events"
-           + (f", mean latency {fmt_ms(e.mean_ms, 3, fixed=True)} ms" if e.mean_ms is not None and math.isfinite(e.mean_ms) else ""))
+           + (f", mean latency {fmt_ms(e.mean_ms, 3, fixed=True)} ms"
+              if e.mean_ms is not None and math.isfinite(e.mean_ms) else ""))
     for o in e.outputs:
         label = OUTPUT_LABELS[o.key]
         if o.key == "robust_stats" and "robust-stats" not in require:
@@ -144,7 +149,8 @@ def _summary_checks(out: list, s: SummaryFacts, etdumps: list[EtdumpFacts], tol:
         elif entry.get("runs") != e.runs:
             problems.append(f"{e.path}: summary says {entry.get('runs')} run(s), the ETDump {e.runs}")
         elif e.mean_ms is not None and not _close(entry.get("mean_ms"), e.mean_ms, tol):
-            problems.append(f"{e.path}: summary says mean {entry.get('mean_ms')} ms, the ETDump {fmt_ms(e.mean_ms, 3, fixed=True)} ms")
+            problems.append(f"{e.path}: summary says mean {entry.get('mean_ms')} ms, "
+                            f"the ETDump {fmt_ms(e.mean_ms, 3, fixed=True)} ms")
     if s.newer is False:
         problems.insert(0, "older than an ETDump (stale: re-run edgeprof analyze)")
     if problems:
@@ -241,14 +247,15 @@ def _trace_checks(out: list, traces: list[TraceFacts], etdumps: list[EtdumpFacts
         runs = [e for e in etdumps if e.role == role and not e.error and e.evidence]
         if not regs or not runs:
             continue
-        mismatch = registered_vs_executed([summarize_kernels(t.rows) for t in regs], [e.evidence for e in runs])
+        mismatch = registered_vs_executed([summarize_kernels(t.rows or []) for t in regs],
+                                          [e.evidence for e in runs if e.evidence])
         if mismatch:
             _check(out, "warn", "registered_vs_executed", " and ".join(x.path for x in regs + runs)[:400], mismatch)
 
 
 def run_checks(etdumps: list[EtdumpFacts], summary: SummaryFacts, manifest: JsonFacts, metrics: JsonFacts,
-               traces: list[TraceFacts], *, require: set[str] = frozenset(), require_sme2_kernels: bool = False,
-               tolerance: float = 0.01, searched: list[str] = (), collected: bool = False) -> dict:
+               traces: list[TraceFacts], *, require: Set[str] = frozenset(), require_sme2_kernels: bool = False,
+               tolerance: float = 0.01, searched: Sequence[str] = (), collected: bool = False) -> dict:
     checks: list[dict] = []
     if not etdumps and not traces:
         _check(checks, "fail", "etdump", "", "no .etdump or .etdp files in the run folder")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from typing import TYPE_CHECKING
 
 # name → the module that defines it (relative to this package): each is imported on first use, so a command
 # loads only the API modules it calls (tests/core/test_imports.py counts them)
@@ -98,6 +99,37 @@ _WHERE = {
 }
 
 
+if TYPE_CHECKING:  # the names __getattr__ binds on first use, for type checkers
+    from ..io.workspace import ReadOptions, Workspace
+    from .analyze import analyze
+    from .ane import ane, ane_diff, ane_folder, is_model_bundle, load_ane_report
+    from .breakdown import breakdown, breakdowns, load_profile
+    from .compare import Roles, assign_roles, compare, explicit_roles, kit_roles
+    from .coreml import coreml, coreml_as_anemll, coreml_diff, coreml_plan, coreml_profile
+    from .example import example
+    from .history import export, history
+    from .ingest import ingest
+    from .kernels import executed_evidence, kernel_evidence, kernel_view, kernels
+    from .latency import latency
+    from .load import load_etdump
+    from .memory import memory
+    from .numerics import numerics
+    from .phases import compare_phases, phases
+    from .placement import load_placement, placement, placement_diff, placement_gate
+    from .plan import plan
+    from .program import program, program_diff
+    from .report import report
+    from .results import (AnalyzeResult, AneAnalysis, AneDiff, AneFolder, Breakdown, Collection, Comparison, CoreMLDiff,
+                          CoreMLStatic, ExecutedEvidence, Interval, KernelTable, KernelView, LatencyReport, PhaseComparison,
+                          PhaseReport, PlanResult, ProgramDiff, ProgramInfo, Report, Result, Speedup, TraceResult, Validation)
+    from .results_history import ExportResult, HistoryResult, IngestResult
+    from .results_memory import MemoryReport
+    from .results_placement import PlacementDiff, PlacementInfo
+    from .run import run
+    from .trace import trace
+    from .validate import validate
+
+
 class _API(types.ModuleType):
     """This package: a function is imported from its module on first use. Most functions share their module's name
     (``compare`` in ``.compare``): when the import system binds the submodule on the package, the function is bound
@@ -136,12 +168,14 @@ def preload(command: str) -> None:
         importlib.import_module(name)
 
 __all__ = [
-    "numerics", "Workspace", "ReadOptions", "preload", "load_etdump", "load_profile", "analyze", "latency", "compare", "assign_roles", "kit_roles",
-    "explicit_roles", "Roles", "breakdown", "breakdowns", "kernels", "kernel_evidence", "executed_evidence",
-    "kernel_view", "validate", "ane", "ane_diff", "ane_folder", "load_ane_report", "is_model_bundle", "report",
-    "trace", "example", "run", "plan", "ingest", "history", "export", "IngestResult", "HistoryResult", "ExportResult", "Result", "Interval", "Speedup", "LatencyReport", "Comparison", "Breakdown", "AnalyzeResult",
-    "Collection", "PlanResult", "KernelTable", "ExecutedEvidence", "KernelView", "Validation", "AneAnalysis", "AneDiff", "AneFolder", "Report",
-    "TraceResult", "coreml", "coreml_diff", "coreml_as_anemll", "coreml_plan", "coreml_profile", "CoreMLStatic",
-    "CoreMLDiff", "program", "program_diff", "ProgramInfo", "ProgramDiff", "phases", "PhaseReport", "compare_phases", "PhaseComparison",
-    "memory", "MemoryReport", "placement", "placement_diff", "placement_gate", "load_placement", "PlacementInfo", "PlacementDiff",
+    "AnalyzeResult", "AneAnalysis", "AneDiff", "AneFolder", "Breakdown", "Collection", "Comparison", "CoreMLDiff",
+    "CoreMLStatic", "ExecutedEvidence", "ExportResult", "HistoryResult", "IngestResult", "Interval", "KernelTable",
+    "KernelView", "LatencyReport", "MemoryReport", "PhaseComparison", "PhaseReport", "PlacementDiff", "PlacementInfo",
+    "PlanResult", "ProgramDiff", "ProgramInfo", "ReadOptions", "Report", "Result", "Roles", "Speedup", "TraceResult",
+    "Validation", "Workspace", "analyze", "ane", "ane_diff", "ane_folder", "assign_roles", "breakdown", "breakdowns",
+    "compare", "compare_phases", "coreml", "coreml_as_anemll", "coreml_diff", "coreml_plan", "coreml_profile",
+    "example", "executed_evidence", "explicit_roles", "export", "history", "ingest", "is_model_bundle",
+    "kernel_evidence", "kernel_view", "kernels", "kit_roles", "latency", "load_ane_report", "load_etdump",
+    "load_placement", "load_profile", "memory", "numerics", "phases", "placement", "placement_diff", "placement_gate",
+    "plan", "preload", "program", "program_diff", "report", "run", "trace", "validate",
 ]

@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import overload
 
 from ..conventions import OP_TYPES_REF
 from ..errors import UsageError
 from ..io.workspace import ReadOptions, Workspace
 
 
+@overload
+def rel(p: None, base: Path) -> None: ...
+@overload
+def rel(p: str | os.PathLike, base: Path) -> str: ...
 def rel(p, base: Path) -> str | None:
     """``p`` relative to ``base`` (POSIX), or absolute when it lies elsewhere."""
     if p is None:
@@ -137,7 +142,7 @@ def shared_name(paths) -> str:
     from ..conventions import profile_stem
 
     stems = [LAUNCH_NUMBER.sub("", profile_stem(p)) for p in paths]
-    return os.path.commonprefix(stems).rstrip("._-") or stems[0]
+    return os.path.commonprefix(stems).rstrip("._-") or stems[0]  # noqa: RUF071 - stems are names: their common leading text
 
 
 def launch_facts_of(ws: Workspace, f: Path) -> dict:

@@ -84,10 +84,10 @@ def _check_outputs(files: list[Path], plan: list[tuple[str, list[Path]]]) -> Non
                 if fd is None:
                     continue
                 try:
-                    st = os.stat(t.name, dir_fd=fd, follow_symlinks=access.roots() is None)
+                    held: os.stat_result | None = os.stat(t.name, dir_fd=fd, follow_symlinks=access.roots() is None)
                 except OSError:
-                    st = None
-                why = conflict(_Planned(t, fd), st if st is not None and not stat.S_ISDIR(st.st_mode) else None)
+                    held = None
+                why = conflict(_Planned(t, fd), held if held is not None and not stat.S_ISDIR(held.st_mode) else None)
                 if why:
                     raise OutputError(t, why)
         finally:
@@ -114,6 +114,7 @@ def _stream_timelines(ws: Workspace, path: Path, model_id: str, mode: str, fmt: 
     from ..render.tables import write_table
 
     stream = KeptStream(ws, path, STATS_COLUMNS, block_events)
+    op_type_ids: dict[str, int]
     order, op_type_ids, run0 = StreamOrder(), {}, None
 
     def tables():
@@ -325,6 +326,7 @@ def analyze(inputs, *, etrecord=None, strict_etrecord: bool = False, fmt: str = 
                 results.append(fut.result())
                 if progress:
                     progress(i + 1, len(files), files[i])
+    csv_files: list[str]
     per, errors, outputs, csv_files = [], [], [], []
     for f, (res, err) in zip(files, results):
         if err is not None:

@@ -101,9 +101,11 @@ def ane_folder(inputs, *, boundary_ms: float | None = None, ws: Workspace | None
     from ..analysis.ane import analyze_plan, analyze_profile
     from ..analysis.ane_diff import PIPELINE_ORDER, model_stem, role_of
     from ..io.anemll import detect
-    from ..ane_model import AneProfile
+    from ..ane_model import AneCostPlan, AneProfile
 
     ws = workspace(ws)
+    profiles: list[tuple[Path, AneProfile]]
+    plans: list[tuple[Path, AneCostPlan]]
     profiles, plans, skipped, errors = [], [], [], []
     for f in _report_files(inputs):
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..conventions import LEVEL, THRESHOLD
@@ -18,6 +19,9 @@ from ..io.traces import sme2_role
 from ..io.workspace import Workspace
 from ._common import as_list, checked_threshold, launch_facts_of, shared_name, taxonomy_of, workspace
 from .results import Comparison
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SME2_NOTE = "the SME2-off input is the baseline whatever the order given"
 
@@ -121,7 +125,7 @@ def _distinct_launches(ws: Workspace, files: list[Path], role: str) -> tuple[lis
                   + (", …" if len(dropped) > 3 else "") + f"): {len(kept)} distinct launch(es)")
 
 
-def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, facts: list[dict] = ()):
+def launch_noise(ws: Workspace, files: list[Path], launch_cv=None, store=None, facts: Sequence[dict] = ()):
     """The launch-to-launch noise a comparison of ``files`` assumes where its arms cannot measure it: ``launch_cv``
     when given as a number; else (``None``/``"auto"``) what the history ``store`` knows about the same model and
     device, else the ``noise.json`` beside the inputs, else the default (:mod:`edgeprof.analysis.noise`)."""
@@ -224,7 +228,7 @@ def compare(baseline, candidate, *, run_dir=None, threads: int | None = None, ba
         from ..analysis.compare_ops import compare_categories
 
         result["by_category"] = compare_categories(
-            [s.profile for s in bs], [s.profile for s in cs], b_name=b_arm.name, c_name=c_arm.name,
+            [s.profile for s in bs if s.profile], [s.profile for s in cs if s.profile], b_name=b_arm.name, c_name=c_arm.name,
             b_runs=runs[0], c_runs=runs[1],
             taxonomy=taxonomy_of(taxonomy), level=level, seed=seed, resamples=resamples, threshold=threshold, top=top,
             noise=noise)

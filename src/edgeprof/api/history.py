@@ -7,6 +7,7 @@ import contextlib
 import math
 import re
 from pathlib import Path
+from typing import Any, cast
 
 from ..conventions import THRESHOLD
 from ..errors import UsageError
@@ -143,7 +144,8 @@ def history(store, *, model: str | None = None, experiment: str | None = None, d
     series = []
     for key, rows in launches.group_by(list(SERIES_KEYS), maintain_order=True):
         ident = dict(zip(SERIES_KEYS, key))
-        s = _series(ident, rows, cats, ops, kind, name, threshold=threshold, eager=eager, launch_cv=launch_cv,
+        s = _series(ident, rows, cats, ops, kind, name, threshold=threshold, eager=eager,
+                    launch_cv=cast("float | None", launch_cv),  # ("auto" is None by now)
                     prior=noise.get(ident["device"]) if kind != "memory" else None, top=top, detector=detector,
                     beta=beta, alpha=alpha, memory=memory)
         if s is not None:
@@ -257,8 +259,10 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
 
     rows = rows.sort(["time", "launch_id"])
     if kind == "memory":  # one value per launch, no within-launch variance: launches are the replicates
+        assert name is not None  # (the field, from _metric)
         y, v = _memory_values(rows, memory, name), pl.Series([0.0] * rows.height)
     elif kind == "category" or kind == "op":
+        assert name is not None  # (the category or operator, from _metric)
         table, col = (cats, "category") if kind == "category" else (ops, "operator")
         m = table.filter(pl.col(col).str.to_lowercase() == name.lower()) if kind == "category" else \
             table.filter(pl.col(col) == name)
@@ -273,7 +277,7 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
         return None
     all_keys = [c if c is not None else f"launch:{i[:12]}" for c, i in zip(rows["commit"].to_list(),
                                                                           rows["launch_id"].to_list())]
-    all_times = {}
+    all_times: dict[str, str | None] = {}
     for k, t in zip(all_keys, rows["time"].to_list()):
         all_times.setdefault(k, t.isoformat() if t else None)
     presence = _presence(all_keys, ok, all_times, kind, name) if name is not None and kind != "memory" else []
@@ -304,7 +308,7 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
 
     cat_names, cat_mat = matrix(cats, "category")
     op_names, op_mat = matrix(ops, "operator")
-    first_rows = {}
+    first_rows: dict[str, int] = {}
     for j, k in enumerate(keys):
         first_rows.setdefault(k, j)
     times = rows["time"].to_list()
@@ -321,7 +325,7 @@ def _series(ident: dict, rows, cats, ops, kind: str, name: str | None, *, thresh
                        f"ci_low_{unit}": math.exp(est - Z * se), f"ci_high_{unit}": math.exp(est + Z * se),
                        "e2e_mean_ms": float(e2e[j]), "shares_pct": shares})
     changes = []
-    opts = {k: v for k, v in (("detector", detector), ("beta", beta), ("alpha", alpha)) if v is not None}
+    opts: dict[str, Any] = {k: v for k, v in (("detector", detector), ("beta", beta), ("alpha", alpha)) if v is not None}
     for c in detect(pts["estimate"], pts["var"], threshold=threshold, eager=eager, **opts):
         # a step in memory is not attributed to where the time went
         att = (attribute(c, e2e, (cat_names, cat_mat), (op_names, op_mat), top=top) if kind != "memory" else
@@ -353,13 +357,14 @@ def _change(c: dict, att: dict, order: list, points: list, kind: str, name: str 
     pct = 100 * (math.exp(c["estimate"]) - 1)
     lo, hi = 100 * (math.exp(c["low"]) - 1), 100 * (math.exp(c["high"]) - 1)
     lead = att["categories"][0] if att["categories"] else None
-    what = (kind if name is None else f"{kind}:{name}") if kind != "memory" else name.replace("_bytes", "")
+    what = (kind if name is None else f"{kind}:{name}") if kind != "memory" else str(name).replace("_bytes", "")
     statement = f"{what} {'+' if pct >= 0 else ''}{pct:.1f} % [{lo:+.1f}, {hi:+.1f}] at {order[i]} (after {order[i - 1]})"
     if c["status"] == "possible":
         statement = (f"possible change: {statement}; not established by the {c['commits_after'] + 1} commit(s) "
                      f"measured from it — about {c['commits_needed']} more at this level would confirm it")
     if lead and lead["share_of_change_pct"] is not None:
-        statement += f"; largest mover {lead['name']} ({lead['delta_ms']:+.3g} ms, {lead['share_of_change_pct']:.0f} % of the change)"
+        statement += (f"; largest mover {lead['name']} ({lead['delta_ms']:+.3g} ms, "
+                      f"{lead['share_of_change_pct']:.0f} % of the change)")
     for key, verb in (("operators_appeared", "appeared"), ("operators_disappeared", "disappeared")):
         if att.get(key):
             statement += f"; {verb}: {', '.join(att[key][:4])}" + (" …" if len(att[key]) > 4 else "")

@@ -18,6 +18,7 @@ import json
 import time as _time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from ..conventions import OP_TYPES_REF
 from ..conventions import TOOL_VERSION as __version__
@@ -178,7 +179,7 @@ def _remote(path: str, ident: dict, root: str, read, taxonomy, existing, dataset
         return {"path": path, "error": str(e)}
     if lid in existing:
         return {"path": path, "launch_id": lid, "skipped": "already stored"}
-    out = {"path": path, "launch_id": lid}
+    out: dict[str, Any] = {"path": path, "launch_id": lid}
     if dataset is None:
         out["record"] = rec
         return out
@@ -240,6 +241,11 @@ def ingest(inputs, *, store, commit: str | None = None, branch: str | None = Non
     known = set(stored)
     results, engine = _summaries(files, idents, ws, tax, workers, scheduler, known,
                                  Path(store) if parquet else None, dashboard=dashboard)
+    added: list[dict]
+    skipped: list[dict]
+    records: list[tuple[dict, Any]]  # (identity, rows: None when the worker staged its parts)
+    staged: list[Any]  # the parts each worker staged, or None
+    relabeled: list[dict]
     added, skipped, records, staged, relabeled = [], [], [], [], []
     timed_by_id: dict[str, bool] = {}
     seen: set[str] = set()

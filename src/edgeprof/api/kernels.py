@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError
 from ..files import command, display, is_dir
@@ -52,7 +53,8 @@ def kernels(path, *, model_id: str | None = None, ws: Workspace | None = None,
     else:
         log = ws.kernel_log(path)
         rows = kernel_table(log, mid)
-    result = {"input": str(path), "model_id": mid, "kernels": rows, "summary": summarize_kernels(rows), "warnings": []}
+    result: dict[str, Any] = {"input": str(path), "model_id": mid, "kernels": rows, "summary": summarize_kernels(rows),
+                              "warnings": []}
     if log is not None:
         result["log"] = _log_facts(log)
         result["executed"] = executed_from_operators(log.operators_run)

@@ -39,11 +39,11 @@ def _plan_for(ws: Workspace, model: str | None, run_dir: Path, first_etdump: Pat
 def _collection(ws: Workspace, folder: Path) -> list[dict]:
     from ..analysis.memory import gap, phase_table
 
-    manifest, mpath, problem = ws.manifest(folder)
+    manifest, mpath, _problem = ws.manifest(folder)
     if not isinstance(manifest, dict) or not isinstance(manifest.get("results"), list):
         return []
     root = mpath.parent if mpath is not None else folder
-    models = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
+    models = got if isinstance(got := manifest.get("models"), dict) else {}
     runtimes = {e.get("name"): e.get("runtime") for e in (manifest.get("config") or {}).get("experiments") or []
                 if isinstance(e, dict)}
     out = []
@@ -52,13 +52,13 @@ def _collection(ws: Workspace, folder: Path) -> list[dict]:
         if isinstance(r, dict) and r.get("status") == "ok" and not r.get("overhead"):
             by_exp.setdefault(str(r.get("experiment")), []).append(r)
     for name, rows in by_exp.items():
-        mems = [(r.get("metrics") or {}).get("memory") for r in rows]
+        mems: list = [(r.get("metrics") or {}).get("memory") for r in rows]
         mems = [m for m in mems if isinstance(m, dict)]
         if not mems:
             continue
         etd = next(((root / m["etdump_rel"]) for m in (r.get("metrics") or {} for r in rows)
                     if isinstance(m.get("etdump_rel"), str)), None)
-        model = models.get(name) if isinstance(models.get(name), str) else None
+        model = named if isinstance(named := models.get(name), str) else None
         plan, plan_source = _plan_for(ws, model, root, etd)
         table = phase_table(mems)
         g = gap(table, plan)
@@ -91,7 +91,7 @@ def _ort_rows(profile) -> list[dict]:
                                    ev["delegate_backend"].cast(pl.String).to_list()):
         a = json.loads(args) if isinstance(args, str) else {}
 
-        def size(k):
+        def size(k, a=a):
             v = a.get(k)
             return int(v) if isinstance(v, (int, str)) and str(v).isdigit() else None
 

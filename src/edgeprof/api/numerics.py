@@ -24,7 +24,7 @@ def _events(prof, rec, run: int) -> list[dict]:
     delegates = set(ev.filter(pl.col("kind") == "delegate_call")["instruction_id"].to_list())
     backend_of = dict(ev.filter(pl.col("kind") == "delegate_call").select("instruction_id", "delegate_backend")
                       .cast({"delegate_backend": pl.String}).iter_rows())
-    kernels = {}
+    kernels: dict[int, str] = {}
     for instr, name in ev.filter(pl.col("kind") == "kernel").select("instruction_id", "name").cast(
             {"name": pl.String}).iter_rows():
         kernels.setdefault(instr, name[len("native_call_"):].split(".")[0])
@@ -52,7 +52,8 @@ def _run_folder(paths: list[Path]) -> Path | None:
     from ..io.runfolder import manifest_path
 
     found = {manifest_path(p.parent) for p in paths}
-    return next(iter(found)).parent if len(found) == 1 and None not in found else None
+    only = next(iter(found)) if len(found) == 1 else None
+    return only.parent if only is not None else None
 
 
 def _first_run(prof) -> int:

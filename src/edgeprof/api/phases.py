@@ -90,7 +90,7 @@ def phases(path, *, spec: str | None = None, seed: int = 0, ws: Workspace | None
     prof, lat, labels, positions, source = _labelled(path, spec, ws)
     n = lat.size
     lines = EventLines(prof)
-    mat, e2e, _ = per_run_lines(prof, lines)
+    mat, _e2e, _ = per_run_lines(prof, lines)
     valid = np.isfinite(prof.latency_ms())
     mat = mat[valid] if mat.shape[0] == valid.size else mat
     cats = {LINES[j]: mat[:, j] / 1e6 for j in range(len(LINES)) if mat[:, j].any()} if mat.shape[0] == n else None

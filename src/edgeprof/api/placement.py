@@ -55,7 +55,7 @@ def load_placement(path, *, model=None, providers=None, method: str | None = Non
         if ane_kind(doc) is None:
             raise InputError(first.path, first.message + also, offset=first.offset, line=first.line) from None
         if model is not None:
-            raise UsageError("--model goes with an ONNX Runtime profile (the ONNX model it ran)")
+            raise UsageError("--model goes with an ONNX Runtime profile (the ONNX model it ran)") from None
         return pa.from_ane(ws.ane_report(p))
     prof = ws.profile(p)
     if model is not None:

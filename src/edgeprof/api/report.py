@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ..conventions import THRESHOLD, fit_name, profile_stem
 from ..errors import InputError, UsageError
@@ -70,7 +71,7 @@ def _configuration(ws: Workspace, role, specs, run_dir, threads, name, seed, res
     rf = ws.describe(first)
     if not name:
         name = rf.experiment or (profile_stem(first) if len(files) == 1
-                                  else os.path.commonprefix([profile_stem(f) for f in files]))
+                                  else os.path.commonprefix([profile_stem(f) for f in files]))  # noqa: RUF071 - names, not paths
     # every table and chart of the report uses the same runs: each launch's steady runs after its detected warm-up,
     # the launches one after the other — the runs the comparison uses
     profs = [ws.valid_profile(f) for f in files]
@@ -127,12 +128,12 @@ def _kernel_part(ws: Workspace, run_dir: Path, configs: list[dict], missing: lis
     from ..analysis.kernels import registered_vs_executed, summarize_kernels
 
     traces = ws.trace_logs(run_dir)
-    logs = [{"path": display_path(t, run_dir), "role": sme2_role(display_path(t, run_dir)),
-             "summary": summarize_kernels(kernels(t, ws=ws)["kernels"])} for t in traces]
+    logs: list[dict[str, Any]] = [{"path": display_path(t, run_dir), "role": sme2_role(display_path(t, run_dir)),
+                                   "summary": summarize_kernels(kernels(t, ws=ws)["kernels"])} for t in traces]
     on = [t for t in traces if sme2_role(display_path(t, run_dir)) == "on"]
     off = [t for t in traces if sme2_role(display_path(t, run_dir)) == "off"]
     view = kernel_view(off[0], on[0], ws=ws).data if len(on) == 1 and len(off) == 1 else None
-    part = {"logs": logs, "view": view, "registered_vs_executed": []}
+    part: dict[str, Any] = {"logs": logs, "view": view, "registered_vs_executed": []}
     for role in ("on", "off"):
         regs = [x["summary"] for x in logs if x["role"] == role]
         ran = [c["kernel_evidence"] for c in configs if c["sme2_role"] == role and c.get("kernel_evidence")]
@@ -218,8 +219,8 @@ def report(inputs=(), *, baseline=(), candidate=(), baseline_name: str | None = 
             "run_dir": str(run_dir) if run_dir else None, "manifest": str(mpath) if mpath else None,
             "model": (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), str) else
             ws.describe(Path(configs[0]["files"][0])).model,
-            "models": {str(k): v for k, v in (manifest or {}).get("models").items() if isinstance(v, str)}
-            if isinstance((manifest or {}).get("models"), dict) else None,
+            "models": {str(k): v for k, v in got.items() if isinstance(v, str)}
+            if isinstance(got := (manifest or {}).get("models"), dict) else None,
             "device": device, "device_source": device_src, "runners": recorded_runners(manifest),
             "environment": [list(r) for r in recorded_environment(
                 manifest, [(c.get("breakdown") or {}).get("runtime") for c in configs])],

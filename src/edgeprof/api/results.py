@@ -4,8 +4,8 @@ Each command returns a frozen dataclass holding its typed JSON document (``doc``
 :mod:`edgeprof.documents` declares for its kind) and what is not JSON (the Profile, the series): typed attributes
 for what a program reads (``cmp.speedup.ci.low``, ``cmp.verdict``, ``bd.categories`` as a Polars frame),
 ``to_json()`` for the JSON the CLI prints (with ``schema_version`` and ``kind`` from :mod:`edgeprof.conventions`),
-and read-only mapping access (``cmp["verdict"]``) for code written against the dictionaries. Tables are Polars frames; ``.to_pandas()``
-on them needs pandas and pyarrow (or use :func:`edgeprof.model.to_pandas`, which needs neither).
+and read-only mapping access (``cmp["verdict"]``) for code written against the dictionaries. Tables are Polars frames;
+``.to_pandas()`` on them needs pandas and pyarrow (or use :func:`edgeprof.model.to_pandas`, which needs neither).
 
 The base (``Result``, ``Interval``) is in :mod:`edgeprof.api.result_base`, the history commands' results in
 :mod:`edgeprof.api.results_history`; :mod:`edgeprof.api` exports them all.

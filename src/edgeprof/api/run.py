@@ -67,7 +67,7 @@ def _has(module: str) -> bool:
 
 def _check(cfg, dry_run: bool) -> list[str]:
     """Usage errors for what cannot run; warnings for what the run should know."""
-    warnings = []
+    warnings: list[str] = []
     for e in cfg.experiments:
         if not is_file(e.model):
             raise InputError(e.model, f"no such model (experiment {e.name})")
@@ -84,7 +84,9 @@ def _check(cfg, dry_run: bool) -> list[str]:
                 raise UsageError(f"experiment {e.name}: {option} is an option of {owner.title} "
                                  f"({', '.join(owner.model_suffixes)} models), not of {e.model.suffix or 'these'} models")
             if e.runtime != EXECUTORCH.name:  # ExecuTorch needs two packages, said below
-                module, extra = runtime(e.runtime).extra
+                needs = runtime(e.runtime).extra
+                assert needs is not None  # every runtime but ExecuTorch names its extra
+                module, extra = needs
                 if not _has(module) and not dry_run:
                     raise UsageError(f"edgeprof run of a {e.model.suffix} model needs {module}: "
                                      f"pip install 'edgeprof[{extra}]'")
@@ -215,7 +217,8 @@ def _experiment_doc(e) -> dict:
             "providers": list(e.session_providers) if e.runtime == "onnxruntime" else None,
             "graph_optimization": (e.graph_optimization or "all") if e.runtime == "onnxruntime" else None,
             "memory_arena": (e.memory_arena or "on") if e.runtime == "onnxruntime" else None,
-            "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None, "runner": None if e.kind == "python" else file_hash(e.runner),
+            "delegate": (e.delegate or "xnnpack") if e.runtime == "litert" else None,
+            "runner": None if e.kind == "python" else file_hash(e.runner),
             "kind": e.kind, "device": e.device, "mode": e.mode, "runs": e.runs, "warmup": e.warmup,
             "threads": list(e.threads), "launches": e.launches, "timeout_s": e.timeout, "extra_args": list(e.extra_args),
             "cpu_affinity": e.cpu_affinity}
@@ -321,7 +324,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
                   inputs_dir=inputs_folder(True, run_dir))
     if dry_run:
         lines: list[str] = []
-        sh = DryRun(lines.append)
+        sh: Shell | DryRun = DryRun(lines.append)
         for ln in launches:
             lines.append(f"# {ln.position}/{len(launches)}: {ln.label}")
             run_launch(ln, sh, ctx, Stage(ln, dry=True))
@@ -348,6 +351,7 @@ def run(models=(), *, config=None, out=None, force: bool = False, dry_run: bool 
     published: set[str] = set()
     try:
         for i, ln in enumerate(launches):
+            written: dict[Path, str]  # what was put in place: its SHA-256
             stage, written = Stage(ln), {}
             try:
                 before = _state(sh, ln)

@@ -257,7 +257,7 @@ def put_in_place(run_dir: Path, launch, stage, written: dict, *, ok: bool, inter
     aside = []
     for final in (etd, buf, launch.log, None if interrupted else launch.xnntrace):
         staged = stage.regular(final)
-        if staged is None or (interrupted and final == buf):
+        if final is None or staged is None or (interrupted and final == buf):
             continue
         target = final.with_name(final.name + FAILED_SUFFIX) if final == etd and not ok else final
         if interrupted and (final in written or target in written):  # already in place

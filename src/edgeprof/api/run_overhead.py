@@ -16,7 +16,7 @@ def overhead_of(records: list[dict], seed: int, runtimes: dict | None = None) ->
     out = []
     keys = sorted({(r["experiment"], r["threads"]) for r in records if r.get("overhead")})
     for exp, t in keys:
-        def series(overhead: bool):
+        def series(overhead: bool, exp=exp, t=t):
             vals = []
             for r in records:
                 if r["experiment"] == exp and r["threads"] == t and bool(r.get("overhead")) == overhead \

@@ -131,7 +131,7 @@ def validate(run_dir, *, require=(), require_sme2_kernels: bool = False, analysi
             summary.newer = (_mtime(spath) or 0) >= newest
             for ent in doc["per_etdump"]:
                 if isinstance(ent, dict) and isinstance(ent.get("etdump"), str):
-                    lat = ent.get("latency_ms") if isinstance(ent.get("latency_ms"), dict) else {}
+                    lat = got if isinstance(got := ent.get("latency_ms"), dict) else {}
                     key = str((spath.parent / ent["etdump"]).resolve())
                     runs = ent.get("runs")
                     if isinstance(runs, int) and isinstance(ent.get("runs_invalid"), int):

@@ -39,7 +39,9 @@ if any(k.startswith(("LD_", "DYLD_")) for k in _os.environ) and _is_the_program(
 if "numpy" not in _sys.modules and _is_the_program():
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from . import ane, collect, compare, coreml, history, kernels, memory, misc, numerics, phases, placement, profiles, program, skills  # noqa: F401,E402 - each registers its commands on `main`
-from ._base import main  # noqa: F401 - the console script
+# each registers its commands on `main`
+from . import ane, collect, compare, coreml, history, kernels, memory, misc  # noqa: F401, E402
+from . import numerics, phases, placement, profiles, program, skills  # noqa: F401, E402
+from ._base import main  # noqa: E402 - the console script
 
 __all__ = ["main"]

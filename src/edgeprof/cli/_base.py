@@ -69,7 +69,7 @@ def run_guarded(fn):
         # leaving them to the cyclic GC makes every collection during the analysis walk them again.
         gc.freeze()
         ctx = click.get_current_context()
-        debug = bool(ctx.find_object(Ctx) and ctx.find_object(Ctx).debug)
+        debug = bool((obj := ctx.find_object(Ctx)) and obj.debug)
         try:
             from ..files import command_scope  # (imported here: `--help` loads no file machinery)
 
@@ -110,10 +110,8 @@ def main(ctx, debug):
     """
     ctx.obj = Ctx(debug)
     for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints as U+FFFD, never a crash
-        try:
-            stream.reconfigure(errors="replace")
-        except (AttributeError, ValueError):
-            pass
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]  # a stream a caller put there may lack it
 
 
 def echo_json(doc) -> None:

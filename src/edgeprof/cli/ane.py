@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..conventions import shown
 from ._base import CONTEXT, echo_json, main, run_guarded, say
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class DefaultGroup(click.Group):
@@ -78,7 +82,9 @@ def findings(inputs, costplan, boundary_ms, model, as_json, markdown_out):
     from ..errors import UsageError
     from ..render import markdown, terminal
 
-    if len(inputs) == 1 and not Path(inputs[0]).is_dir() or api.is_model_bundle(inputs[0]):
+    md: Callable[[dict], str]  # the document's Markdown, and its terminal printer
+    show: Callable[[dict], None]
+    if (len(inputs) == 1 and not Path(inputs[0]).is_dir()) or api.is_model_bundle(inputs[0]):
         result = api.ane(inputs[0], costplan=costplan, boundary_ms=boundary_ms, model=model)
         md, show = markdown.ane_findings, terminal.print_ane
     else:

@@ -85,10 +85,10 @@ def run_cmd(models, config, runs, warmup, threads, launches, seed, inputs, runne
     from ..errors import CheckFailed
     from ..render import terminal
 
-    given = dict(runs=runs, warmup=warmup, threads=threads, launches=launches,
-                 seed=seed, inputs=inputs, runner=runner, device=device, cpu_affinity=cpu_affinity, mode=mode,
-                 timeout=timeout, providers=providers, delegate=delegate, debug_buffer=debug_buffer,
-                 graph_optimization=graph_optimization, memory_arena=memory_arena)
+    given = {"runs": runs, "warmup": warmup, "threads": threads, "launches": launches, "seed": seed, "inputs": inputs,
+             "runner": runner, "device": device, "cpu_affinity": cpu_affinity, "mode": mode, "timeout": timeout,
+             "providers": providers, "delegate": delegate, "debug_buffer": debug_buffer,
+             "graph_optimization": graph_optimization, "memory_arena": memory_arena}
     bar = terminal.progress_bar(enabled=progress and not dry_run if progress is not None else None, label="run",
                                 eta=True)
     with bar:

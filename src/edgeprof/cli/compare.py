@@ -64,7 +64,8 @@ def _kit_options(fn):
 @click.option("--name", default=None, help="Name recorded in the report (default: the timeline stem).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (results are deterministic).")
 @click.option("--resamples", type=click.IntRange(100, 100000), default=2000, show_default=True)
-@click.option("--output-dir", type=click.Path(path_type=str), default=None, help="Where to write the JSON (default: beside each input).")
+@click.option("--output-dir", type=click.Path(path_type=str), default=None,
+              help="Where to write the JSON (default: beside each input).")
 @click.option("--no-write", is_flag=True, help="Do not write <timeline stem>_robust_stats.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON on stdout (files only with --output-dir).")
 @_kit_options
@@ -232,7 +233,8 @@ def _gate(result, fail_on, ci="none", junit_out=None, as_json=False) -> None:
               help="Where to write <baseline>_vs_<candidate>_robust_comparison.json (default: beside the baseline).")
 @click.option("--out", "out_file", type=click.Path(path_type=str), default=None, help="Write the JSON to this file instead.")
 @click.option("--no-write", is_flag=True, help="Do not write the comparison JSON.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout (the file only with --out/--output-dir).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the comparison as JSON on stdout (the file only with --out/--output-dir).")
 @_comparison_options
 @_kit_options
 @run_guarded

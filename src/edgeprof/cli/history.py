@@ -90,9 +90,9 @@ def history_cmd(store, model, experiment, device, threads, branch, metric, thres
     """A metric per commit from a history store, its change points and what moved at each.
 
     One series per model × experiment × device × thread count; one point per commit (time order) with a
-    launch-aware 95 % interval. Changes are found by change-point detection (binary segmentation), gated by size (--threshold) and by a
-    t interval on the levels either side, confirmed once two more commits show the new level (--eager: at
-    once), and attributed to the categories and operators that moved.
+    launch-aware 95 % interval. Changes are found by change-point detection (binary segmentation), gated by size
+    (--threshold) and by a t interval on the levels either side, confirmed once two more commits show the new
+    level (--eager: at once), and attributed to the categories and operators that moved.
 
     \b
     edgeprof history --store history.duckdb --model mobilenet_v3 --device pixel8 --html trend.html

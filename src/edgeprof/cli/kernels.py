@@ -15,7 +15,8 @@ from ._base import CONTEXT, KIT, Fraction, echo_json, main, run_guarded, say, wa
 @click.option("--model-id", default=None, help="model_id column (default: the log's stem without _xnntrace).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--no-write", is_flag=True, help="Do not write kernel tables.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout (tables only with --out/--output-dir).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the results as JSON on stdout (tables only with --out/--output-dir).")
 @click.option("--xnntrace", "kit_log", default=None, type=click.Path(path_type=str),
               help=f"The XNNPACK log to read ({KIT} of INPUTS).")
 @run_guarded

@@ -55,7 +55,7 @@ def build(roots: list[str], allow_write: bool = False, *, timeout: float | None 
             # as its JSON text
             return CallToolResult(content=[TextContent(type="text", text=json.dumps(doc, ensure_ascii=False))],
                                   structured_content=doc)
-        call.__signature__ = _described(fn, tools.ARGS)
+        call.__signature__ = _described(fn, tools.ARGS)  # type: ignore[attr-defined]  # read by inspect.signature
         writes = fn.__name__ in tools.WRITE_TOOLS
         server.tool(description=" ".join(fn.__doc__.split()),
                     annotations=ToolAnnotations(readOnlyHint=not writes, destructiveHint=False,

@@ -104,15 +104,12 @@ def _local_cluster(distributed, workers: int, dashboard: bool):
         except OSError:
             here = folder
         for i in range(workers):
-            log = open(os.path.join(folder, f"worker-{i}.log"), "wb")
-            try:
+            with open(os.path.join(folder, f"worker-{i}.log"), "wb") as log:
                 procs.append(child.start(
                     child.python_argv("edgeprof.collect.cluster", cluster.scheduler_address, "--tls", tls,
                                       "--name", f"edgeprof-{i}", "--local-directory", os.path.join(folder, f"w{i}"),
                                       "--cwd", here),
                     cwd=folder, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT))
-            finally:
-                log.close()
         client = distributed.Client(cluster)
         _wait_for(client, procs, workers, folder)
         yield client, link

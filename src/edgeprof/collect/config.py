@@ -20,12 +20,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, UsageError
 
 MODES = ("timing", "xnntrace")
 PYTHON = "python"
-DEFAULTS = {"runs": 100, "warmup": 10, "threads": (1,), "launches": 3, "timeout": 600.0, "seed": 0}
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    class _Defaults(TypedDict):
+        runs: int
+        warmup: int
+        threads: tuple[int, ...]
+        launches: int
+        timeout: float
+        seed: int
+
+DEFAULTS: _Defaults = {"runs": 100, "warmup": 10, "threads": (1,), "launches": 3, "timeout": 600.0, "seed": 0}
 _TOP = {"model", "output_root", "platform", "runs", "warmup", "threads", "launches", "timeout", "seed", "inputs",
         "device", "cpu_affinity", "experiments", "experiment", "analysis", "runner", "runner_path", "mode",
         "extra_args", "description", "providers", "delegate", "graph_optimization", "memory_arena"}
@@ -80,7 +92,7 @@ class Experiment:
     @property
     def session_providers(self) -> tuple[str, ...]:
         """The providers an ONNX Runtime session is given: the experiment's, then the CPU provider."""
-        return tuple(p for p in self.providers if p != CPU_PROVIDER) + (CPU_PROVIDER,)
+        return (*(p for p in self.providers if p != CPU_PROVIDER), CPU_PROVIDER)
 
 
 @dataclass
@@ -283,7 +295,8 @@ def from_document(doc: dict, path) -> CollectionConfig:
 
 def from_models(models, *, runner: str = PYTHON, device: str | None = None) -> CollectionConfig:
     """One experiment per model named on the command line, named after the model file (``toycnn_xnn``)."""
-    exps, seen = [], {}
+    exps: list[Experiment] = []
+    seen: dict[str, int] = {}
     for m in models:
         p = Path(m)
         stem = re.sub(r"[^A-Za-z0-9._+-]", "_", p.stem) or "model"

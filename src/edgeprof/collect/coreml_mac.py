@@ -86,5 +86,6 @@ def time_predictions(model_path: str, compute_units: str, runs: int) -> dict:
             m.predict(inputs)
             times.append(1e3 * (time.perf_counter() - t))
     except Exception as e:  # the framework's own message, one line
-        return {"status": "prediction_failed", "load_ms": load_ms, "error": str(e).splitlines()[0] if str(e) else type(e).__name__}
+        return {"status": "prediction_failed", "load_ms": load_ms,
+                "error": str(e).splitlines()[0] if str(e) else type(e).__name__}
     return {"status": "ok", "load_ms": load_ms, "steady_ms": steady, "times_ms": times}

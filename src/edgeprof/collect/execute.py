@@ -5,6 +5,7 @@ here, in the launch's staging folder, never through a link) or captured, with a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -67,12 +68,12 @@ class Shell:
         if self.echo:
             self.echo(command_line(argv, env))
         t0 = time.perf_counter()
-        fh = _open_output(out, append) if out is not None else subprocess.PIPE
+        fh = _open_output(out, append) if out is not None else None
         try:
-            proc = child.start(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
-                               start_new_session=True)
+            proc = child.start(argv, stdout=subprocess.PIPE if fh is None else fh, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
         except OSError as e:
-            if out is not None:
+            if fh is not None:
                 fh.close()
             return Outcome(argv, 127, time.perf_counter() - t0, output=f"cannot start {argv[0]}: {e.strerror or e}")
         try:
@@ -82,22 +83,17 @@ class Shell:
             _stop(proc)
             captured, timed_out = b"", True
             if out is None:
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     captured = proc.stdout.read() if proc.stdout else b""
-                except (OSError, ValueError):
-                    pass
         except BaseException:  # Ctrl-C: the command's whole group goes with us
             _stop(proc, 1.0)
             raise
         finally:
-            if out is not None:
+            if fh is not None:
                 fh.close()
             proc.release()
         seconds = time.perf_counter() - t0
-        if out is not None:
-            text = _file_tail(out)
-        else:
-            text = (captured or b"").decode("utf-8", "replace")
+        text = _file_tail(out) if out is not None else (captured or b"").decode("utf-8", "replace")
         return Outcome(argv, None if timed_out else proc.returncode, seconds, timed_out, text)
 
 

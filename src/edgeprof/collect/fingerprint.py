@@ -9,6 +9,7 @@ never guessed.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -42,7 +43,7 @@ def cpuinfo_facts(text: str) -> dict:
             model = value.strip()
         elif key in ("flags", "features"):
             flags.update(value.split())
-    parts = [p for p in re.findall(r"CPU part\s*:\s*(0x[0-9a-f]+)", text, re.I)]
+    parts = list(re.findall(r"CPU part\s*:\s*(0x[0-9a-f]+)", text, re.I))
     out = {"cpu_model": model, "cpu_flags": sorted(f for f in flags if f in FLAGS)}
     if parts and not model:
         out["cpu_parts"] = sorted(set(parts))
@@ -64,7 +65,7 @@ def _sysctl(*names: str) -> dict:
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for dist in ("executorch", "torch", "edgeprof"):
         try:
             out[dist] = version(dist)
@@ -75,7 +76,7 @@ def _versions() -> dict:
 
 def host_facts() -> dict:
     """What does not change during a collection."""
-    facts = {"system": platform.system(), "machine": platform.machine(), "release": platform.release(),
+    facts: dict[str, object] = {"system": platform.system(), "machine": platform.machine(), "release": platform.release(),
              "cores": os.cpu_count(), "versions": _versions(), "python_executable": sys.executable}
     if platform.system() == "Darwin":
         s = _sysctl("machdep.cpu.brand_string", "hw.model", "hw.optional.arm.FEAT_SME", "hw.optional.arm.FEAT_SME2",
@@ -95,10 +96,8 @@ def host_facts() -> dict:
 def host_state() -> dict:
     """What can change from one launch to the next: load, governor, temperatures."""
     state: dict = {}
-    try:
+    with contextlib.suppress(OSError):
         state["loadavg"] = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        pass
     gov = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     if gov:
         state["governor"] = gov.strip()
@@ -131,10 +130,8 @@ def device_facts(shell) -> dict:
 def device_state(shell) -> dict:
     state: dict = {}
     la = (shell("cat /proc/loadavg") or "").split()
-    try:
+    with contextlib.suppress(ValueError):
         state["loadavg"] = [float(x) for x in la[:3]]
-    except ValueError:
-        pass
     gov = (shell("cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or "").strip()
     if gov and " " not in gov:
         state["governor"] = gov

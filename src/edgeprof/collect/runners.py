@@ -183,7 +183,7 @@ def device_command(launch: Launch, executions: int, etdump: str | None, xnn_log_
         cmd = (f"{{ {cmd} & p=$!; m=; while kill -0 $p 2>/dev/null; do s=$(grep -E '^Vm(HWM|RSS):' /proc/$p/status "
                f"2>/dev/null) && m=$s; sleep {MEMORY_SAMPLE_S:g}; done; wait $p; rc=$?; echo \"edgeprof-memory: "
                f"$(echo $m)\"; exit $rc; }}")
-    return " && ".join(parts + [cmd])
+    return " && ".join([*parts, cmd])
 
 
 def device_memory(output: str) -> dict | None:
@@ -200,6 +200,7 @@ def device_memory(output: str) -> dict | None:
 
 def _android(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
     e = launch.experiment
+    assert e.device is not None  # an adb experiment names its device
     adb = _adb(e.device)
     run = LaunchRun()
 
@@ -227,8 +228,10 @@ def _android(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
             time.sleep(0.5)
         lc = step([*adb, "logcat", "-d", "-s", "XNNPACK"], timeout=120)
         if not sh.dry:
-            stage(launch.xnntrace).write_text(f"=== XNNPACK Logcat Output ===\n{lc.output}\n\n=== Runner stdout ===\n"
-                                              f"{o.output}\n", encoding="utf-8")
+            trace = stage(launch.xnntrace)
+            assert trace is not None  # an xnntrace launch
+            trace.write_text(f"=== XNNPACK Logcat Output ===\n{lc.output}\n\n=== Runner stdout ===\n{o.output}\n",
+                             encoding="utf-8")
         return run
     if e.warmup > 0:
         w = step([*adb, "shell", device_command(launch, e.warmup, None, None)])
@@ -239,7 +242,7 @@ def _android(launch: Launch, sh, ctx: Context, stage: Stage) -> LaunchRun:
     run.main = o
     _parse_runner_times(o.output, run)
     run.memory = device_memory(o.output)
-    if name:  # pulled even after a crash: a partial ETDump says how far it got
+    if name and launch.etdump:  # pulled even after a crash: a partial ETDump says how far it got
         p = step([*adb, "pull", f"{DEVICE_DIR}/{name}", os.path.abspath(stage(launch.etdump))], timeout=600)
         if not p.ok and o.ok:
             run.warnings.append(f"adb pull failed: {tail(p.output, 300).strip()}")

@@ -33,6 +33,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import overload
 
 from .. import child
 from ..errors import UsageError
@@ -51,6 +52,10 @@ class Stage:
         self.launch = launch
         self.folder = None if dry else Path(child.private_folder("edgeprof-launch-"))
 
+    @overload
+    def __call__(self, final: Path) -> Path: ...
+    @overload
+    def __call__(self, final: Path | None) -> Path | None: ...
     def __call__(self, final: Path | None) -> Path | None:
         """Where the launch's processes write the file that ends up at ``final``."""
         if final is None or self.folder is None:
@@ -85,7 +90,7 @@ def inputs_folder(dry: bool, run_dir: Path) -> Path:
 
 def cached_inputs(folder: Path) -> list[Path]:
     """The generated-inputs caches the workers wrote in ``folder`` (regular files named as they name them)."""
-    out = []
+    out: list[Path] = []
     try:
         names = sorted(os.listdir(folder))
     except OSError:

@@ -172,11 +172,11 @@ def import_runtime(module: str, what: str, extra: str):
 def versions_of(*dists: str) -> dict:
     from importlib.metadata import version
 
-    out = {}
+    out: dict[str, str | None] = {}
     for dist in dists:
         try:
             out[dist] = version(dist)
-        except Exception:  # noqa: BLE001 - a version we cannot read is not a failure
+        except Exception:  # a version we cannot read is not a failure
             out[dist] = None
     return out
 

@@ -14,11 +14,15 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..conventions import ESTIMATE_TOOL
 from ..errors import InputError
 from ..mil_model import short_type
 from ..ane_model import AneCostPlan, AneIsland, AnePlacement, AneProfile
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_BYTES = 512 << 20
 _LIMIT = 1e300  # larger magnitudes are not measurements
@@ -30,7 +34,7 @@ class _Doc:
     def __init__(self, path: str):
         self.path = path
 
-    def fail(self, where: str, msg: str):
+    def fail(self, where: str, msg: str) -> NoReturn:
         raise InputError(self.path, f"{where}: {msg}")
 
     def obj(self, d: dict, key: str, where: str) -> dict:
@@ -195,13 +199,14 @@ def _island(r: _Doc, v, where: str) -> AneIsland:
 
 def _rows(r: _Doc, doc: dict, key: str, fields: dict) -> list[dict]:
     """An array of flat objects, each field coerced: fields = {name: "num" | "int" | "str" | "bool"}."""
+    read: dict[str, Callable[[dict, str, str], object]] = {"num": r.num, "int": r.int_, "str": r.str_, "bool": r.bool_}
     out = []
     for i, v in enumerate(r.arr(doc, key, "")):
         where = f"{key}[{i}]"
         d = r.item(v, where)
-        row = {}
+        row: dict[str, Any] = {}
         for f, kind in fields.items():
-            row[f] = {"num": r.num, "int": r.int_, "str": r.str_, "bool": r.bool_}[kind](d, f, where)
+            row[f] = read[kind](d, f, where)
         if "type" in row and not row.get("short_type"):
             row["short_type"] = short_type(row["type"])
         out.append(row)
@@ -224,7 +229,8 @@ def profile_from_doc(doc: dict, source: str) -> AneProfile:
         warnings.append(f"written by anemll-profile {version}; read with the 0.4.x schema")
     missing = [s for s in _PROFILE_SECTIONS if s not in doc]
     m = r.obj(doc, "model", "")
-    model = {k: r.str_(m, k, "model") for k in ("display_name", "input_path", "compiled_model_path", "format") if k in m}
+    model: dict[str, object] = {k: r.str_(m, k, "model") for k in ("display_name", "input_path", "compiled_model_path",
+                                                                   "format") if k in m}
     model.update({k: r.num(m, k, "model") for k in ("size_bytes", "size_mb") if k in m})
     if "compiled_from_package" in m:
         model["compiled_from_package"] = r.bool_(m, "compiled_from_package", "model")
@@ -242,7 +248,7 @@ def profile_from_doc(doc: dict, source: str) -> AneProfile:
                          "gpu_cost", "costmodel_entries", "unique_costmodel_ops", "grand_runtime_ms", "grand_gflop")
                if k in sm}
     mp = r.obj(doc, "measured_prediction", "")
-    measured = {"status": r.str_(mp, "status", "measured_prediction", "not_run" if not mp else "")}
+    measured: dict[str, object] = {"status": r.str_(mp, "status", "measured_prediction", "not_run" if not mp else "")}
     for k in ("steady_ms", "average_ms", "iter_per_sec", "gflops_per_sec", "tops", "weight_bw_gbps",
               "speedup_vs_sequential"):
         if k in mp:
@@ -317,7 +323,7 @@ def costplan_from_doc(doc: dict, source: str) -> AneCostPlan:
         where = f"operations[{i}]"
         d = r.item(v, where)
         t = r.str_(d, "type", where)
-        op = {"index": r.int_(d, "index", where, -1), "type": t, "short_type": short_type(t),
+        op: dict[str, Any] = {"index": r.int_(d, "index", where, -1), "type": t, "short_type": short_type(t),
               "cost": r.num(d, "cost", where)}
         for extra in ("function", "device", "preferred_device"):  # richer plans may say these
             if extra in d:

@@ -86,10 +86,11 @@ def find_etrecord(etdump: Path, manifest: dict | None = None, manifest_path: Pat
                   root: Path | None = None) -> tuple[Path | None, str]:
     """Locate the ETRecord for ``etdump``: (path or None, how it was found).
 
-    ``manifest.json``'s model first (of several, the ETDump's own: :func:`_manifest_model`; an absolute path as recorded; a relative one from the manifest's
-    folder, or its file name in the folders below) when the ETDump is named after it or no ETRecord is; else
-    an ``.etrecord`` whose name is a prefix of the ETDump's (at a ``_``/``.``/``-`` boundary) in
-    :func:`etrecord_folders`, the longest such prefix in the nearest folder winning. Nothing outside the folder the user named is looked at (not the current folder).
+    ``manifest.json``'s model first (of several, the ETDump's own: :func:`_manifest_model`; an absolute path as
+    recorded; a relative one from the manifest's folder, or its file name in the folders below) when the ETDump is
+    named after it or no ETRecord is; else an ``.etrecord`` whose name is a prefix of the ETDump's (at a
+    ``_``/``.``/``-`` boundary) in :func:`etrecord_folders`, the longest such prefix in the nearest folder winning.
+    Nothing outside the folder the user named is looked at (not the current folder).
     """
     from ..files import glob, is_file
 

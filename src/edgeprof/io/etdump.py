@@ -315,8 +315,9 @@ def build_profile(dec: dict, path, file_size: int = 0, counts_out: dict | None =
         "kind": pl.Series(KINDS, dtype=pl.Enum(KINDS)).gather(kind),
         "instruction_id": dec["pe_instruction"].astype(np.int32),
         "chain_index": dec["pe_chain"].astype(np.int32),
-        "delegate_debug_id_int": pl.Series(dd_int.astype(np.int32)).set(pl.Series(~has_dint), None) if n else pl.Series([], dtype=pl.Int32),
-        "delegate_debug_id_str": (pl.Series(dstrs + [None], dtype=cat).gather(np.where(has_dstr, dcode, len(dstrs)))
+        "delegate_debug_id_int": (pl.Series(dd_int.astype(np.int32)).set(pl.Series(~has_dint), None)
+                                  if n else pl.Series([], dtype=pl.Int32)),
+        "delegate_debug_id_str": (pl.Series([*dstrs, None], dtype=cat).gather(np.where(has_dstr, dcode, len(dstrs)))
                                   if n else pl.Series([], dtype=cat)),
         "start_ns": start.astype(np.int64),
         "end_ns": end.astype(np.int64),

@@ -11,6 +11,7 @@ Python object per event. :mod:`edgeprof.io.etdump` turns the columns into a :cla
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,8 @@ def open_buffer(data: bytes, path) -> tuple[FlatBuffer, int]:
     if data[8:12] == IDENTIFIER:  # size-prefixed, as the ExecuTorch runtime writes it
         declared = int.from_bytes(data[0:4], "little")
         if declared > n - 4:
-            raise CorruptETDumpError(path, f"size prefix says {declared} bytes follow but only {n - 4} do: truncated ETDump", offset=0)
+            raise CorruptETDumpError(path, f"size prefix says {declared} bytes follow but only {n - 4} do: truncated ETDump",
+                                     offset=0)
         return FlatBuffer(memoryview(data)[4: 4 + declared], path, base=4), 4
     return FlatBuffer(memoryview(data), path, base=0), 0  # plain (not size-prefixed) buffer
 
@@ -306,7 +308,7 @@ def _decode_values(fb: FlatBuffer, ref: np.ndarray) -> dict:
     """Decode ``Value`` tables (debug entries) into per-event columns."""
     n = ref.size
     has = ref >= 0
-    cols = {
+    cols: dict[str, Any] = {
         "value_type": np.full(n, -1, dtype=np.int16),
         "is_output": np.zeros(n, dtype=bool),
         "int_value": np.full(n, np.nan),

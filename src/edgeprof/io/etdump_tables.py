@@ -46,13 +46,16 @@ def debug_table(dec, run_index_of, run_names):
         "name": pl.Series(dec["de_name"], dtype=pl.String),
         "instruction_id": dec["de_instruction"].astype(np.int32),
         "chain_index": dec["de_chain"].astype(np.int64),
-        "delegate_debug_id_int": pl.Series(np.where(dec["de_dd_int"] == -1, None, dec["de_dd_int"]).tolist(), dtype=pl.Int32),
+        # (numpy's stubs do not take None as where's x: it makes an object array)
+        "delegate_debug_id_int": pl.Series(np.where(dec["de_dd_int"] == -1, None, dec["de_dd_int"]).tolist(),  # type: ignore[attr-defined]
+                                           dtype=pl.Int32),
         "delegate_debug_id_str": pl.Series(dec["de_dd_str"], dtype=pl.String),
         "value_type": pl.Series([VALUE_TYPES[t] if 0 <= t < len(VALUE_TYPES) else ("absent" if t == -1 else f"unknown({t})")
                                  for t in vt.tolist()], dtype=pl.String),
         "is_output": v["is_output"],
         "int_value": pl.Series(v["int_value"]).fill_nan(None),
         "float_value": pl.Series(v["float_value"]).fill_nan(None),
-        "bool_value": pl.Series(np.where(v["bool_value"] < 0, None, v["bool_value"] > 0).tolist(), dtype=pl.Boolean),
+        "bool_value": pl.Series(np.where(v["bool_value"] < 0, None, v["bool_value"] > 0).tolist(),  # type: ignore[attr-defined]
+                                dtype=pl.Boolean),
         "tensors": pl.Series(v["tensors"] if v["tensors"] is not None else [None] * runs.size, dtype=tensor_type),
     })

@@ -165,8 +165,8 @@ def read_etrecord(path, method: str | None = None) -> ETRecord:
         try:
             return _read_etrecord(path, method, f)
         except _NotAHandle as e:  # a value where a debug handle belongs that is none: the ETRecord cannot be used
-            raise ETRecordError(path, f"{e.where}: {json.dumps(e.value, default=str)[:40]} is not a debug handle (an integer): the ETRecord "
-                                      "cannot tie events to operators") from None
+            raise ETRecordError(path, f"{e.where}: {json.dumps(e.value, default=str)[:40]} is not a debug handle (an "
+                                      "integer): the ETRecord cannot tie events to operators") from None
         except (TypeError, AttributeError, KeyError, OverflowError, RecursionError, ValueError) as e:  # defensive
             raise ETRecordError(path, f"unusable ETRecord ({type(e).__name__}: {str(e)[:120]})") from None
 
@@ -209,7 +209,7 @@ def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
         if isinstance(dm, dict) and isinstance(dm.get(method), dict):
             for k, v in _int_keyed(dm[method], "delegate_map", path).items():
                 if isinstance(v, dict):
-                    inner = v.get("delegate_map") if isinstance(v.get("delegate_map"), dict) else {}
+                    inner = got if isinstance(got := v.get("delegate_map"), dict) else {}
                     inner = {d: _handles(h, f"delegate_map of {method!r}, instruction {k}, delegate id {d[:40]!r}")
                              for d, h in inner.items()}
                     delegate_map[k] = {"name": str(v.get("name") or ""), "delegate_map": inner}
@@ -218,7 +218,7 @@ def _read_etrecord(path: str, method: str | None, f) -> ETRecord:
         if isinstance(no, dict) and isinstance(no.get(method), dict):
             num_outs = {k: v for k, v in _int_keyed(no[method], "instruction_id_to_num_outs_map", path).items()
                         if isinstance(v, int)}
-        graph_member = f"{EDGE_PREFIX}/{method}"
+        graph_member: str | None = f"{EDGE_PREFIX}/{method}"
         if graph_member not in by_name:
             graph_member = EDGE_PREFIX if EDGE_PREFIX in by_name else None
         nodes: list[GraphNode] = []
@@ -246,7 +246,7 @@ def _graph_nodes(doc, path) -> list[GraphNode]:
         target = nd.get("target")
         if not isinstance(target, str) or target in _SKIPPED_TARGETS:
             continue
-        meta = nd.get("metadata") if isinstance(nd.get("metadata"), dict) else {}
+        meta = got if isinstance(got := nd.get("metadata"), dict) else {}
         handle = _handle_of(meta.get("debug_handle"), f"the edge program's node {str(nd.get('name', ''))[:40]!r}")
         st = meta.get("stack_trace")
         out.append(GraphNode(name=str(nd.get("name", "")), op_type=op_type_of(target), debug_handle=handle,
@@ -281,7 +281,7 @@ def sources_of(rec: ETRecord, instr: int | None, handles: list[int] | None = Non
     """(op types, innermost common module path) of an instruction, or of the graph nodes with ``handles`` (an
     XNNPACK node carries the debug handle of the graph node it came from), as the ETRecord maps them."""
     if handles is None:
-        handles = rec.debug_handle_map.get(instr, [])
+        handles = rec.debug_handle_map.get(instr, []) if instr is not None else []
     nodes = [nd for h in handles for nd in rec.nodes_by_handle.get(h, [])]
     return [nd.op_type for nd in nodes], _common_module([nd.module_path or "" for nd in nodes])
 
@@ -367,7 +367,7 @@ def enrich(profile, rec: ETRecord, *, strict: bool = False, by_reference: bool =
             raise ETRecordError(rec.path, f"does not match {profile.source}: {why}")
         info = ETRecordInfo(path=rec.path, status="mismatch", message=why, method=rec.method)
         return dataclasses.replace(profile, etrecord=info,
-                                   warnings=profile.warnings + [f"ETRecord {rec.path} ignored: {why}"])
+                                   warnings=[*profile.warnings, f"ETRecord {rec.path} ignored: {why}"])
     op_types: list = [None] * first.size
     module: list = [None] * first.size
     backend_new: list = [None] * first.size

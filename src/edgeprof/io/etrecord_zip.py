@@ -66,7 +66,8 @@ def read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) -> 
     if info.file_size > limit:
         raise ETRecordError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {limit}): refused")
     if info.file_size > 1024**2 and info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
-        raise ETRecordError(path, f"member {info.filename!r} expands {info.file_size // info.compress_size}x: refused as a possible zip bomb")
+        raise ETRecordError(path, f"member {info.filename!r} expands {info.file_size // info.compress_size}x: "
+                                  "refused as a possible zip bomb")
     # the same bound as every compressed input (the memory left too), on the size the member declares
     bound, why = sniff.expansion_bound(info.compress_size, limit, what=f"member {info.filename!r}")
     if info.file_size > bound:
@@ -76,7 +77,8 @@ def read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, path) -> 
         with z.open(info) as f:
             data = f.read(limit + 1)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as e:
-        raise ETRecordError(path, f"member {info.filename!r} cannot be read ({type(e).__name__}: {e}): corrupt ETRecord") from None
+        raise ETRecordError(path, f"member {info.filename!r} cannot be read ({type(e).__name__}: {e}): "
+                                  "corrupt ETRecord") from None
     if len(data) > limit:
         raise ETRecordError(path, f"member {info.filename!r} expands beyond {limit} bytes: refused")
     return data

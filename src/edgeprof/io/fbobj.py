@@ -11,7 +11,7 @@ import struct
 
 
 class FB:
-    __slots__ = ("buf", "size", "path", "base", "error")
+    __slots__ = ("base", "buf", "error", "path", "size")
 
     def __init__(self, buf, path, error, base: int = 0):
         self.buf = buf          # bytes, memoryview or mmap slice
@@ -29,11 +29,11 @@ class FB:
             self.fail(pos, f"{what} at byte {self.base + pos} lies outside the {self.size}-byte buffer")
         return struct.unpack_from(fmt, self.buf, pos)
 
-    def root(self, what: str) -> "Table":
+    def root(self, what: str) -> Table:
         (off,) = self.unpack("<I", 0, "root offset")
         return self.table(off, what)
 
-    def table(self, pos: int, what: str) -> "Table":
+    def table(self, pos: int, what: str) -> Table:
         (soff,) = self.unpack("<i", pos, what)
         vt = pos - soff
         vsize, tsize = self.unpack("<HH", vt, f"{what} vtable")
@@ -43,7 +43,7 @@ class FB:
 
 
 class Table:
-    __slots__ = ("fb", "pos", "vt", "vsize", "tsize", "what")
+    __slots__ = ("fb", "pos", "tsize", "vsize", "vt", "what")
 
     def __init__(self, fb: FB, pos, vt, vsize, tsize, what):
         self.fb, self.pos, self.vt, self.vsize, self.tsize, self.what = fb, pos, vt, vsize, tsize, what
@@ -73,7 +73,7 @@ class Table:
             self.fb.fail(p, f"{self.what}.{what} points to byte {self.fb.base + target}, past the end of the buffer")
         return target
 
-    def table(self, k: int, what: str) -> "Table | None":
+    def table(self, k: int, what: str) -> Table | None:
         p = self.ref(k, what)
         return None if p is None else self.fb.table(p, f"{self.what}.{what}")
 
@@ -87,7 +87,7 @@ class Table:
             self.fb.fail(p, f"{self.what}.{what}: a vector of {n} × {elem} bytes runs past the end of the buffer")
         return p + 4, n
 
-    def tables(self, k: int, what: str) -> list["Table"]:
+    def tables(self, k: int, what: str) -> list[Table]:
         start, n = self.vector(k, 4, what)
         out = []
         for i in range(n):
@@ -119,7 +119,7 @@ class Table:
             out.append(bytes(self.fb.buf[q + off + 4:q + off + 4 + ln]).decode("utf-8", "replace"))
         return out
 
-    def union(self, k: int, what: str) -> tuple[int, "Table | None"]:
+    def union(self, k: int, what: str) -> tuple[int, Table | None]:
         """(type, table) of a union stored as fields k (type) and k + 1 (value)."""
         t = self.scalar(k, "B", 0)
         return t, (self.table(k + 1, what) if t else None)

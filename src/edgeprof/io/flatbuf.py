@@ -28,13 +28,14 @@ _SHORT = 96  # strings up to this many bytes are deduplicated vectorized; longer
 _CHUNK = 65536  # rows per vectorized string block
 
 # Random odd multipliers for the row hash used to deduplicate strings (verified exactly afterwards).
-_HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, size=_SHORT // 4 + 2, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+_HASH_WEIGHTS = (np.random.default_rng(0x5EED).integers(1, 2**62, size=_SHORT // 4 + 2, dtype=np.uint64) * np.uint64(2)
+                 + np.uint64(1))
 
 
 class FlatBuffer:
     """A read-only byte buffer with vectorized, bounds-checked accessors."""
 
-    __slots__ = ("u8", "size", "path", "base")
+    __slots__ = ("base", "path", "size", "u8")
 
     def __init__(self, data, path, base: int = 0):
         self.u8 = np.frombuffer(data, dtype=np.uint8)
@@ -123,7 +124,7 @@ class FlatBuffer:
         return self.read(pos, dtype)
 
     # -- tables -------------------------------------------------------------------------------------
-    def tables(self, pos: np.ndarray, what: str) -> "Tables":
+    def tables(self, pos: np.ndarray, what: str) -> Tables:
         """Many tables of one type. Their vtables are read once per distinct vtable (writers share them)."""
         pos = np.asarray(pos, dtype=_I64)
         soff = self.read_checked(pos, np.int32, f"{what} table header").astype(_I64)
@@ -211,7 +212,7 @@ class FlatBuffer:
         return self.read(pos, dtype), offsets
 
     # -- strings ------------------------------------------------------------------------------------
-    def strings(self, ref: np.ndarray, what: str, interner: "Interner | None" = None) -> tuple[np.ndarray, list[str], int]:
+    def strings(self, ref: np.ndarray, what: str, interner: Interner | None = None) -> tuple[np.ndarray, list[str], int]:
         """Decode the strings at ``ref`` (``-1`` = absent) into (codes, uniques, n_invalid_utf8).
 
         ``codes[i]`` indexes ``uniques``; absent strings get code -1. Identical byte strings are found
@@ -280,10 +281,7 @@ class FlatBuffer:
         v32 = np.frombuffer(self.u8, dtype="<u4", count=self.size // 4) if aligned else None
         q = ss >> 2
         for c in range(nw):
-            if aligned:
-                col = v32[q + c]
-            else:
-                col = self.read(ss + 4 * c, np.uint32)
+            col = v32[q + c] if aligned else self.read(ss + 4 * c, np.uint32)  # type: ignore[index]  # v32 when aligned
             keep = sl - 4 * c  # bytes of this word that belong to the string
             partial = (keep < 4)
             if partial.any():
@@ -305,7 +303,7 @@ class FlatBuffer:
 class Interner:
     """Distinct decoded strings and their codes, shared across :meth:`FlatBuffer.strings` calls."""
 
-    __slots__ = ("table", "uniques", "invalid", "seen")
+    __slots__ = ("invalid", "seen", "table", "uniques")
 
     def __init__(self):
         self.table: dict[str, int] = {}
@@ -340,7 +338,7 @@ def _few_unique(v: np.ndarray, limit: int = 32) -> tuple[np.ndarray, np.ndarray]
         return v[:0], inv
     if (v == v[0]).all():
         return v[:1], inv
-    uniq = []
+    uniq: list = []
     rem = np.arange(v.size)
     while rem.size and len(uniq) < limit:
         m = v[rem] == v[rem[0]]
@@ -356,7 +354,7 @@ def _few_unique(v: np.ndarray, limit: int = 32) -> tuple[np.ndarray, np.ndarray]
 class Tables:
     """Many tables of one type, read field by field (vtable data is per distinct vtable)."""
 
-    __slots__ = ("fb", "pos", "uvt", "vinv", "vtsize", "tsize", "what")
+    __slots__ = ("fb", "pos", "tsize", "uvt", "vinv", "vtsize", "what")
 
     def __init__(self, fb: FlatBuffer, pos, uvt, vinv, vtsize, tsize, what):
         self.fb, self.pos, self.uvt, self.vinv, self.vtsize, self.tsize, self.what = fb, pos, uvt, vinv, vtsize, tsize, what

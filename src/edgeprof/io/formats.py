@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..conventions import (ETDUMP_SUFFIXES, FORMAT_ETDUMP, FORMAT_LITERT_OPS, FORMAT_ORT_JSON, FORMAT_TIMELINE_CSV,
                            LITERT_LAUNCH_TAIL)

@@ -61,5 +61,5 @@ def loads(data: bytes | str, path, error=InputError, what: str = "JSON", **kw):
     except ValueError as e:
         msg = getattr(e, "msg", str(e))
         line = getattr(e, "lineno", None)
-        raise error(path, f"{what} not valid JSON ({msg}" + (f", column {e.colno})" if line else ")"),
+        raise error(path, f"{what} not valid JSON ({msg}" + (f", column {getattr(e, 'colno', None)})" if line else ")"),
                     line=line) from None

@@ -24,9 +24,11 @@ them: they are left out, and said so.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,10 +69,8 @@ def _stats(text: str) -> dict:
     out = {}
     for part in text.split():
         k, _, v = part.partition("=")
-        try:
+        with contextlib.suppress(ValueError):
             out[k] = float(v.split("(")[0])
-        except ValueError:
-            pass
     return out
 
 
@@ -80,7 +80,7 @@ def _row(line: str, cols: list[str], csv: bool) -> dict | None:
     else:
         parts = [p.strip() for p in line.split("\t")[1:]]  # whatever precedes the first tab is a log prefix
         if len(parts) > len(cols):
-            parts = parts[: len(cols) - 1] + ["\t".join(parts[len(cols) - 1:])]
+            parts = [*parts[:len(cols) - 1], "\t".join(parts[len(cols) - 1:])]
     if len(parts) != len(cols):
         return None
     return dict(zip(cols, parts))
@@ -90,7 +90,7 @@ def parse_tables(text: str, path) -> dict:
     """``{"init": [rows], "runs": [rows], "delegate": [rows], "subgraphs": k, "timings": {...}, "inference_us"}``:
     the Run Order rows of the initialization, of the primary graph's runs and of the delegate's internal ops."""
     section, graph = "runs", "primary"
-    out = {"init": [], "runs": [], "delegate": [], "subgraphs": 0, "timings": {}, "inference_us": None}
+    out: dict[str, Any] = {"init": [], "runs": [], "delegate": [], "subgraphs": 0, "timings": {}, "inference_us": None}
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -303,7 +303,7 @@ def _profile(t: dict, path, data: bytes):
     prof.events = prof.events.with_columns(pl.Series("module_path", list(col[7]), dtype=pl.Categorical))
     prof.aggregate_runs = int(t["timings"].get("count") or 0)
     prof.reported_memory = ({"source": "benchmark_model", **t["memory"]} if t.get("memory") else None)
-    prof.warnings[:0] = [AGGREGATE.format(n=prof.aggregate_runs or "the")] + warnings
+    prof.warnings[:0] = [AGGREGATE.format(n=prof.aggregate_runs or "the"), *warnings]
     if t["subgraphs"]:
         prof.warnings.append(f"{t['subgraphs']} subgraph(s) besides the primary graph left out: they run inside the "
                              "control-flow op that calls them")

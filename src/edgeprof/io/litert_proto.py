@@ -17,7 +17,12 @@ A node's mean time per call is ``sum / count`` (``avg`` is rounded to whole micr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 class _Bad(Exception):
     def __init__(self, offset: int, what: str):
@@ -41,8 +46,9 @@ def _varint(b: bytes, i: int, end: int) -> tuple[int, int]:
             return v, i
 
 
-def _fields(b: bytes, i: int, end: int):
+def _fields(b: bytes, i: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
     """(field number, wire type, value or (start, end) of a length-delimited field, offset) of a message."""
+    v: int | tuple[int, int]  # which one the wire type says
     while i < end:
         at = i
         key, i = _varint(b, i, end)
@@ -89,7 +95,7 @@ def _stat(b: bytes, span) -> dict:
 
 
 def _op(b: bytes, span) -> dict:
-    op = {"type": "", "name": "", "times": 0, "order": 0, "us": {}}
+    op: dict[str, Any] = {"type": "", "name": "", "times": 0, "order": 0, "us": {}}
     for num, wt, v, at in _fields(b, *span):
         if num == 1 and wt == 2:
             op["type"] = _text(b, v)
@@ -166,7 +172,7 @@ def looks_like_proto(data: bytes) -> bool:
 
 def tables_of_proto(data: bytes, path) -> dict:
     """The tables :func:`edgeprof.io.litert_profile.parse_tables` gives for a log, from the protobuf."""
-    out = {"init": [], "runs": [], "delegate": [], "subgraphs": 0, "timings": {}, "inference_us": None}
+    out: dict[str, Any] = {"init": [], "runs": [], "delegate": [], "subgraphs": 0, "timings": {}, "inference_us": None}
     try:
         for num, wt, v, _ in _fields(data, 0, len(data)):
             if num in (2, 3) and wt == 2:

@@ -47,7 +47,7 @@ def recorded_runtimes(manifest: dict | None, names) -> list[str]:
     from ..runtimes import runtime
 
     recorded: dict = {}
-    machines = (manifest or {}).get("machines") if isinstance((manifest or {}).get("machines"), dict) else {}
+    machines = got if isinstance(got := (manifest or {}).get("machines"), dict) else {}
     for m in machines.values():
         if isinstance(m, dict) and isinstance(m.get("versions"), dict):
             recorded.update({k: v for k, v in m["versions"].items() if isinstance(v, str)})
@@ -76,7 +76,7 @@ def recorded_environment(manifest: dict | None, runtimes=None) -> list[tuple[str
     used = {runtime(n).name for n in runtimes} if runtimes is not None else set(RUNTIMES)
     other = {p for r in RUNTIMES.values() if r.name not in used for p in r.packages}
     rows: list[tuple[str, str]] = []
-    machines = manifest.get("machines") if isinstance(manifest.get("machines"), dict) else {}
+    machines = got if isinstance(got := manifest.get("machines"), dict) else {}
     for key, m in machines.items():
         if not isinstance(m, dict):
             continue
@@ -88,7 +88,7 @@ def recorded_environment(manifest: dict | None, runtimes=None) -> list[tuple[str
                                                                             if flags else "")))
         if isinstance(m.get("cores"), int):
             rows.append((f"Cores{where}", str(m["cores"])))
-        v = m.get("versions") if isinstance(m.get("versions"), dict) else {}
+        v = got if isinstance(got := m.get("versions"), dict) else {}
         v = {k: x for k, x in v.items() if x and k not in other}
         if v:
             rows.append((f"Software{where}", ", ".join(f"{k} {x}" for k, x in v.items())))
@@ -96,14 +96,14 @@ def recorded_environment(manifest: dict | None, runtimes=None) -> list[tuple[str
         manifest.get("results"), list) else []
     if manifest.get("tool") == "edgeprof" and results:
         failed = sum(1 for r in results if r.get("status") != "ok")
-        cfg = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+        cfg = got if isinstance(got := manifest.get("config"), dict) else {}
         rows.append(("Collection", f"{manifest.get('status', '?')}: {len(results) - failed} launch(es) recorded"
                      + (f", {failed} failed" if failed else "") + f"; interleaved, seed {cfg.get('seed', '?')}"))
         loads, govs, temps = [], set(), []
         for r in results:
-            fp = r.get("fingerprint") if isinstance(r.get("fingerprint"), dict) else {}
+            fp = got if isinstance(got := r.get("fingerprint"), dict) else {}
             for side in ("before", "after"):
-                st = fp.get(side) if isinstance(fp.get(side), dict) else {}
+                st = got if isinstance(got := fp.get(side), dict) else {}
                 la = st.get("loadavg")
                 if isinstance(la, list) and la and isinstance(la[0], (int, float)):
                     loads.append(float(la[0]))
@@ -137,10 +137,10 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
         return facts
     dev, _ = recorded_device(manifest)
     facts["device"] = dev
-    results = manifest.get("results") if isinstance(manifest.get("results"), list) else []
+    results = got if isinstance(got := manifest.get("results"), list) else []
     entry = None
     for r in results:
-        m = r.get("metrics") if isinstance(r, dict) and isinstance(r.get("metrics"), dict) else {}
+        m = got if isinstance(r, dict) and isinstance(got := r.get("metrics"), dict) else {}
         for key in ("etdump", "etdump_rel"):
             p = m.get(key)
             if isinstance(p, str) and (p == str(etdump) or Path(p).name == etdump.name):
@@ -155,10 +155,10 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
     facts["threads"] = entry.get("threads") if isinstance(entry.get("threads"), int) else facts["threads"]
     facts["threads_in_effect"] = m.get("threads_in_effect")
     v = m.get("versions") if isinstance(m.get("versions"), dict) else None
-    cfg = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    cfg = got if isinstance(got := manifest.get("config"), dict) else {}
     exp = next((e for e in cfg.get("experiments", []) if isinstance(e, dict) and e.get("name") == facts["experiment"]),
                {}) if isinstance(cfg.get("experiments"), list) else {}
-    machines = manifest.get("machines") if isinstance(manifest.get("machines"), dict) else {}
+    machines = got if isinstance(got := manifest.get("machines"), dict) else {}
     machine = machines.get(f"adb:{exp['device']}" if exp.get("device") else "host") or {}
     if isinstance(machine, dict):
         facts["cpu_model"] = machine.get("cpu_model") or (", ".join(machine.get("cpu_parts", [])) or None)
@@ -180,8 +180,8 @@ def launch_facts(manifest: dict | None, etdump: Path) -> dict:
     facts["program"] = f"sha256 {msha[:12]}" if isinstance(msha, str) else None
     facts["core_mask"] = exp.get("cpu_affinity")
     facts["runtime_options"] = runtime_options(exp)
-    fp = entry.get("fingerprint") if isinstance(entry.get("fingerprint"), dict) else {}
-    before = fp.get("before") if isinstance(fp.get("before"), dict) else {}
+    fp = got if isinstance(got := entry.get("fingerprint"), dict) else {}
+    before = got if isinstance(got := fp.get("before"), dict) else {}
     facts["governor"] = before.get("governor")
     return facts
 
@@ -221,9 +221,9 @@ def recorded_revision(manifest: dict | None) -> dict:
     out: dict = {"commit": None, "branch": None, "time": None}
     if not isinstance(manifest, dict):
         return out
-    git = manifest.get("git") if isinstance(manifest.get("git"), dict) else {}
+    git = got if isinstance(got := manifest.get("git"), dict) else {}
     # top level: the commit keys only (a bare "sha" there is ExecuTorch's in the kit's manifest); git: also "sha"
-    for holder, commit_keys in ((manifest, _COMMIT_KEYS), (git, _COMMIT_KEYS + ("sha",))):
+    for holder, commit_keys in ((manifest, _COMMIT_KEYS), (git, (*_COMMIT_KEYS, "sha"))):
         for k in commit_keys:
             v = holder.get(k)
             if out["commit"] is None and isinstance(v, (str, int)) and str(v).strip():

@@ -50,6 +50,7 @@ class _Tokens:
             if m is None:
                 raise MilTextError(path, f"unexpected character '{text[pos]}'", line=line)
             kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             if kind == "nl":
                 line += 1
             elif kind != "ws":
@@ -159,7 +160,7 @@ def _parse_literal(t: _Tokens, depth: int = 0):
     if kind == "name" and text == "BLOBFILE":
         t.next()
         t.expect("(")
-        fields = {}
+        fields: dict[str, object] = {}
         while not t.accept(")"):
             key = t.name("'path' or 'offset'")
             t.expect("=")
@@ -167,9 +168,10 @@ def _parse_literal(t: _Tokens, depth: int = 0):
             if not t.accept(","):
                 t.expect(")")
                 break
-        if not isinstance(fields.get("path"), str) or not isinstance(fields.get("offset"), int):
+        path, offset = fields.get("path"), fields.get("offset")
+        if not isinstance(path, str) or not isinstance(offset, int):
             raise MilTextError(t.path, "BLOBFILE needs a string path and an integer offset", line=t.peek()[2])
-        return Blob(fields["path"], fields["offset"])
+        return Blob(path, offset)
     if text in ("[", "{"):
         close = "]" if text == "[" else "}"
         t.next()

@@ -37,10 +37,10 @@ def read_records(path, offsets) -> dict[int, tuple[str, int, int]]:
         head = f.read(HEADER_SIZE)
         if len(head) < 8:
             raise WeightFileError(path, f"truncated weight file: {size} bytes, no MILBlob header", offset=0)
-        count, version = struct.unpack_from("<II", head)
+        _count, version = struct.unpack_from("<II", head)
         if version != 2:
             raise WeightFileError(path, f"not a MILBlob v2 weight file (version {version})", offset=4)
-        for off in sorted(set(int(o) for o in offsets)):
+        for off in sorted({int(o) for o in offsets}):
             if off < HEADER_SIZE or off + RECORD_SIZE > size:
                 raise WeightFileError(path, f"blob offset {off} is outside the weight file ({size} bytes)", offset=off)
             f.seek(off)

@@ -41,9 +41,10 @@ def proto_modules():
     spec = importlib.util.find_spec("coremltools")
     if spec is None or not spec.submodule_search_locations:
         raise MissingExtraError("coreml", "reading .mlpackage / .mlmodel files")
-    d = os.path.join(list(spec.submodule_search_locations)[0], "proto")
+    d = os.path.join(next(iter(spec.submodule_search_locations)), "proto")
     pspec = importlib.util.spec_from_file_location(_PROTO_NAME, os.path.join(d, "__init__.py"),
                                                    submodule_search_locations=[d])
+    assert pspec is not None and pspec.loader is not None  # a .py file has both
     mod = importlib.util.module_from_spec(pspec)
     sys.modules[_PROTO_NAME] = mod
     try:
@@ -154,10 +155,8 @@ class _Converter:
             t = v.immediateValue.tensor
             kind = t.WhichOneof("value")
             vals = getattr(t, kind).values if kind else []
-            if kind == "bytes":  # small integer / fp16 tensors are stored as raw little-endian bytes
-                vals = _raw_values(bytes(vals), typ.dtype)
-            else:
-                vals = list(vals)
+            # small integer / fp16 tensors are stored as raw little-endian bytes
+            vals = _raw_values(bytes(vals), typ.dtype) if kind == "bytes" else list(vals)
             return Value(typ, vals[0] if typ.kind == "scalar" and len(vals) == 1 else vals)
         return Value(typ)
 
@@ -167,7 +166,8 @@ class _Converter:
             attrs = {k: self.value(v) for k, v in op.attributes.items()}
             name_v = attrs.pop("name", None)
             outputs = [(o.name, self.type(o.type)) for o in op.outputs]
-            name = name_v.value if name_v is not None and isinstance(name_v.value, str) else (outputs[0][0] if outputs else op.type)
+            name = (name_v.value if name_v is not None and isinstance(name_v.value, str)
+                    else (outputs[0][0] if outputs else op.type))
             inputs = {}
             for param in sorted(op.inputs.keys()):
                 inputs[param] = [Arg(name=b.name) if b.WhichOneof("binding") == "name" else Arg(value=self.value(b.value))

@@ -7,6 +7,7 @@ Weights stored outside the file (``external_data``) count by their declared shap
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from ..errors import InputError, MissingExtraError
@@ -33,14 +34,13 @@ def read_onnx(path) -> dict:
     data = read_regular(path, MAX_ONNX_BYTES, "ONNX model")
     try:
         model = onnx.load_model_from_string(data)
-    except Exception as e:  # noqa: BLE001 - protobuf raises its own DecodeError and others
-        raise InputError(path, f"not an ONNX model ({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})") from None
+    except Exception as e:  # protobuf raises its own DecodeError and others
+        raise InputError(path, f"not an ONNX model ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0][:120] if str(e) else ''})") from None
     if not model.graph.node:
         raise InputError(path, "an ONNX model with no nodes (is it an ONNX file?)")
-    try:
+    with contextlib.suppress(Exception):  # a model shape inference cannot follow keeps the shapes it declares
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - a model shape inference cannot follow keeps the shapes it declares
-        pass
     g = model.graph
     elem = {}
     for v in (*g.input, *g.value_info, *g.output):
@@ -56,7 +56,7 @@ def read_onnx(path) -> dict:
     def size(elem_type: int) -> int | None:
         try:
             return onnx.helper.tensor_dtype_to_np_dtype(elem_type).itemsize
-        except Exception:  # noqa: BLE001 - strings, undefined, and types numpy does not have
+        except Exception:  # strings, undefined, and types numpy does not have
             return None
 
     def tensor(name: str) -> dict | None:

@@ -41,7 +41,7 @@ def assignment(path, providers: list[str] | None = None) -> dict:
     argv = child.python_argv("edgeprof.io.ort_assignment", str(path.resolve()), ",".join(provs))
     try:
         done = child.run(argv, timeout=TIMEOUT_S)
-    except Exception as e:  # noqa: BLE001 - a timeout or a child that could not start
+    except Exception as e:  # a timeout or a child that could not start
         raise InputError(path, f"ONNX Runtime could not make a session ({type(e).__name__})") from None
     if done.returncode != 0:
         lines = [x for x in (done.stderr or "").strip().splitlines() if x.strip()]
@@ -69,7 +69,7 @@ def _main(model: str, providers: str) -> int:  # pragma: no cover - runs in the 
     so.add_session_config_entry(CONFIG_KEY, "1")
     try:
         s = ort.InferenceSession(model, so, providers=wanted)
-    except Exception as e:  # noqa: BLE001 - ORT raises its own exception types
+    except Exception as e:  # ORT raises its own exception types
         print(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
         return 1
     assigned: dict[str, str] = {}

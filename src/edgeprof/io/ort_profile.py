@@ -117,7 +117,7 @@ def read_ort_profile(path):
             continue
         if not name.endswith(KERNEL_TAIL):  # fences and anything else: inside model_run, unattributed
             continue
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        args = got if isinstance(got := e.get("args"), dict) else {}
         node = name[: -len(KERNEL_TAIL)]
         op = args.get("op_name")
         op = op if isinstance(op, str) and op else node

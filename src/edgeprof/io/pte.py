@@ -57,7 +57,8 @@ XNODES = [
     ("StaticReshape", ("num_dims", "new_shape", "input_id", "output_id", "flags")),
     ("ArgMaxPooling2d", ("padding_top", "padding_right", "padding_bottom", "padding_left", "pooling_height",
                          "pooling_width", "input_id", "output_value_id", "output_index_id", "flags")),
-    ("SquareRoot", _N1), ("Ceiling", _N1), ("Hardswish", _N1), ("LeakyReLU", ("negative_slope", "input_id", "output_id", "flags")),
+    ("SquareRoot", _N1), ("Ceiling", _N1), ("Hardswish", _N1),
+    ("LeakyReLU", ("negative_slope", "input_id", "output_id", "flags")),
     ("Maximum", _N2), ("Negate", _N1), ("Square", _N1), ("ELU", ("alpha", "input_id", "output_id", "flags")), ("Abs", _N1),
     ("PReLU", _N2), ("Concatenate2", _CAT), ("Concatenate3", _CAT), ("Concatenate4", _CAT),
     ("StaticSlice", ("num_dims", "offsets", "sizes", "input_id", "output_id", "flags")),
@@ -105,7 +106,8 @@ def _read(mm: _File, size: int, path) -> PteProgram:
             raise CorruptProgramError(path, wrong_kind(path, "an ExecuTorch program (.pte)", head), offset=4)
         raise CorruptProgramError(path, f"not an ExecuTorch program: file identifier {ident!r}, expected b'ET12'",
                                   offset=4)
-    header = {"present": False, "length": 0, "program_size": size, "segment_base_offset": 0, "segment_data_size": 0}
+    header: dict[str, int | None] = {"present": False, "length": 0, "program_size": size, "segment_base_offset": 0,
+                                     "segment_data_size": 0}
     if bytes(mm[8:12]) == b"eh00":
         length = int.from_bytes(mm[12:16], "little")
         if length < 24 or 8 + length > size:
@@ -267,7 +269,7 @@ def read_xnnpack(mm, start: int, size: int, path) -> XnnGraph:
         if kind == 2:  # XNNQuantizedTensorValue: tensor_value, quant_params (union)
             qk, q = v.union(1, "quant_params")
             quant = {1: "per_channel", 2: "per_tensor", 3: "per_token_dynamic", 4: "per_channel_group"}.get(qk)
-            if qk == 4 and q is not None:
+            if qk == 4 and q is not None and quant is not None:
                 quant += f"(group {q.scalar(2, 'i')})"
             v = v.table(0, "tensor_value")
             if v is None:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conventions import ETDUMP_SUFFIXES, fit_name, profile_stem
+from ..conventions import ETDUMP_SUFFIXES, fit_name, profile_stem  # noqa: F401 - ETDUMP_SUFFIXES re-exported: readers and workspace name it
 from .. import access
 from .discovery import etrecord_folders, find_etrecord, find_program  # noqa: F401  (re-exported)
 from .traces import trace_stem
@@ -117,7 +117,7 @@ def _pipeline_stems(folder: Path) -> list[str]:
 
 
 PLATFORMS = ("mac", "android", "linux")  # the kit's platforms: its experiments are named ``<platform>_<name>``
-_KIT_EXPERIMENT = re.compile(r"^(.+)_((%s)_[^/]+)$" % "|".join(PLATFORMS))
+_KIT_EXPERIMENT = re.compile(r"^(.+)_(({})_[^/]+)$".format("|".join(PLATFORMS)))
 
 
 def name_base(path: Path) -> str:

@@ -189,6 +189,7 @@ def gunzip(data: bytes, path, limit: int, what: str, error=InputError) -> bytes:
     parts, total = [], 0
     # pos: bytes fed; tail: fed, not yet consumed; feed: the next step's size — small at a member's start and
     # doubling (what follows a member's end is copied once: small members cost little, large ones their own size)
+    tail: bytes | memoryview
     d, pos, tail, feed = zlib.decompressobj(16 + zlib.MAX_WBITS), 0, b"", _FIRST_FEED
     try:
         while True:

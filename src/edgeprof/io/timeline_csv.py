@@ -67,7 +67,7 @@ def read_timeline_csv(path):
     if df.height == 0:
         raise InputError(path, "timeline CSV holds no rows with durations")
     order = [c for c in ("event_index", "node_id", "start_us") if c in df.columns]
-    df = df.with_row_index("_row").sort(["run_index"] + order + ["_row"])
+    df = df.with_row_index("_row").sort(["run_index", *order, "_row"])
     n = df.height
     names = df["name"].to_list()
     if "kind" in df.columns:
@@ -96,10 +96,8 @@ def read_timeline_csv(path):
         if not (np.isfinite(st).all() and (np.abs(st) < MAX_MS * 1000).all()):
             warnings.append("start_us holds non-finite or out-of-range values: events laid end to end instead")
             starts_ok = False
-    if starts_ok:
-        start = np.round(st * 1000).astype(np.int64)
-    else:  # no usable times: lay events end to end within each run (durations are exact)
-        start = np.cumsum(dur) - dur
+    # with no usable times the events are laid end to end within each run (durations are exact)
+    start = np.round(st * 1000).astype(np.int64) if starts_ok else np.cumsum(dur) - dur
     start = np.maximum(start, 0)
     if "instruction_id" in df.columns:
         ins = df["instruction_id"].fill_null(-1).to_numpy()
@@ -209,7 +207,7 @@ def _checked(data: bytes, path, what: str) -> bytes:
     return plain(data, path, MAX_CSV_BYTES, what)
 
 
-def execute_latency_ms(path) -> "np.ndarray":
+def execute_latency_ms(path) -> np.ndarray:
     """Per-run ``Method::execute`` time (ms, run order) of a timeline table (CSV or Parquet) without building a
     profile; empty when it has no ``Method::execute`` rows. A CSV is read once and checked like every timeline CSV
     (:func:`_checked`: Polars never sees compressed bytes), then only the columns needed are parsed; a Parquet

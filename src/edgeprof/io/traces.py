@@ -89,8 +89,8 @@ def manifest_sme2_roles(manifest: dict | None) -> dict[str, str]:
     for r in results if isinstance(results, list) else []:
         if not isinstance(r, dict) or not isinstance(r.get("experiment"), str):
             continue
-        for holder in (r, r.get("metrics") if isinstance(r.get("metrics"), dict) else {},
-                       r.get("config") if isinstance(r.get("config"), dict) else {}):
+        for holder in (r, m if isinstance(m := r.get("metrics"), dict) else {},
+                       c if isinstance(c := r.get("config"), dict) else {}):
             for key in ("sme2", "sme2_enabled", "sme2_on"):
                 if key in holder:
                     v = holder[key]

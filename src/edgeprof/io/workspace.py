@@ -75,7 +75,7 @@ class LatencySeries:
     from; ``profile`` is the profile of those runs (for category comparisons)."""
 
     path: Path
-    values_ms: "np.ndarray"
+    values_ms: np.ndarray
     run_indices: list[int]
     source: str  # method_execute | top_level_events
     experiment: str | None = None
@@ -179,8 +179,9 @@ class Workspace:
         if found is None:
             return None, None
         doc, problem = self.json_doc(found)
-        ok = problem is None and isinstance(doc, dict) and doc.get("kind") == "noise_profile"
-        return (doc if ok else None), found
+        if problem is None and isinstance(doc, dict) and doc.get("kind") == "noise_profile":
+            return doc, found
+        return None, found
 
     def resolve(self, spec, run_dir=None, threads: int | None = None) -> list[Path]:
         """Files named by one input: a file, a folder (every ETDump below it, else its timeline CSVs), or an
@@ -316,7 +317,7 @@ class Workspace:
             if self.strict_etrecord:
                 raise
             info = ETRecordInfo(path=str(rec_path), status="unreadable", message=e.message)
-            return dataclasses.replace(prof, etrecord=info, warnings=prof.warnings + [f"{e}; continuing without it"])
+            return dataclasses.replace(prof, etrecord=info, warnings=[*prof.warnings, f"{e}; continuing without it"])
         return enrich(prof, rec, strict=self.strict_etrecord, by_reference=by_reference)
 
     def series(self, path) -> LatencySeries:
@@ -375,4 +376,4 @@ def specs_of(inputs) -> list[str]:
     return out
 
 
-__all__ = ["Workspace", "LatencySeries", "specs_of", "display"]
+__all__ = ["LatencySeries", "Workspace", "display", "specs_of"]

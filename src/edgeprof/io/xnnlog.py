@@ -221,6 +221,7 @@ def _count(log: KernelLog, style: str) -> None:
 def _line(log: KernelLog, part: str, lineno: int, cut: bool, given=None, repeats=None) -> None:
     """One message (or several run together): kernel registrations, warnings/errors, and the Debug/Info lines
     worth knowing. Each pattern is searched anywhere in the text, behind a cheap substring test."""
+    m: re.Match[str] | None
     style, level, start = given or _style(part)
     found = False
     if _KERNEL_HINT in part:

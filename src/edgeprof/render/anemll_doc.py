@@ -30,7 +30,7 @@ def estimate_document(m: dict) -> dict:
     by_dev: dict[str, list] = {}
     for p in placements:
         by_dev.setdefault(p["device"], []).append(p)
-    types = {}
+    types: dict[str, dict] = {}
     for o in ops:
         t = types.setdefault(_short(o["type"]), {"type": o["type"], "short_type": _short(o["type"]), "count": 0, "total_ms": 0.0,
                                                  "flops": 0, "mb": 0.0, "weight_mb": 0.0, "comp": False, "mem": False})

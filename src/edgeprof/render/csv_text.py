@@ -24,7 +24,7 @@ ROWS_PER_CALL = 32768  # rows formatted per call into the core (a few MB of text
 _INT, _FLOAT, _BOOL, _CODES, _NULL = range(5)
 
 
-def write_csv(table: "pl.DataFrame | Columns", f, *, header: bool, scratch: bytearray | None = None) -> None:
+def write_csv(table: pl.DataFrame | Columns, f, *, header: bool, scratch: bytearray | None = None) -> None:
     """Append ``table`` (a DataFrame, or plain :class:`~edgeprof.columns.Columns`) as CSV to the binary file ``f``
     (its header line first when ``header``); empty cells for nulls. The core formats into ``scratch`` (a bytearray
     reused from call to call and chunk to chunk: its pages are touched once, not once per chunk)."""
@@ -32,10 +32,7 @@ def write_csv(table: "pl.DataFrame | Columns", f, *, header: bool, scratch: byte
     from ..compiled import module
 
     core = module()
-    if core is None or not table.width:
-        cols = None
-    else:
-        cols = plain_columns(table) if isinstance(table, Columns) else columns(table)
+    cols = None if core is None or not table.width else plain_columns(table) if isinstance(table, Columns) else columns(table)
     if cols is None:
         df = table.to_polars() if isinstance(table, Columns) else table
         guarded_text(df).write_csv(f, include_header=header, null_value="")
@@ -49,7 +46,7 @@ def write_csv(table: "pl.DataFrame | Columns", f, *, header: bool, scratch: byte
             f.write(text[:n])
 
 
-def header_line(table: "pl.DataFrame | Columns") -> bytes:
+def header_line(table: pl.DataFrame | Columns) -> bytes:
     """The header line Polars writes for ``table``'s columns."""
     import polars as pl
 
@@ -58,7 +55,7 @@ def header_line(table: "pl.DataFrame | Columns") -> bytes:
     return buf.getvalue()
 
 
-def columns(df: "pl.DataFrame") -> list | None:
+def columns(df: pl.DataFrame) -> list | None:
     """The core's (kind, values, null mask, cells) of each column, or None when a column's type is not one it writes:
     the DataFrame taken apart into plain columns (:func:`edgeprof.columns.from_series`), then :func:`plain_columns`."""
     from ..columns import Columns, from_series
@@ -66,7 +63,7 @@ def columns(df: "pl.DataFrame") -> list | None:
     return plain_columns(Columns({s.name: from_series(s) for s in df.get_columns()}))
 
 
-def plain_columns(table: "Columns") -> list:
+def plain_columns(table: Columns) -> list | None:
     """The core's (kind, values, null mask, cells) of plain columns (:mod:`edgeprof.columns`): integers widened to
     int64, float64 and booleans as they are, text as its codes and a cell per distinct value; None when a column is
     of another type."""
@@ -74,7 +71,8 @@ def plain_columns(table: "Columns") -> list:
 
     from ..columns import Text
 
-    out = []
+    out: list[tuple] = []
+    dtype: type[np.number]
     for c in table.columns.values():
         if isinstance(c, Text):
             out.append((_CODES, np.ascontiguousarray(c.codes, dtype=np.uint32), None, cells(c.values)))
@@ -110,7 +108,7 @@ def quoted(text: str) -> bytes:
     return text.encode("utf-8")
 
 
-def guarded_text(df: "pl.DataFrame") -> "pl.DataFrame":
+def guarded_text(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` with every text cell a spreadsheet would evaluate given its leading apostrophe (the rule of
     :func:`edgeprof.conventions.csv_cell`, as one Polars expression per text column); numeric columns, and text
     columns holding no such cell (the usual case: a categorical column is checked by its distinct values), are

@@ -71,7 +71,7 @@ figcaption{font-size:13px;font-weight:600;color:#374151;margin:0 0 4px}
 ul{padding-left:22px} li{margin:3px 0} .muted{color:#6b7280}
 @media print{body{font-size:12px} main{max-width:none;padding:0} h2{break-after:avoid} table,figure{break-inside:avoid}
 a{color:inherit}}
-"""
+"""  # noqa: E501 - the stylesheet is written into each report as it stands
 
 
 def _inline(text: str) -> str:

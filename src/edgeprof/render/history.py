@@ -78,6 +78,8 @@ def markdown(d: dict, generated: str | None = None) -> str:
 
 
 def print_history(d: dict, last: int = 15) -> None:
+    from typing import Any
+
     from rich.table import Table
 
     from .terminal import console, escape
@@ -88,8 +90,10 @@ def print_history(d: dict, last: int = 15) -> None:
                         f"{len(s['points'])})", title_justify="left")
         shown = [(p, point_values(p)) for p in s["points"][-last:]]
         unit = shown[0][1][3] if shown else "ms"
-        for col, kw in (("commit", {}), ("time", {}), ("launches", {"justify": "right"}), (unit, {"justify": "right"}),
-                        ("95 % interval", {"justify": "right"})):
+        cols: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("commit", {}), ("time", {}), ("launches", {"justify": "right"}), (unit, {"justify": "right"}),
+            ("95 % interval", {"justify": "right"}))
+        for col, kw in cols:
             t.add_column(col, **kw)
         for p, (est, lo, hi, _) in shown:
             t.add_row(escape(str(p["commit"])), escape(p["time"] or ""), str(p["launches"]), fmt_ms(est),

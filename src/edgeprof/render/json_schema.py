@@ -118,7 +118,7 @@ def check(doc) -> None:
         raise ValueError(f"{doc['kind']} document departs from its schema at {where}: {err.message[:300]}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(kind: str):
     import jsonschema
 

@@ -76,9 +76,9 @@ _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d{1,9}(?=[.)]))")
 
 
 def text(v) -> str:
-    """Text from data, safe in Markdown: control characters and line breaks shown (``\\n``), code spans as CommonMark finds them kept,
-    everything else escaped (see the module docstring); a leading ``#``, ``>``, ``-``, ``+``, ``=`` or ``1.``
-    is escaped too, so a value never turns its line into a heading, quote or list."""
+    """Text from data, safe in Markdown: control characters and line breaks shown (``\\n``), code spans as CommonMark
+    finds them kept, everything else escaped (see the module docstring); a leading ``#``, ``>``, ``-``, ``+``, ``=``
+    or ``1.`` is escaped too, so a value never turns its line into a heading, quote or list."""
     return _BLOCK_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit()
                                                     else m.group(2) + "\\"), _inline(v), count=1)
 
@@ -139,7 +139,8 @@ def kernel_view(view: dict, title: str | None = None) -> str:
     flt = view.get("filter_op")
     if title is None:
         what = "GEMM/IGEMM kernel view" if flt and flt.lower() == "gemm" else "Kernel view"
-        title = f"{b} vs {c}: {what} (XNNPACK delegated)" + (f", kernels matching '{flt}'" if flt and flt.lower() != "gemm" else "")
+        title = (f"{b} vs {c}: {what} (XNNPACK delegated)"
+                 + (f", kernels matching '{flt}'" if flt and flt.lower() != "gemm" else ""))
     out = [f"#### **{cell(title)}**", "", f"**Verdict:** {text(view['verdict'])}", ""]
     if view["kernels"]:
         rows = [[code(k["kernel_name"]), "✅ registered" if k["baseline"] else "❌ absent",

@@ -8,7 +8,8 @@ from .markdown import cell, code, table, text
 def program_markdown(d: dict, level: int = 3) -> str:
     h = "#" * level
     out = [f"{h} ExecuTorch program: {cell(d['file'])}", "",
-           f"{d['file_size']:,} bytes · methods: {', '.join(d['methods'])} · sizes add up: {'yes' if d['sizes_add_up'] else 'NO'}", ""]
+           f"{d['file_size']:,} bytes · methods: {', '.join(d['methods'])} · "
+           f"sizes add up: {'yes' if d['sizes_add_up'] else 'NO'}", ""]
     out.append(table(["part", "kind", "bytes", "share", "offset"],
                      [[cell(p["part"]), p["kind"], f"{p['bytes']:,}", f"{100 * p['bytes'] / d['file_size']:.1f} %",
                        "—" if p["offset"] is None else p["offset"]] for p in d["sizes"]]))

@@ -135,10 +135,10 @@ def latency_trend(series: list[dict], title: str = "Latency per run") -> str:
                 body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r_ring}" fill="none" stroke="#dc2626" '
                             f'stroke-width="{1 if dense else 1.5}"/>')
     axis_y = top + len(series) * (panel_h + gap) + 2
-    for i in nice_ticks(0, max(n_max - 1, 1), 8):
-        if i <= n_max - 1:
-            body.append(f'<text x="{x_of(i):.1f}" y="{axis_y}" font-size="11" text-anchor="middle" fill="#374151">'
-                        f'{int(i)}</text>')
+    for tick in nice_ticks(0, max(n_max - 1, 1), 8):
+        if tick <= n_max - 1:
+            body.append(f'<text x="{x_of(tick):.1f}" y="{axis_y}" font-size="11" text-anchor="middle" fill="#374151">'
+                        f'{int(tick)}</text>')
     body.append(f'<text x="{left + pw / 2:.1f}" y="{axis_y + 15}" font-size="11" text-anchor="middle" fill="#374151">'
                 "run (in recording order)</text>")
     body += _legend([("warm-up run (hollow, shaded)", "#fde68a"), ("outlier (ringed)", "#dc2626")], left, axis_y + 32)
@@ -364,7 +364,7 @@ def timeline(segments: list[dict], title: str, lane_names: dict | None = None) -
     cats = list(dict.fromkeys(s["category"] for s in segments if s["lane"] != "delegated"))
     if cats:
         body += _legend([(c.replace("_", " ").lower(), color_for(c)) for c in cats], left, axis_y + 48, pw)
-        h += 10 + legend_height([c for c in cats], pw)
+        h += 10 + legend_height(list(cats), pw)
     host = names.get("portable", "portable")
     return _svg(w, h, title, f"one inference: {host} kernels, delegate calls and the delegate's operators", body,
                 "timeline")

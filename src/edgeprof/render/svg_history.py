@@ -75,7 +75,8 @@ def trend(series: list[dict], metric: str) -> str:
                         f'<title>{escape(str(p["commit"]))} ({escape(str(p["time"]))}): {fmt_ms(est)} {unit} '
                         f'[{lo:.4g}–{hi:.4g}], {p["launches"]} launch(es)</title></circle>')
         for ch in (c for c in s["changes"] if c["index"] is not None):  # appearances are stated, not drawn
-            col = PENDING if ch["status"] in ("pending", "possible") else (REGRESSION if ch["direction"] == "regression" else IMPROVEMENT)
+            col = (PENDING if ch["status"] in ("pending", "possible")
+                   else (REGRESSION if ch["direction"] == "regression" else IMPROVEMENT))
             x = LEFT + pw * ch["index"] / n
             body.append(f'<line class="change {escape(ch["direction"])} {escape(ch["status"])}" x1="{x:.1f}" x2="{x:.1f}" '
                         f'y1="{y_top:.1f}" y2="{y_top + panel_h:.1f}" stroke="{col}" stroke-width="2" '
@@ -103,7 +104,7 @@ def shares(series: list[dict]) -> str:
     h = base + 16 + legend_height(names, pw)
     body: list[str] = []
     for k, s in enumerate(series):
-        pts, n, y_top, x_of = _panel(body, s, k, top, panel_h + gap)
+        pts, _n, y_top, x_of = _panel(body, s, k, top, panel_h + gap)
 
         def y_of(pct, y_top=y_top):
             return y_top + panel_h * (1 - pct / 100)

@@ -9,7 +9,8 @@ undone by edgeprof's readers); numeric columns and Parquet files are written as 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -23,7 +24,7 @@ def suffix(fmt: str) -> str:
     return "." + fmt
 
 
-def write_table(table: "pl.DataFrame | Columns | Iterable[pl.DataFrame | Columns]", path: Path, fmt: str = "csv") -> int:
+def write_table(table: pl.DataFrame | Columns | Iterable[pl.DataFrame | Columns], path: Path, fmt: str = "csv") -> int:
     """Write a table, or an iterable of same-schema chunks (DataFrames or plain :class:`~edgeprof.columns.Columns`),
     to ``path``; returns the row count.
 
@@ -36,7 +37,7 @@ def write_table(table: "pl.DataFrame | Columns | Iterable[pl.DataFrame | Columns
     from .csv_text import write_csv
 
     whole = isinstance(table, (pl.DataFrame, Columns))
-    chunks = [table] if whole else table
+    chunks = [table] if isinstance(table, (pl.DataFrame, Columns)) else table
     rows = 0
     if fmt == "csv":
         scratch = bytearray()  # the core's text, one buffer for every chunk

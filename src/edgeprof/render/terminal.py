@@ -32,7 +32,7 @@ class _NoBar:
 class _RichBar:
     def __init__(self, label: str = "analyze", eta: bool = False):
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
 
         columns = [TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
@@ -40,7 +40,7 @@ class _RichBar:
             columns += [TextColumn("eta"), TimeRemainingColumn()]
         self._progress = Progress(*columns, TextColumn("{task.description}"), console=Console(stderr=True),
                                   transient=True)
-        self._task = None
+        self._task: TaskID | None = None
 
     def __enter__(self):
         self._progress.__enter__()
@@ -63,11 +63,10 @@ def progress_bar(enabled: bool | None, label: str = "analyze", eta: bool = False
 
 
 def console(stderr: bool = False):
-    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables. Text from
-    data reaches it through :func:`escape`; whatever string did not is still shown by
-    :func:`edgeprof.conventions.shown` before rich reads it (rich would drop a BEL silently and pass an ESC), and
-    every segment is checked again on its way out: rich's own styling and cursor control pass, a control character
-    in a name does not. Emoji codes in names stay text."""
+    """A rich Console; when not writing to a terminal, use a fixed width wide enough for our tables. Text from data reaches it
+    through :func:`escape`; whatever string did not is still shown by :func:`edgeprof.conventions.shown` before rich reads it
+    (rich would drop a BEL silently and pass an ESC), and every segment is checked again on its way out: rich's own styling
+    and cursor control pass, a control character in a name does not. Emoji codes in names stay text."""
     from rich.console import Console
     from rich.segment import Segment
 
@@ -84,14 +83,17 @@ def console(stderr: bool = False):
 
 
 def print_analyze(result) -> None:
+    from typing import Any
+
     from rich.table import Table
 
     out = console()
     s = result.summary
     t = Table(title=f"edgeprof analyze: {s['analysed_count']} of {s['etdump_count']} profiles", title_justify="left")
-    for col, kw in (("experiment", {}), ("profile", {"overflow": "fold"}), ("runs", {"justify": "right"}),
-                    ("events", {"justify": "right"}), ("median ms", {"justify": "right"}),
-                    ("p90 ms", {"justify": "right"}), ("ETRecord", {})):
+    cols: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("experiment", {}), ("profile", {"overflow": "fold"}), ("runs", {"justify": "right"}),
+        ("events", {"justify": "right"}), ("median ms", {"justify": "right"}), ("p90 ms", {"justify": "right"}), ("ETRecord", {}))
+    for col, kw in cols:
         t.add_column(col, **kw)
     for e in s["per_etdump"]:
         lat = e["latency_ms"]
@@ -116,24 +118,24 @@ def print_latency(reports) -> None:
                   title_justify="left", show_header=False, box=None, padding=(0, 2))
         t.add_column("what", style="bold")
         t.add_column("value")
-        p = r.percentiles or {}
-        ci = r.ci["median"]
-        t.add_row("median", escape(f"{fmt_ms(r.median_ms)} ms" + (f"  [95% CI {fmt_ms(ci['low_ms'])}–{fmt_ms(ci['high_ms'])}]" if ci else "")))
+        p, ci = r.percentiles or {}, r.ci["median"]
+        t.add_row("median", escape(f"{fmt_ms(r.median_ms)} ms"
+                                   + (f"  [95% CI {fmt_ms(ci['low_ms'])}–{fmt_ms(ci['high_ms'])}]" if ci else "")))
         t.add_row("mean ± std", f"{fmt_ms(r.mean_ms)} ± {fmt_ms(r.std_dev_ms)} ms  (CV {fmt_pct(r.cv_percent)} %)")
         t.add_row("MAD / IQR", f"{fmt_ms(r.mad_ms)} / {fmt_ms(r.iqr_ms)} ms")
         t.add_row("min / max", f"{fmt_ms(r.min_ms)} / {fmt_ms(r.max_ms)} ms")
         t.add_row("p50 p75 p90 p95 p99", "  ".join(fmt_ms(p.get(k)) for k in ("p50", "p75", "p90", "p95", "p99")) + " ms")
         t.add_row("trimmed mean 5 % / 10 %", f"{fmt_ms(r.trimmed_mean_5_ms)} / {fmt_ms(r.trimmed_mean_10_ms)} ms")
         o = r.outliers
-        t.add_row("outliers (kept)", f"{o['count']} ({o['percentage']:.1f} %) outside Tukey fences" if o["bounds"] else o["method"])
+        t.add_row("outliers (kept)",
+                  f"{o['count']} ({o['percentage']:.1f} %) outside Tukey fences" if o["bounds"] else o["method"])
         w = r.warmup
         if w["count"]:
             t.add_row("warm-up", warmup_sentence(w, r.median_ms, r.mean_ms))
         else:
             t.add_row("warm-up", "none detected" if w["testable"] else w.get("note", "not testable"))
         d = r.drift
-        slope = d["slope_percent_per_100_runs"]
-        mk = d["mann_kendall"]
+        slope, mk = d["slope_percent_per_100_runs"], d["mann_kendall"]
         if mk.get("p_value") is None:
             t.add_row("drift", mk.get("note", "not testable"))
         else:
@@ -252,8 +254,7 @@ def print_breakdown(bd) -> None:
         t.add_column(col, justify="right" if col in ("avg ms", "% of e2e", "per run") else "left", overflow="fold")
     for o in result.operators:
         t.add_row(escape(o["operator"]), escape(host_name(o["backend"], rt)), escape(f"{o['category']}/{o['subtype']}"),
-                  f"{fmt_ms(o['avg_ms'])}",
-                  fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
+                  f"{fmt_ms(o['avg_ms'])}", fmt_pct(o["pct_of_e2e"]), f"{o['executions_per_run']:.3g}")
     out.print(t)
     if result.other_top:
         out.print("[yellow]top OTHER operators:[/yellow] " + escape(", ".join(
@@ -318,7 +319,8 @@ def print_categories(bc: dict) -> None:
         out.print(t)
     if o["renamed"] or o["added_total"] or o["removed_total"]:
         out.print(escape(f"{len(o['renamed'])} renamed, {o['removed_total']} removed, {o['added_total']} added operators"
-                         + (": " + ", ".join(f"{r['baseline']} → {r['candidate']}" for r in o["renamed"][:4]) if o["renamed"] else "")))
+                         + (": " + ", ".join(f"{r['baseline']} → {r['candidate']}" for r in o["renamed"][:4])
+                            if o["renamed"] else "")))
 
 
 def print_kernels(result: dict, top: int = 40) -> None:
@@ -355,7 +357,8 @@ def print_evidence(result: dict) -> None:
     out = console()
     out.print(escape(f"{result['input']}: {result['statement']}"), soft_wrap=True)
     for o in result["operators"][:10]:
-        out.print(escape(f"  {o['marker']:5} {o['op']}: {fmt_ms(o['ms_per_run'])} ms/run × {o['calls_per_run']:.3g} → {o['implies']}"))
+        out.print(escape(f"  {o['marker']:5} {o['op']}: {fmt_ms(o['ms_per_run'])} ms/run × {o['calls_per_run']:.3g} "
+                         f"→ {o['implies']}"))
     others = result["other_gemm_conv_operators"]
     if others and result["kleidiai_executed"]:
         out.print(escape("  GEMM/CONV operators not on a KleidiAI path: " + ", ".join(
@@ -416,9 +419,9 @@ def print_ane_folder(folder: dict) -> None:
     for s in folder["summary"]:
         def v(x, fmt):
             return "—" if x is None else fmt.format(x)
-        t.add_row(escape(s.get("role") or "—"), escape(s["model"]), escape(s.get("status") or s["kind"]), v(s.get("latency_ms"), "{:.4g}"),
-                  v(s.get("ane_cost_pct"), "{:.1f}"), str(s.get("interruptions", "—")), str(s.get("fallback_ops", "—")),
-                  escape(s.get("top_type") or "—"))
+        t.add_row(escape(s.get("role") or "—"), escape(s["model"]), escape(s.get("status") or s["kind"]),
+                  v(s.get("latency_ms"), "{:.4g}"), v(s.get("ane_cost_pct"), "{:.1f}"), str(s.get("interruptions", "—")),
+                  str(s.get("fallback_ops", "—")), escape(s.get("top_type") or "—"))
     out.print(t)
     for s in folder["summary"]:
         out.print(f"· {escape(s['model'])}: {escape(s['headline'])}", soft_wrap=True)

@@ -10,8 +10,9 @@ original times). Every slice's args carry kind, category, instruction id, op typ
 
 Written without a Python object per event: the nesting repair runs level by level on numpy arrays, the JSON of
 everything that depends on an event's identity is built once per distinct identity, and the compiled core (or,
-where it is not built, Polars) formats the numbers and writes the lines a batch at a time. ``tests/helpers/trace_reference.py`` keeps the per-event
-implementation this replaced; the tests require the same document from both.
+where it is not built, Polars) formats the numbers and writes the lines a batch at a time.
+``tests/helpers/trace_reference.py`` keeps the per-event implementation this replaced; the tests require the same
+document from both.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class TraceParts:
         rows = np.flatnonzero(mask & ev["duration_ns"].is_not_null().to_numpy())
         if rows.size:
             lo = int(start[rows].min())
-            if self.base is not None and lo < self.base or (
+            if (self.base is not None and lo < self.base) or (
                     self.last_run is not None and int(run_idx[rows].min()) <= self.last_run):
                 raise ReadWhole  # its slices would sort before those written, or start before the time origin
             self.base = lo if self.base is None else self.base

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING, overload
 
 from ..errors import UsageError
 from .. import access
 from ..options import DEVICE, HISTORY_STORE, METRIC, MODEL, SERIES_METRIC, SINCE, THRESHOLD_OPTION
 
+if TYPE_CHECKING:
+    from typing import Any
+
 WRITE_TOOLS = ("analyze", "report")  # offered only with --allow-write
 
 
+@overload
+def _path(p: str, what: str = ...) -> str: ...
+@overload
+def _path(p: str | None, what: str = ...) -> str | None: ...
 def _path(p: str | None, what: str = "path") -> str | None:
     """An argument path, resolved against the first root, refused when it leads outside the roots."""
     if p is None:
@@ -80,7 +88,7 @@ def compare(baseline: str | list[str], candidate: str | list[str], run_dir: str 
     rd = _path(run_dir, "run_dir")
     b = [_spec(x, "baseline", rd) for x in _listed(baseline, "baseline")]
     c = [_spec(x, "candidate", rd) for x in _listed(candidate, "candidate")]
-    opts = {}
+    opts: dict[str, Any] = {}
     if threshold is not None:
         opts["threshold"] = parse_fraction(_text(threshold, "threshold"), "threshold")
     if metric is not None:
@@ -194,8 +202,8 @@ def history(store: str, model: str | None = None, device: str | None = None, met
     from .. import api
     from ..conventions import parse_fraction
 
-    opts = {k: _text(v, k) for k, v in (("model", model), ("device", device), ("metric", metric), ("since", since))
-            if v is not None}
+    opts: dict[str, Any] = {k: _text(v, k) for k, v in (("model", model), ("device", device), ("metric", metric),
+                                                          ("since", since)) if v is not None}
     if threshold is not None:
         opts["threshold"] = parse_fraction(_text(threshold, "threshold"), "threshold", upper=10.0)
     return _doc(api.history(_path(store, "store"), **opts))
@@ -245,7 +253,8 @@ TOOLS = {f.__name__: f for f in (latency, compare, breakdown, kernels, validate,
 # the document kinds each tool's ``result`` can be (its published output schema: edgeprof.render.json_schema)
 OUTPUT_KINDS = {"latency": ("latency",), "compare": ("comparison",), "breakdown": ("breakdown",),
                 "kernels": ("kernels",), "validate": ("validation",), "ane": ("ane_analysis", "ane_plan", "ane_folder"),
-                "program": ("program",), "placement": ("placement", "placement_diff"), "memory": ("memory",), "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
+                "program": ("program",), "placement": ("placement", "placement_diff"), "memory": ("memory",),
+                "coreml": ("coreml_static",), "phases": ("phases", "phase_comparison"),
                 "history": ("history",), "analyze": ("analysis_summary",), "report": ("report",)}
 
 

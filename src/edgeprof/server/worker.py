@@ -16,6 +16,7 @@ kept started, so a call does not wait for the imports; the first one is waited f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -95,6 +96,7 @@ class Worker:
     def _readline(self, deadline: float) -> bytes | None:
         """One line from the worker, b'' at EOF, None when the deadline passed."""
         buf = b""
+        assert self.proc.stdout is not None  # started with pipes
         fd = self.proc.stdout.fileno()
         while True:
             left = deadline - time.monotonic()
@@ -111,20 +113,17 @@ class Worker:
                 return buf
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.proc.wait()
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.kill()
         for f in (self.proc.stdin, self.proc.stdout):
-            try:
+            assert f is not None  # started with pipes
+            with contextlib.suppress(OSError):
                 f.close()
-            except OSError:
-                pass
         child.remove_folder(self.scratch)
 
 
@@ -187,6 +186,7 @@ class Pool:
                 print(f"edgeprof mcp: calls run confined to {', '.join(self.roots)} (kernel: {w.landlock}); budget "
                       f"{self.timeout:g} s and {_mb(self.memory)} per call", file=sys.stderr)
             self.landlock = w.landlock
+            assert w.proc.stdin is not None  # started with pipes
             try:
                 w.proc.stdin.write(json.dumps({"tool": tool, "args": args}).encode() + b"\n")
                 w.proc.stdin.flush()
@@ -237,7 +237,7 @@ def _serve_one(out, roots: list[str], allow_write: bool, memory: int) -> None:
         name, args = req["tool"], req["args"]
         if name in tools.WRITE_TOOLS and not allow_write:
             raise EdgeprofError(f"{name} writes files: start the server with --allow-write")
-        answer = {"ok": tools.call(name, args)}
+        answer: dict[str, object] = {"ok": tools.call(name, args)}
     except EdgeprofError as e:
         answer = {"error": _first_line(e)}
     except MemoryError:
@@ -246,7 +246,7 @@ def _serve_one(out, roots: list[str], allow_write: bool, memory: int) -> None:
         answer = {"error": "input nested too deeply: refused"}
     except OSError as e:
         answer = {"error": f"{e.filename or ''}: {e.strerror or e}".strip(": ")}
-    except Exception as e:  # noqa: BLE001 - a bug: the agent gets one line, the traceback goes to stderr
+    except Exception as e:  # a bug: the agent gets one line, the traceback goes to stderr
         import traceback
 
         traceback.print_exc()
@@ -313,7 +313,7 @@ def _load_lazy() -> None:
                 con = mod.connect()  # its threads and buffers come with the first connection
                 con.execute("SELECT 1").fetchall()
                 con.close()
-        except Exception:  # noqa: BLE001 - not installed, or broken: the tool that needs it says so itself
+        except Exception:  # not installed, or broken: the tool that needs it says so itself
             continue
 
 
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> None:
                  "error": f"--memory-limit {_mb(a.memory)} is below the minimum of {need >> 20}MB a tool-call worker "
                           f"needs here ({_mb(e.held)} of address space after its imports, plus {_mb(WORK_MARGIN)} to "
                           f"work)"}
-    except BaseException as e:  # noqa: BLE001 - the server gets one line, never a traceback
+    except BaseException as e:  # the server gets one line, never a traceback
         ready = {"ready": False, "error": f"the worker could not start: {type(e).__name__}: {_first_line(e)}"[:300]}
     out.write(json.dumps(ready).encode() + b"\n")
     out.flush()

@@ -12,9 +12,15 @@ import contextlib
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, UsageError
 from .schema import TABLES
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import duckdb
 
 LOCK_TIMEOUT_DEFAULT = 60.0
 
@@ -33,18 +39,20 @@ class Base:
     def __init__(self, path: Path, write: bool, lock_timeout: float):
         self.path = path
         self.lock_timeout = lock_timeout
-        self.con = None
+        self.con: duckdb.DuckDBPyConnection | None = None  # open from the subclass's opening until close()
         self.created = False  # this call made the store (removed again if its first batch fails)
         self.created_id: tuple[int, int] | None = None  # what it made: device and inode
 
     def execute(self, sql: str, params=None):
         """``con.execute``, a damaged store's error as one line naming the store."""
+        assert self.con is not None  # open until close()
         try:
             return self.con.execute(sql, params or [])
         except _duckdb().Error as e:
             raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
 
     def rows(self, sql: str, params=None) -> list[tuple]:
+        assert self.con is not None  # open until close()
         try:
             return self.con.execute(sql, params or []).fetchall()
         except _duckdb().Error as e:
@@ -72,6 +80,7 @@ class Base:
     def verify(self) -> None:
         """Every value of every table read once (DuckDB checks each block's checksum as it reads it; a Parquet
         file is decoded whole): a damaged store is one error naming it, before anything is written into it."""
+        assert self.con is not None  # open until close()
         for t in TABLES:
             try:
                 self.con.execute(f'SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM "{t}"').fetchall()
@@ -128,7 +137,7 @@ def remove_own(path, key: tuple[int, int] | None) -> None:
         pass
 
 
-def connect(database: str, *, read_only: bool = False, allowed: list[str] = ()):
+def connect(database: str, *, read_only: bool = False, allowed: Sequence[str] = ()) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that may touch only ``allowed`` folders (besides its own database file): external
     access off, no extension autoloading or installing, configuration locked."""
     duckdb = _duckdb()
@@ -152,8 +161,10 @@ def _column(name: str, arr, duck_type: str):
     """A Polars column of the DuckDB type ``duck_type`` (so an empty or all-NULL result keeps its type)."""
     import polars as pl
 
-    dtype = {"VARCHAR": pl.Utf8, "DOUBLE": pl.Float64, "FLOAT": pl.Float64, "BIGINT": pl.Int64, "INTEGER": pl.Int64,
-             "HUGEINT": pl.Int64, "SMALLINT": pl.Int64, "BOOLEAN": pl.Boolean, "TIMESTAMP": pl.Datetime("us")}.get(duck_type)
+    types: dict[str, pl.DataType | type[pl.DataType]] = {
+        "VARCHAR": pl.Utf8, "DOUBLE": pl.Float64, "FLOAT": pl.Float64, "BIGINT": pl.Int64, "INTEGER": pl.Int64,
+        "HUGEINT": pl.Int64, "SMALLINT": pl.Int64, "BOOLEAN": pl.Boolean, "TIMESTAMP": pl.Datetime("us")}
+    dtype = types.get(duck_type)
     values = _plain(arr)
     if dtype is None:
         return pl.Series(name, values)
@@ -169,5 +180,5 @@ def _plain(arr):
     if isinstance(arr, np.ma.MaskedArray):
         if arr.mask is np.ma.nomask or not np.any(arr.mask):
             return arr.data
-        return [None if m else v for v, m in zip(arr.data.tolist(), arr.mask.tolist())]
+        return [None if m else v for v, m in zip(arr.data.tolist(), np.ma.getmaskarray(arr).tolist())]
     return arr

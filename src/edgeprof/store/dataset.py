@@ -23,6 +23,7 @@ import time
 import urllib.parse
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import access
 from ..errors import InputError, OutputError
@@ -30,6 +31,9 @@ from ..files import is_file, note_store
 from .base import LOCK_TIMEOUT_DEFAULT, Base, connect
 from .rows import with_partitions
 from .schema import PARTITIONS, TABLES, columns, create_sql, polars_schema, stored_columns
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def write_parquet(df, f: Path, target: Path) -> None:
@@ -57,7 +61,7 @@ class ParquetStore(Base):
         from ..files import exists, is_dir, probe
 
         self.private = None  # confined: the folder holding the copies DuckDB reads
-        self.lock_id = None  # the lock file, when this process made it
+        self.lock_id: tuple[int, int] | None = None  # the lock file, when this process made it
         if exists(path) and not is_dir(path):
             raise InputError(path, "not a folder: a Parquet history dataset is a folder (DIR/)")
         if not exists(path):
@@ -259,7 +263,7 @@ class ParquetStore(Base):
         self.refresh()
 
 
-def dataset_parts(root: Path, frames: dict, batch: str) -> list[tuple[Path, object]]:
+def dataset_parts(root: Path, frames: dict, batch: str) -> list[tuple[Path, pl.DataFrame]]:
     """(final path, frame) for every partition of every table of one batch, ``launches`` last."""
     launches = frames["launches"]
     out = []
@@ -274,7 +278,7 @@ def dataset_parts(root: Path, frames: dict, batch: str) -> list[tuple[Path, obje
     return out
 
 
-def stage_parts(parts: list[tuple[Path, object]]) -> list[tuple[Path, Path]]:
+def stage_parts(parts: list[tuple[Path, pl.DataFrame]]) -> list[tuple[Path, Path]]:
     """Write every part under a hidden temporary name beside its final place: [(temporary, final)]. On a failure
     the temporaries written so far are removed and an output error names the file."""
     from ..errors import output_error

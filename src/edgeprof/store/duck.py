@@ -111,7 +111,7 @@ class DuckStore(Base):
             if self.private is None and _holds(key) is False:
                 raise InputError(path, "changed while it was opened (the file DuckDB opened is not the one checked): "
                                        "refused")
-            objs = self._objects()
+            objs: dict[str, str] | None = self._objects()
             if write and objs == {}:  # an empty DuckDB file: made a store
                 with self.writing():
                     create_tables(self.con)
@@ -123,6 +123,7 @@ class DuckStore(Base):
 
     def _objects(self) -> dict[str, str]:
         """Every user object of the database: name → kind (BASE TABLE, VIEW, MACRO, …)."""
+        assert self.con is not None  # open until close()
         try:
             rows = self.con.execute("SELECT table_schema || '.' || table_name, table_type FROM information_schema.tables "
                                     "WHERE table_catalog = current_database()").fetchall()
@@ -132,7 +133,7 @@ class DuckStore(Base):
                                      "WHERE NOT temporary").fetchall()
         except _duckdb().Error as e:
             raise InputError(self.path, f"cannot read the history store ({_first_line(e)})") from None
-        return {name: kind for name, kind in rows}
+        return dict(rows)
 
     def _check(self, objs: dict[str, str] | None = None) -> None:
         """The database holds edgeprof's tables, as base tables with edgeprof's columns, and nothing else
@@ -142,9 +143,11 @@ class DuckStore(Base):
         objs = self._objects() if objs is None else objs
         want = {f"main.{t}": "BASE TABLE" for t in [*TABLES, "store_meta"]}
         lacking: tuple[str, ...] = ()
+        older_version = STORE_SCHEMA_VERSION
         older = self._older(objs, want)
         if older is not None:
-            version, lacking = older
+            older_version, lacking = older
+            assert self.con is not None  # open until close()
             if self.write_mode:
                 with self.writing():
                     for t in lacking:
@@ -172,7 +175,7 @@ class DuckStore(Base):
                 raise InputError(self.path, f"not an edgeprof history store (table {t} has other columns): refused")
         check_definitions(self.con, self.path, create_tables, lacking)  # generated columns, defaults, constraints, indexes
         v = self.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
-        ok = str(STORE_SCHEMA_VERSION) if not lacking else str(older[0])
+        ok = str(STORE_SCHEMA_VERSION) if not lacking else str(older_version)
         if not v or str(v[0][0]) != ok:
             raise InputError(self.path, f"history store schema {v[0][0] if v else '?'} is not the one this edgeprof "
                                         f"reads ({STORE_SCHEMA_VERSION})")
@@ -247,6 +250,7 @@ class DuckStore(Base):
             shutil.rmtree(tmp, ignore_errors=True)
 
     def _insert(self, staged: dict) -> None:
+        assert self.con is not None  # open until close()
         self.con.execute("BEGIN TRANSACTION")
         try:
             for t, f in staged.items():
@@ -268,6 +272,7 @@ class DuckStore(Base):
             self._relabel(updates)
 
     def _relabel(self, updates: dict[str, dict]) -> None:
+        assert self.con is not None  # open until close()
         self.con.execute("BEGIN TRANSACTION")
         try:
             for lid, new in updates.items():

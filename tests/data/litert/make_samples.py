@@ -8,7 +8,6 @@ for cnn.tflite and tfm.tflite. The times are invented (fixed numbers, below).
 
     python make_samples.py    # needs ai-edge-litert (the models' op lists)
 """
-import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
 W = {"type": 24, "start": 17, "first": 9, "avg": 9, "pct": 8, "cdf": 8, "mem": 10, "times": 9}
@@ -42,7 +41,7 @@ def table(title, rows, total_us, start_col=True):
         out.append(field(t, W["type"]) + (field(start, W["start"]) if start_col else "") + field(first, W["first"])
                    + field(avg, W["avg"]) + field(pct, W["pct"], True) + field(cdf, W["cdf"], True)
                    + field(0.0, W["mem"]) + field(times, W["times"]) + "\t" + name)
-    return out + [""]
+    return [*out, ""]
 
 
 def csv_table(title, rows, total_us):
@@ -53,7 +52,7 @@ def csv_table(title, rows, total_us):
         pct = avg * times * 1000 * 100 / total_us
         cdf += pct
         out.append(f"{t}, {start:.3f}, {first:.3f}, {avg:.3f}, {pct:.3f}%, {cdf:.3f}%, 0.000, {times}, {name}")
-    return out + [""]
+    return [*out, ""]
 
 
 def summary(rows, total_us, runs):
@@ -73,8 +72,8 @@ def laid(items):
 def init_section(csv=False):
     items = [("ModifyGraphWithDelegate", 812, 1, "ModifyGraphWithDelegate/0"), ("AllocateTensors", 96, 1, "AllocateTensors/0")]
     rows, total = laid(items)
-    return ["Profiling Info for Benchmark Initialization:"] + (csv_table if csv else table)("Run Order", rows, total) \
-        + summary(rows, total, 1)
+    return ["Profiling Info for Benchmark Initialization:", *(csv_table if csv else table)("Run Order", rows, total),
+            *summary(rows, total, 1)]
 
 
 cnn = ops("cnn.tflite")
@@ -105,21 +104,24 @@ for part in plan:
 d_total = sum(r[3] * 1000 for r in d_rows)
 by_time = sorted(rows, key=lambda r: -r[3])
 log = ["INFO: Loaded model cnn.tflite", "INFO: Created TensorFlow Lite XNNPACK delegate for CPU.",
-       "INFO: Explicitly applied XNNPACK delegate, and the model graph will be partially executed by the delegate w/ 3 delegate kernels.",
+       "INFO: Explicitly applied XNNPACK delegate, and the model graph will be partially executed by the delegate w/ 3 "
+       "delegate kernels.",
        "INFO: The input model file size (MB): 0.121152",
        "INFO: Inference timings in us: Init: 2541, First inference: 1512, Warmup (avg): 640.3, Inference (avg): "
-       f"{total + 21}", "INFO: "] + init_section() + ["", "Operator-wise Profiling Info for Regular Benchmark Runs:"] \
-    + table("Run Order", rows, total) + table("Top by Computation Time", by_time, total) \
-    + summary(rows, total, 50) + ["Delegate internal: "] + table("Run Order", d_rows, d_total) \
-    + summary(d_rows, d_total, 50)
-open("cnn_xnnpack_benchmark.log", "w").write("\n".join(log) + "\n")
+       f"{total + 21}", "INFO: ", *init_section(), "", "Operator-wise Profiling Info for Regular Benchmark Runs:",
+       *table("Run Order", rows, total), *table("Top by Computation Time", by_time, total),
+       *summary(rows, total, 50), "Delegate internal: ", *table("Run Order", d_rows, d_total),
+       *summary(d_rows, d_total, 50)]
+with open("cnn_xnnpack_benchmark.log", "w") as out:
+    out.write("\n".join(log) + "\n")
 
 # the CPU kernels only (--use_xnnpack=false), written by --op_profiling_output_mode=csv
 items = [(op, US[op], 1, f"{name}:{i}") for i, op, name in cnn if op != "DELEGATE"]
 rows, total = laid(items)
-csv = init_section(csv=True)[:1] + [] + ["Operator-wise Profiling Info for Regular Benchmark Runs:"] \
-    + csv_table("Run Order", rows, total) + summary(rows, total, 100)
-open("cnn_cpu_ops.csv", "w").write("\n".join(csv) + "\n")
+csv = [*init_section(csv=True)[:1], "Operator-wise Profiling Info for Regular Benchmark Runs:",
+       *csv_table("Run Order", rows, total), *summary(rows, total, 100)]
+with open("cnn_cpu_ops.csv", "w") as out:
+    out.write("\n".join(csv) + "\n")
 
 # an older release: no [start] column, the delegate's operators in the same table (DelegateOpInvoke)
 tfm = ops("tfm.tflite")
@@ -130,15 +132,16 @@ kind = {"FULLY_CONNECTED": ("Fully Connected (NC, F32) GEMM", 9), "BATCH_MATMUL"
         "RSQRT": ("Reciprocal Square Root (NC, F32)", 1), "NEG": ("Negate (NC, F32)", 1)}
 d_items = [(kind[op][0], kind[op][1], 1, f"Delegate/{kind[op][0]}:{k}") for k, (i, op, _) in enumerate(
     [x for x in tfm if x[1] != "DELEGATE"])]
-call = [x for x in tfm if x[1] == "DELEGATE"][0]
+call = next(x for x in tfm if x[1] == "DELEGATE")
 call_us = sum(u for _, u, _, _ in d_items) + 6
 rows = [("TfLiteXNNPackDelegate", 0.0, (call_us + 9) / 1000, call_us / 1000, 1, f"{call[2]}:{call[0]}")]
 old = []
 t = 0
-for typ, us, times, name in d_items:  # delegate operators interleave the run order, inside the call
+for _typ, us, _times, name in d_items:  # delegate operators interleave the run order, inside the call
     old.append(("DelegateOpInvoke", t / 1000, (us + 1) / 1000, us / 1000, 1, name))
     t += us
 log = ["STARTING!", "Inference timings in us: Init: 3310, First inference: 2120, Warmup (avg): 905.5, Inference (avg): "
-       f"{call_us + 12}", "Operator-wise Profiling Info for Regular Benchmark Runs:"] \
-    + table("Run Order", rows[:1] + old, call_us, start_col=False) + summary(rows, call_us, 20)
-open("tfm_xnnpack_old_release.log", "w").write("\n".join(log) + "\n")
+       f"{call_us + 12}", "Operator-wise Profiling Info for Regular Benchmark Runs:",
+       *table("Run Order", [*rows[:1], *old], call_us, start_col=False), *summary(rows, call_us, 20)]
+with open("tfm_xnnpack_old_release.log", "w") as out:
+    out.write("\n".join(log) + "\n")

@@ -7,13 +7,18 @@ Each launch is a fresh process (a new session) with SessionOptions.enable_profil
 launches of all models and thread counts interleaved. The models come from make_models.py (random weights; the
 *_mixed models replace one op by Hardmax, which the OpenVINO provider leaves to the CPU provider).
 """
-import gzip, json, os, shutil, subprocess, sys
+import gzip
+import os
+import shutil
+import subprocess
+import sys
 
 CODE = r'''
 import sys, numpy as np, onnxruntime as ort
 model, threads, runs, prefix, provider = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 so = ort.SessionOptions(); so.enable_profiling = True; so.profile_file_prefix = prefix; so.intra_op_num_threads = threads
-s = ort.InferenceSession(model, so, providers=[provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider" else []))
+s = ort.InferenceSession(model, so,
+                         providers=[provider] + (["CPUExecutionProvider"] if provider != "CPUExecutionProvider" else []))
 inp = s.get_inputs()[0]
 x = np.random.default_rng(1).standard_normal([d if isinstance(d, int) else 1 for d in inp.shape]).astype(np.float32)
 for _ in range(runs):

@@ -6,7 +6,11 @@
 Writes ``<name>.N10.inspector.csv.gz`` per ETDump: one row per event and run as ``Inspector(etdump_path=…)`` lists
 them (``event_blocks`` → ``events`` → ``perf_data.raw``, in ms), the columns of ``tests/data/ground_truth``.
 """
-import csv, gzip, io, sys, tempfile
+import csv
+import gzip
+import io
+import sys
+import tempfile
 from pathlib import Path
 
 from executorch.devtools import Inspector

@@ -28,7 +28,7 @@ if _LOG:
             rec = {"pid": os.getpid(), "event": event, "path": path, "real": os.path.realpath(path),
                    "flags": flags, "mode": mode}
             os.write(_fd, (json.dumps(rec) + "\n").encode())
-        except Exception:  # noqa: BLE001 - the hook must never break the process it watches
+        except Exception:  # the hook must never break the process it watches
             pass
         finally:
             _busy[0] = False

@@ -42,7 +42,12 @@ allocation events -- none of these programs allocates from either allocator whil
 allocations occur; every block re-lists the allocators. Timings (ProfileEvent start/end ticks, ns) are whatever
 this machine produced.
 """
-import gzip, json, re, subprocess, sys, tempfile
+import gzip
+import json
+import re
+import subprocess
+import sys
+import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -91,7 +96,7 @@ def truth(raw: bytes, name: str, pte: Path, driver_log: list) -> dict:
                                    ("start_time", p.start_time), ("end_time", p.end_time),
                                    ("delegate_debug_metadata_len", len(p.delegate_debug_metadata or b""))])
                 profile.append(rec)
-                events.append(OrderedDict([("kind", "profile")] + list(rec.items())))
+                events.append(OrderedDict([("kind", "profile"), *rec.items()]))
             else:
                 events.append({"kind": "debug"})
         for n, s in per.items():
@@ -114,7 +119,7 @@ def truth(raw: bytes, name: str, pte: Path, driver_log: list) -> dict:
             tmp.flush()
             ins = Inspector(etdump_path=tmp.name)
             inspector = {"opens": True, "event_blocks": [b.name for b in ins.event_blocks]}
-    except Exception as exc:  # noqa: BLE001 -- recorded, not hidden
+    except Exception as exc:  # recorded, not hidden
         inspector = {"opens": False, "error": f"{type(exc).__name__}: {exc}"}
     return OrderedDict([
         ("etdump", f"{name}.alloc.N{N}.etdp.gz"), ("program", str(pte.relative_to(DATA.parents[1]))),
@@ -144,7 +149,7 @@ def main() -> None:
             (HERE / f"{name}.alloc.N{N}.etdp.gz").write_bytes(gzip.compress(raw, mtime=0))
             t = truth(raw, name, pte, log)
             (HERE / f"{name}.alloc.N{N}.truth.json").write_text(json.dumps(t, indent=1) + "\n")
-            print(name, len(raw), "bytes;", {n: v for n, v in t["totals_per_allocator"].items()}, file=sys.stderr)
+            print(name, len(raw), "bytes;", dict(t["totals_per_allocator"]), file=sys.stderr)
 
 
 if __name__ == "__main__":

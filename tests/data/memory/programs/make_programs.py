@@ -154,7 +154,8 @@ def build():
     import torch
     from executorch.exir import to_edge_transform_and_lower
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    import executorch, onnx
+    import executorch
+    import onnx
 
     model = make_model()
     wb = weight_bytes(model)
@@ -166,7 +167,8 @@ def build():
     except ImportError:
         pass
     doc = {"_about": ("Activation-memory fixtures: one model (same torch.manual_seed(0) weights) at three "
-                      "input sizes (act_large plans twice act_mid's activations). Made by make_programs.py (not run by the tests). hand_count is "
+                      "input sizes (act_large plans twice act_mid's activations). Made by make_programs.py (not run by the "
+                      "tests). hand_count is "
                       "computed from tensor shapes only; executorch_plan is what executorch's emitter "
                       "reports (execution_plan[0].non_const_buffer_sizes; buffer 0 is reserved)."),
            "versions": versions,
@@ -209,14 +211,14 @@ def build():
             "hand_count": hc,
         }
         print(name, doc["files"][name]["file_bytes"], "B", flush=True)
-    s, l = doc["files"]["act_small_portable.pte"], doc["files"]["act_large_portable.pte"]
+    s, lg = doc["files"]["act_small_portable.pte"], doc["files"]["act_large_portable.pte"]
     doc["planned_difference_bytes"] = {
-        "executorch_portable": l["executorch_planned_bytes"] - s["executorch_planned_bytes"],
+        "executorch_portable": lg["executorch_planned_bytes"] - s["executorch_planned_bytes"],
         "executorch_xnnpack": (doc["files"]["act_large.pte"]["executorch_planned_bytes"]
                                - doc["files"]["act_small.pte"]["executorch_planned_bytes"]),
-        "hand_peak_two_live": l["hand_count"]["peak_two_live_bytes"] - s["hand_count"]["peak_two_live_bytes"],
-        "hand_intermediate_sum": l["hand_count"]["intermediate_sum_bytes"] - s["hand_count"]["intermediate_sum_bytes"],
-        "hand_all_activations_sum": (l["hand_count"]["all_activations_sum_bytes"]
+        "hand_peak_two_live": lg["hand_count"]["peak_two_live_bytes"] - s["hand_count"]["peak_two_live_bytes"],
+        "hand_intermediate_sum": lg["hand_count"]["intermediate_sum_bytes"] - s["hand_count"]["intermediate_sum_bytes"],
+        "hand_all_activations_sum": (lg["hand_count"]["all_activations_sum_bytes"]
                                      - s["hand_count"]["all_activations_sum_bytes"]),
     }
     (HERE / "programs.json").write_text(json.dumps(doc, indent=1) + "\n")
@@ -273,7 +275,7 @@ def measure():
     for kind, name, hw, arena in jobs:
         r = subprocess.run([sys.executable, "-c", CHILD, kind, str(HERE / name), str(hw[0]), str(hw[1]), arena],
                            capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-        line = [l for l in r.stdout.splitlines() if l.startswith("RESULT ")]
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
         if not line:
             print(name, "FAILED", r.stderr[-2000:])
             continue
