@@ -290,7 +290,8 @@ def fit_name(stem: str, tail: str) -> str:
 # NEL among them), the bidirectional marks, embeddings, overrides and isolates that reorder what is shown (U+061C,
 # U+200E/F, U+202A–202E, U+2066–2069), the line and paragraph separators (U+2028/9) and the noncharacters
 # U+FFFE/U+FFFF (no XML document may hold them: a JUnit report); a block of several lines keeps tabs and newlines.
-UNSAFE_BEYOND_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufffe\uffff"  # JSON leaves these raw: jsonfmt escapes them
+# (JSON leaves these raw: jsonfmt escapes them)
+UNSAFE_BEYOND_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufffe\uffff"
 _BLOCK_UNSAFE = "\x00-\x08\x0b-\x1f" + UNSAFE_BEYOND_C0
 UNSAFE_CHARS = "\t\n" + _BLOCK_UNSAFE  # a regex character class's contents
 _UNSAFE = {(lines, rendered): re.compile("[" + ("" if rendered else "\\\\") + ("" if lines else "\t\n")

@@ -5,7 +5,6 @@ BH q-values, and the design table's rule (its `resolves` column from scipy's t q
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest

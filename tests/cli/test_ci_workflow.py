@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import venv
 import xml.etree.ElementTree as ET
 

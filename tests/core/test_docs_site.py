@@ -14,7 +14,7 @@ from testdata import ROOT, needs
 from edgeprof.cli import main
 
 sys.path.insert(0, str(ROOT / "tools"))
-import docs_pages  # noqa: E402
+import docs_pages
 
 
 def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page():

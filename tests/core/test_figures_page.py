@@ -10,7 +10,7 @@ import sys
 from testdata import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import figures_page as fp  # noqa: E402
+import figures_page as fp
 
 
 def test_every_section_names_a_benchmark_that_exists():

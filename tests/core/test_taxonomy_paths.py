@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pickle
 import re
-from pathlib import Path
 
 import pytest
 from testdata import documentation

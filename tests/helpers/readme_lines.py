@@ -11,7 +11,7 @@ import sys
 from testdata import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import docs_pages  # noqa: E402
+import docs_pages
 
 SHELL = ("bash", "sh", "console", "")
 README = ROOT / "README.md"

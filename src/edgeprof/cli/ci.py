@@ -26,7 +26,7 @@ def finish(command: str, checks, summary: str, *, ci: str, junit_out: str | None
         if target:
             append_text(target, summary)
         stream = sys.stderr if as_json else sys.stdout
-        for line in render.annotations(command, checks):
+        for line in render.annotation_lines(command, checks):
             click.echo(line, file=stream)
     failed = [c for c in checks if c.failure]
     if failed:

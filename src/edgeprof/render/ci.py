@@ -42,7 +42,7 @@ def xml_text(value) -> str:
 
 
 # ---- what the checks say ---------------------------------------------------------------------------------------
-def annotations(command: str, checks: list[Check]) -> list[str]:
+def annotation_lines(command: str, checks: list[Check]) -> list[str]:
     """An error per failed check, a notice per passed one."""
     return [annotation("error" if c.failure else "notice", f"edgeprof {command}: {c.name}", c.failure or c.finding)
             for c in checks]
@@ -63,7 +63,7 @@ def junit(command: str, checks: list[Check]) -> str:
                        f"{xml_text(c.failure)}</failure>")
         out.append(f"      <system-out>{xml_text(c.finding)}</system-out>")
         out.append("    </testcase>")
-    return "\n".join(out + ["  </testsuite>", "</testsuites>"]) + "\n"
+    return "\n".join([*out, "  </testsuite>", "</testsuites>"]) + "\n"
 
 
 def _checks_md(command: str, checks: list[Check]) -> list[str]:
