@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 class _Out:
     """One output being written: its folder held by a descriptor, the new content in a file held by another."""
 
-    def __init__(self, target, *, again: bool = False, store=None, folder=None):
+    def __init__(self, target, *, again: bool = False, store=None, folder=None, content: bool = True):
         self.target, self.again, self.store = Path(target), again, store
         self.folder = folder  # (dev, ino) the target's folder must be (checked by the caller, no link on the way)
         self.dir_fd: int | None = None  # the folder's descriptor, and the new content's (None once closed)
@@ -75,7 +75,8 @@ class _Out:
             why = conflict(self, st)
             if why:
                 raise OutputError(self.target, why)
-            self._open_direct() if self.direct else self._open_new()
+            if content:  # (without: the target checked, its folder held, nothing opened yet — an append)
+                self._open_direct() if self.direct else self._open_new()
         except BaseException:
             self.close()
             raise
@@ -288,20 +289,11 @@ def write_text(path, text: str, *, again: bool = False) -> None:
 
 def append_text(path, text: str) -> None:
     """Add ``text`` at the end of ``path`` (made when absent): a file another program keeps and reads after this
-    command (GitHub's step summary). One ``write`` through the folder's descriptor; refused as every output is when
-    it is an input of this command, a history store's, a folder — or, confined, a link or not a regular file."""
-    out = _Out.__new__(_Out)
-    out.target, out.again, out.store, out.folder, out.name, out.made = Path(path), True, None, None, Path(path).name, []
-    if out.name in ("", ".", ".."):
-        raise OutputError(out.target, "cannot write: it is a folder")
-    out.dir_fd = open_folder(out.target, out.made)
+    command (GitHub's step summary). Checked as every output is (never an input of this command or a history store's,
+    never a folder; confined, never a link), then one ``write`` through the folder's descriptor."""
+    out = _Out(path, again=True, content=False)
     try:
-        st = out._status()
-        if st is not None:
-            out._kind(st)
-        why = conflict(out, st)
-        if why:
-            raise OutputError(out.target, why)
+        assert out.dir_fd is not None  # held from the checks to the write
         fd = os.open(out.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | CLOEXEC, MODE,
                      dir_fd=out.dir_fd)
         try:
@@ -314,7 +306,7 @@ def append_text(path, text: str) -> None:
     except OSError as e:
         raise output_error(path, e) from None
     finally:
-        close_fd(out.dir_fd)
+        out.close()
 
 
 def scratch_beside(path):

@@ -134,3 +134,31 @@ def test_a_corrupt_input_leaves_no_output_folder(tmp_path):
     r = edgeprof_cli("analyze", bad, "--output-dir", tmp_path / "out" / "deeper", "--no-progress", code=2)
     assert len(r.stderr.strip().splitlines()) == 1 and "bad.etdump" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_append_keeps_what_was_there_and_is_refused_where_a_write_is(tmp_path):
+    """writer.append_text (GitHub's step summary): made when absent, added to when present, refused on a folder, on
+    a FIFO nobody reads and on an input of the running command — the input left as it was."""
+    import os
+
+    import pytest
+
+    from edgeprof import files
+    from edgeprof.errors import OutputError
+    from edgeprof.writer import append_text
+
+    target = tmp_path / "summary.md"
+    append_text(target, "## one\n")
+    append_text(target, "## two — ü\n")
+    assert target.read_text() == "## one\n## two — ü\n"
+    with pytest.raises(OutputError, match="folder"):
+        append_text(tmp_path, "x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError):
+        append_text(fifo, "x")
+    with files.command_scope():
+        files.read_regular(target, 1 << 20)  # read by the command: an input now
+        with pytest.raises(OutputError, match="it is an input of this command"):
+            append_text(target, "## three\n")
+    assert target.read_text() == "## one\n## two — ü\n"
