@@ -16,7 +16,9 @@ import edgeprof
 from edgeprof.cli import main
 from testdata import DATA
 
-distributed = pytest.importorskip("distributed") if not os.environ.get("EDGEPROF_REQUIRE_DASK") else __import__("distributed")
+NO_DASK = "the dask extra is not installed (pip install 'edgeprof[dask]' runs this test)"
+distributed = (pytest.importorskip("distributed", reason=NO_DASK) if not os.environ.get("EDGEPROF_REQUIRE_DASK")
+               else __import__("distributed"))
 
 NAMES = ("toycnn_xnn.N20", "tel_xnnq8.N20", "mobilenet_v3_small_xnn.N20", "toycnn_portable.N20")
 

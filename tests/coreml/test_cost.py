@@ -71,7 +71,7 @@ def torch_models():
     if os.environ.get("EDGEPROF_REQUIRE_RUN"):  # CI: torch (the run extra) is there, the oracle must run
         import torch
     else:
-        torch = pytest.importorskip("torch")
+        torch = pytest.importorskip("torch", reason="torch (the run extra) is not installed")
     from torch import nn
 
     class ToyCNN(nn.Module):  # the definition the fixture was converted from (fixtures/coreml/recipes)

@@ -22,7 +22,8 @@ def need(module: str, flag: str) -> None:
     except ImportError:
         if os.environ.get(flag):
             raise
-        pytest.skip(f"{module} is not installed")
+        extra = flag.removeprefix("EDGEPROF_REQUIRE_").lower()
+        pytest.skip(f"{module} is not installed: the {extra} extra (pip install 'edgeprof[{extra}]') runs this test")
 
 
 def etdump(name: str = "toycnn_xnn") -> bytes:

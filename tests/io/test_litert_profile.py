@@ -158,7 +158,8 @@ def _proto_bytes(pb2) -> tuple[bytes, list]:
 
 
 def test_the_protobuf_form_written_by_litert_itself(tmp_path):
-    pb2 = pytest.importorskip("ai_edge_litert.profiling_info_pb2") if not _require() else _pb2()
+    pb2 = (pytest.importorskip("ai_edge_litert.profiling_info_pb2", reason="the litert extra is not installed")
+           if not _require() else _pb2())
     raw, rows = _proto_bytes(pb2)
     p = tmp_path / "profile.pb"
     p.write_bytes(raw)
