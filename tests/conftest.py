@@ -70,13 +70,11 @@ def _skip_missing_extra(outcome):
 _EXTRA_NAMED = re.compile(r"install edgeprof\[(\w+)\]|pip install 'edgeprof\[(\w+)\]'")
 
 
-def _missing_extra_said(text) -> str | None:
+def _missing_extra_said(text: str) -> str | None:
     """The extra an edgeprof error in ``text`` asks for, when this environment really lacks it."""
     from edgeprof.extras import missing
 
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    for m in _EXTRA_NAMED.finditer(text or ""):
+    for m in _EXTRA_NAMED.finditer(text):
         extra = m.group(1) or m.group(2)
         if missing(extra):
             return extra

@@ -1,5 +1,5 @@
-"""The optional capabilities — the extras of pyproject.toml: the modules each one provides, whether it is installed
-in this environment, and the one error that says which to install (:class:`edgeprof.errors.MissingExtraError`)."""
+"""The optional capabilities — the extras of pyproject.toml: the modules each one provides, and whether it is installed
+in this environment (the error that says which to install: :class:`edgeprof.errors.MissingExtraError`)."""
 
 from __future__ import annotations
 
@@ -22,12 +22,3 @@ def missing(extra: str) -> tuple[str, ...]:
     """The modules of ``extra`` this environment lacks (empty: installed)."""
     return tuple(m for m in PROVIDES.get(extra, ()) if importlib.util.find_spec(m) is None)
 
-
-def require(extra: str, what: str, *modules: str) -> None:
-    """Raise :class:`~edgeprof.errors.MissingExtraError` when ``modules`` (default: every module of ``extra``) are
-    not all installed; ``what`` is the capability that needs them (``"edgeprof run of a .onnx model"``)."""
-    gone = [m for m in (modules or PROVIDES[extra]) if importlib.util.find_spec(m) is None]
-    if gone:
-        from .errors import MissingExtraError
-
-        raise MissingExtraError(extra, f"{what} ({' and '.join(gone)})")

@@ -40,7 +40,7 @@ print("imports ok")
 
 def test_native_code_cannot_open_outside_the_roots(tmp_path):
     if landlock.abi_version() < 1:
-        pytest.skip("this kernel has no Landlock: the server relies on its Python checks alone (README)")
+        pytest.skip("this kernel has no Landlock: the server relies on its Python checks alone (docs/howto/mcp.md)")
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()

@@ -14,7 +14,6 @@ sys.path.insert(0, str(ROOT / "tools"))
 import docs_pages
 
 SHELL = ("bash", "sh", "console", "")
-README = ROOT / "README.md"
 DOC_PAGES = docs_pages.pages()
 SKILL_DOCS = sorted((ROOT / "src" / "edgeprof" / "skills").glob("*/SKILL.md"))
 INLINE = re.compile(r"(?<!`)`(edgeprof [^`]+)`(?!`)")
